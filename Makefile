@@ -1,0 +1,35 @@
+# spare-jax: two commands for a fresh machine with only python3 and make.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+TSTAMP := $(VENV)/.installed-test
+
+.PHONY: run test quick clean bench
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(TSTAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@ $(STAMP)
+
+run: $(STAMP)  ## the main job with defaults: figures/ and a summary table
+	$(PY) -m spare_jax run
+
+quick: $(STAMP)
+	$(PY) -m spare_jax run --quick
+
+test: $(TSTAMP)  ## the test suite
+	$(PY) -m pytest -q
+
+bench: $(TSTAMP)
+	$(PY) -m spare_jax bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

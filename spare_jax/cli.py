@@ -1,0 +1,234 @@
+"""The ``spare-jax`` command line (SPEC §6).
+
+Every subcommand takes ``--json`` (one JSON object on stdout, nothing else there) and prints a readable
+table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line on stderr, no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+
+EXIT_BAD_INPUT = 2
+
+
+class CLIError(Exception):
+    """Bad input at the command line: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
+        raise CLIError(f"{self.prog}: {message}")
+
+
+def _positive_float(name):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not math.isfinite(v) or v <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive finite number, got {text!r}")
+        return v
+
+    return parse
+
+
+def _nonneg_float(name):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not math.isfinite(v) or v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, got {text!r}")
+        return v
+
+    return parse
+
+
+def _int_at_least(name, lo):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{name} must be >= {lo}, got {v}")
+        return v
+
+    return parse
+
+
+def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int = 8, groups: int = 600):
+    p.add_argument("-N", "--groups", type=_int_at_least("--groups", 1), default=groups,
+                   help=f"data-parallel groups N (default {groups})")
+    p.add_argument("-r", "--redundancy", type=_int_at_least("--redundancy", 1), default=redundancy,
+                   help=f"redundancy r: shards per stack and holders per shard (default {redundancy})")
+    if placement:
+        p.add_argument("--placement", choices=("stacked", "block", "random"), default="stacked",
+                       help="shard placement (default stacked)")
+    if trials is not None:
+        p.add_argument("--trials", type=_int_at_least("--trials", 1), default=trials,
+                       help=f"Monte Carlo trials (default {trials})")
+    p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="PRNG seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _failure_args(p):
+    p.add_argument("--mtbf", type=_positive_float("--mtbf"), default=5.0,
+                   help="system MTBF in minutes at the reference cluster size (default 5 at 600k GPUs)")
+    p.add_argument("--gpus-per-group", type=_positive_float("--gpus-per-group"), default=1000.0,
+                   help="GPUs per data-parallel group (default 1000)")
+    p.add_argument("--reference-gpus", type=_positive_float("--reference-gpus"), default=600_000.0,
+                   help="GPU count at which --mtbf is quoted (default 600000)")
+    p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential")
+    p.add_argument("--weibull-shape", type=_positive_float("--weibull-shape"), default=1.0,
+                   help="Weibull shape k (same mean per group)")
+
+
+def _run_args(p):
+    p.add_argument("--chunk-size", type=_int_at_least("--chunk-size", 1), default=None,
+                   help="trials per chunk (default: chosen from the working-set size)")
+    p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None,
+                   help="JAX devices to shard trials over (default: all)")
+    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes")
+
+
+def _model(args):
+    from .failures import FailureModel
+
+    return FailureModel(args.distribution, args.mtbf, args.reference_gpus, args.gpus_per_group,
+                        args.weibull_shape)
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v == 0 or 1e-3 <= abs(v) < 1e7:
+            return f"{v:.6g}"
+        return f"{v:.4e}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x) for x in v)
+    if isinstance(v, dict):
+        return "; ".join(f"{k}={_fmt(x)}" for k, x in v.items())
+    return str(v)
+
+
+def print_table(title: str, rows: dict, out=None) -> None:
+    out = out or sys.stdout
+    width = max(len(k) for k in rows) if rows else 0
+    print(title, file=out)
+    print("-" * max(len(title), 20), file=out)
+    for k, v in rows.items():
+        print(f"  {k:<{width}}  {_fmt(v)}", file=out)
+
+
+def emit(args, title: str, result: dict) -> None:
+    if args.json:
+        print(json.dumps(result, default=_json_default))
+    else:
+        print_table(title, result)
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if not np.isfinite(o) else float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+def _clean(v):
+    """NaN/inf -> None so that --json is strict JSON."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+# --------------------------------------------------------------------------------------------------------
+def cmd_wipeout(args) -> dict:
+    from . import theory
+    from .placement import make_placement
+    from .wipeout import simulate_wipeout
+
+    model = _model(args)
+    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
+    t0 = time.perf_counter()
+    res = simulate_wipeout(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
+                           devices=args.devices, progress=not args.quiet, out_dir=args.out)
+    elapsed = time.perf_counter() - t0
+    surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
+    exact_mean, exact_var = (None, None) if surv is None else theory.moments_from_survival(surv)
+    asym = theory.expected_failures_asymptotic(placement.kind, placement.groups, placement.redundancy)
+    ref = exact_mean if exact_mean is not None else asym
+    z = (res.mean - ref) / res.stderr if res.stderr > 0 else (0.0 if res.mean == ref else math.inf)
+    up_theory = None
+    if model.distribution == "exponential":
+        up_theory = theory.expected_uptime(surv if surv is not None else
+                                           theory.survival_poisson(placement.kind, placement.groups,
+                                                                   placement.redundancy),
+                                           placement.groups, model.group_rate_per_min)
+    return {
+        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
+        "trials": res.trials, "seed": res.seed,
+        "mc_mean": res.mean, "mc_stderr": res.stderr,
+        "theory_exact": exact_mean, "theory_asymptotic": asym, "z_score": _clean(z),
+        "z_against": "exact" if exact_mean is not None else "asymptotic",
+        "mc_std": math.sqrt(res.var), "theory_std": None if exact_var is None else math.sqrt(exact_var),
+        "endurable_failures_mean": res.mean - 1,
+        "mc_quantiles": {"p01": res.quantile(0.01), "p50": res.quantile(0.5), "p99": res.quantile(0.99)},
+        "distribution": model.distribution,
+        "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": res.uptime_stderr_min,
+        "theory_epoch_uptime_min": up_theory,
+        "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
+        "chunk_size": res.chunk_size, "devices": res.devices,
+        "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
+    }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
+                     "reordering and time-to-train for 100k-1M GPU pretraining.")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    p = sub.add_parser("wipeout", help="failures endured before a wipe-out: Monte Carlo vs exact theory")
+    _common(p)
+    _failure_args(p)
+    _run_args(p)
+    p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        result = args.func(args)
+        emit(args, args.title, result)
+        return 0
+    except (CLIError, ValueError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        if not msg.startswith("spare-jax"):
+            msg = f"spare-jax: error: {msg}"
+        print(msg, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("spare-jax: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

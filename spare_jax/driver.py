@@ -1,0 +1,191 @@
+"""The trial driver: chunks, devices, progress, exact accumulation and resumable runs (SPEC §3, §9).
+
+Kernels map a vector of trial ids to per-trial results. The driver
+
+* splits ``trials`` into chunks of ``chunk_size`` ids (the last one padded and then cut on the host),
+* places each chunk's ids on all chosen devices with a ``NamedSharding`` (one code path for 1 or many
+  devices, and for several hosts after ``jax.distributed.initialize``),
+* accumulates per-trial results on the host with order-independent exact arithmetic (integer histograms and
+  fixed-point sums), so the numbers for a seed do not depend on the chunk size or the device count,
+* optionally writes every finished chunk's sufficient statistics to ``out_dir`` so that an interrupted run
+  resumes where it stopped, without losing or double-counting trials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+DEFAULT_CHUNK = 8192
+# Memory per chunk on device is about chunk * width * 4 bytes a few times over; keep it near this.
+_CHUNK_BYTES = 64 * 2**20
+
+
+def auto_chunk(width: int, ndev: int = 1, bytes_per_item: int = 16, budget: int = _CHUNK_BYTES) -> int:
+    """A chunk size (multiple of the device count) whose working set stays near ``budget`` bytes."""
+    c = max(64, min(65536, budget // max(1, width * bytes_per_item)))
+    c = 1 << int(np.floor(np.log2(c)))
+    return max(ndev, (c // ndev) * ndev)
+
+
+def select_devices(devices: int | None = None):
+    """The first ``devices`` JAX devices (all when None)."""
+    devs = jax.devices()
+    if devices is None:
+        return devs
+    if isinstance(devices, bool) or int(devices) < 1:
+        raise ValueError(f"devices must be >= 1, got {devices!r}")
+    if int(devices) > len(devs):
+        raise ValueError(f"devices={devices} but only {len(devs)} JAX device(s) are visible")
+    return devs[: int(devices)]
+
+
+class FixedSum:
+    """Exact, order-independent sum of float values in fixed point (``scale`` = 2**bits per unit)."""
+
+    def __init__(self, bits: int = 24):
+        self.scale = float(2 ** bits)
+        self.total = 0  # python int: no overflow
+
+    def add(self, values) -> None:
+        v = np.rint(np.asarray(values, dtype=np.float64) * self.scale).astype(np.int64)
+        # split to stay far from int64 overflow inside numpy
+        for part in np.array_split(v, max(1, v.size // 4096)):
+            self.total += int(part.sum())
+
+    @property
+    def value(self) -> float:
+        return self.total / self.scale
+
+
+class Progress:
+    """A tqdm bar on stderr (quiet when disabled)."""
+
+    def __init__(self, total: int, desc: str, enabled: bool = True):
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+
+                self.bar = tqdm(total=total, desc=desc, unit="trial", unit_scale=True, file=sys.stderr,
+                                leave=False, dynamic_ncols=True)
+            except Exception:  # pragma: no cover - tqdm missing
+                self.bar = None
+
+    def update(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _params_digest(params: dict) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+class ChunkStore:
+    """Per-chunk sufficient statistics on disk: ``out_dir/run.json`` + ``out_dir/chunks/NNNNNNNN.npz``.
+
+    A chunk file is written atomically (temp file + rename) only after the chunk is finished, so an
+    interruption loses at most the chunk in flight, which is recomputed on resume.
+    """
+
+    def __init__(self, out_dir: str, params: dict):
+        self.out_dir = out_dir
+        self.params = params
+        os.makedirs(os.path.join(out_dir, "chunks"), exist_ok=True)
+        meta = os.path.join(out_dir, "run.json")
+        digest = _params_digest(params)
+        if os.path.exists(meta):
+            with open(meta) as fh:
+                saved = json.load(fh)
+            if saved.get("digest") != digest:
+                diff = sorted(k for k in set(saved.get("params", {})) | set(params)
+                              if saved.get("params", {}).get(k) != json.loads(json.dumps(params, default=str)).get(k))
+                raise ValueError(f"--out {out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
+                                 "use another --out or the same parameters")
+        else:
+            with open(meta + ".tmp", "w") as fh:
+                json.dump({"digest": digest, "params": params}, fh, indent=1, sort_keys=True, default=str)
+            os.replace(meta + ".tmp", meta)
+
+    def path(self, index: int) -> str:
+        return os.path.join(self.out_dir, "chunks", f"{index:08d}.npz")
+
+    def load(self, index: int):
+        p = self.path(index)
+        if not os.path.exists(p):
+            return None
+        with np.load(p) as z:
+            return {k: z[k] for k in z.files}
+
+    def save(self, index: int, arrays: dict) -> None:
+        p = self.path(index)
+        tmp = p + ".tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, p)
+
+
+def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: Callable, *, width: int,
+                devices=None, desc: str = "trials", progress: bool = True, out_dir: str | None = None,
+                params: dict | None = None, bytes_per_item: int = 16) -> dict:
+    """Run ``kernel(trial_ids) -> pytree of per-trial arrays`` over ``trials`` ids in chunks.
+
+    ``consume(index, host_arrays)`` receives each chunk's per-trial results (already cut to the valid
+    trials) as numpy arrays; it must return a dict of numpy arrays (the chunk's sufficient statistics) that
+    is handed back to it unchanged on resume (``consume(index, None, saved=stats)``).
+    Returns a dict with ``chunk_size``, ``devices``, ``chunks``, ``resumed_chunks``.
+    """
+    devs = select_devices(devices)
+    ndev = len(devs)
+    if chunk_size is None:
+        chunk_size = auto_chunk(width, ndev, bytes_per_item)
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    chunk_size = -(-chunk_size // ndev) * ndev
+    mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
+    store = ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size)) if out_dir else None
+    n_chunks = -(-trials // chunk_size)
+    bar = Progress(trials, desc, enabled=progress)
+    resumed = 0
+    try:
+        for index in range(n_chunks):
+            start = index * chunk_size
+            n_valid = min(chunk_size, trials - start)
+            saved = store.load(index) if store else None
+            if saved is not None:
+                consume(index, None, saved=saved)
+                resumed += 1
+                bar.update(n_valid)
+                continue
+            ids = np.arange(start, start + chunk_size, dtype=np.uint32)
+            ids = jax.device_put(ids, sharding)
+            out = kernel(ids)
+            host = jax.tree_util.tree_map(lambda a: np.asarray(a)[:n_valid], out)
+            stats = consume(index, host)
+            if store is not None:
+                store.save(index, stats)
+            bar.update(n_valid)
+    finally:
+        bar.close()
+    return {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_chunks": resumed}
+
+
+def as_uint32_key_words(key) -> jnp.ndarray:
+    """Accept a JAX key (new or raw) or an int seed; return the hash seed words."""
+    from .failures import key_words
+
+    if isinstance(key, (int, np.integer)):
+        key = jax.random.key(int(key))
+    return key_words(key)
