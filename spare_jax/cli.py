@@ -196,6 +196,40 @@ def cmd_wipeout(args) -> dict:
     }
 
 
+def cmd_overhead(args) -> dict:
+    from . import theory
+    from .overhead import simulate_overhead
+    from .placement import make_placement
+
+    model = _model(args)
+    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
+    t0 = time.perf_counter()
+    res = simulate_overhead(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
+                            devices=args.devices, progress=not args.quiet, out_dir=args.out)
+    elapsed = time.perf_counter() - t0
+    th = None
+    if placement.kind in ("stacked", "block") and model.distribution == "exponential":
+        th = theory.overhead_theory(placement.kind, placement.groups, placement.redundancy)
+    hist = res.depth_at_wipeout_hist
+    return {
+        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
+        "trials": res.trials, "seed": res.seed,
+        "mc_overhead": res.overhead, "mc_overhead_stderr": res.overhead_stderr,
+        "mc_time_avg_depth": res.time_avg_depth, "mc_time_avg_depth_stderr": res.time_avg_depth_stderr,
+        "theory_overhead": None if th is None else th["overhead"],
+        "theory_time_avg_depth": None if th is None else th["time_avg_depth"],
+        "rep_overhead": float(placement.redundancy),
+        "mc_overhead_sampled_sojourns": res.overhead_sampled,
+        "mc_overhead_sampled_sojourns_stderr": res.overhead_sampled_stderr,
+        "z_score": None if th is None else _clean((res.overhead - th["overhead"]) / res.overhead_stderr
+                                                    if res.overhead_stderr > 0 else 0.0),
+        "depth_at_wipeout": {str(d): int(c) for d, c in enumerate(hist) if c},
+        "mean_depth_thresholds": [float(x) for x in res.threshold_mean],
+        "distribution": model.distribution,
+        "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
                      "reordering and time-to-train for 100k-1M GPU pretraining.")
@@ -206,6 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
     _failure_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
+
+    p = sub.add_parser("overhead", help="compute overhead of SPARe with adaptive reordering vs replication")
+    _common(p, trials=20_000)
+    _failure_args(p)
+    _run_args(p)
+    p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     return parser
 
 

@@ -319,3 +319,104 @@ def expected_uptime(surv: np.ndarray, groups: int, group_rate: float) -> float:
 def availability(uptime: float, restart: float) -> float:
     """Fraction of wall-clock time not restarting over restart -> wipe-out cycles."""
     return uptime / (uptime + restart)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Depth and overhead (SPEC §2 items 3-4)
+
+def _depth_cdf_stacked_one(n: int, r: int, d: int) -> np.ndarray:
+    r"""``P(d* <= d, no wipe-out | k failures)``, k = 0..N, for ``stacked``: a DP on the queue of
+    ``spare_jax.depth``.
+
+    Derivation. Run the queue's Lindley recursion ``q' = q + 1`` (failed group) or ``max(0, q + 1 - d)``
+    (surviving group) around the ring; depth d is feasible iff the *periodic* orbit of this recursion
+    exists and stays in ``0..r-1`` (then ``d * alive >= N`` automatically). A feasible orbit visits
+    state 0 (a periodic orbit that never hits 0 is linear, so ``d * alive = N``, and then the least
+    fixed point, which does hit 0, is also a valid orbit; it is the only orbit that hits 0). Let ``a`` be
+    the first group (in index order) after which the orbit is at 0. Reading the ring from group ``a + 1``
+    gives a path of N steps from state 0 back to state 0 whose states after groups ``0 .. a-1`` (the
+    last ``a`` steps before the final one) are non-zero. Conversely every such (path, a) gives one
+    configuration. Summing over a is a DP with a phase flag: *free* steps, then (from a chosen step on)
+    *tail* steps whose states must be >= 1, then a final step into state 0.
+
+    Counting configurations with j failures among the first t groups is normalised by ``binom(t, j)``:
+    ``p_t = c_t / binom(t, j)`` obeys ``p_t(j) = p_{t-1}(j) (t-j)/t`` (survivor) ``+ p_{t-1}(j-1) j/t``
+    (failure), a convex combination, so all terms are positive and bounded (no overflow or cancellation).
+    The result at t = N is the fraction of k-subsets that are feasible at depth d. Cost O(N^2 r).
+    """
+    p = np.zeros((2, r, n + 1))
+    p[0, 0, 0] = 1.0
+    j = np.arange(n + 1, dtype=np.float64)
+    out = None
+    for t in range(1, n + 1):
+        w_alive = (t - j) / t
+        w_fail = np.zeros(n + 1)
+        w_fail[1:] = j[1:] / t
+        step = np.zeros_like(p)
+        # survivor: q -> max(0, q + 1 - d)
+        step[:, 0, :] += p[:, : min(d, r), :].sum(axis=1) * w_alive
+        if r > d:
+            step[:, 1: r - d + 1, :] += p[:, d:, :] * w_alive
+        # failure: q -> q + 1 (must stay <= r - 1), j -> j + 1
+        step[:, 1:, 1:] += p[:, :-1, :-1] * w_fail[1:]
+        if t == n:
+            out = step[0, 0, :] + step[1, 0, :]
+            break
+        p[0] = step[0]
+        p[1] = step[0] + step[1]
+        p[1, 0, :] = 0.0
+    return np.minimum(out, 1.0)
+
+
+def depth_cdf(placement: str, groups: int, redundancy: int) -> np.ndarray:
+    r"""``F[k, d] = P(d*(S_k) <= d and no wipe-out)`` for k = 0..N, d = 0..r (``F[:, 0] = 0``,
+    ``F[:, r] = P(T > k)``).
+
+    ``stacked``: the queue DP (``_depth_cdf_stacked_one``). ``block``: a block with s survivors needs
+    depth ``ceil(r/s)``, so ``d* <= d`` iff every block has at most ``f_d = r - ceil(r/d)`` failures:
+
+    .. math:: F[k, d] = [x^k] \Big(\sum_{f=0}^{f_d} \binom{r}{f} x^f\Big)^{N/r} \Big/ \binom{N}{k}.
+    """
+    n, r = check_groups_redundancy(groups, redundancy)
+    cdf = np.zeros((n + 1, r + 1))
+    cdf[0, 1:] = 1.0  # no failure: depth 1
+    if placement == "stacked":
+        cdf[:, r] = survival_stacked(n, r)
+        for d in range(2, r):
+            cdf[:, d] = _depth_cdf_stacked_one(n, r, d)
+    elif placement == "block":
+        if n % r:
+            raise ValueError(f"placement 'block' needs redundancy (r) to divide groups (N): r={r}, N={n}")
+        cdf[:, r] = survival_block(n, r)
+        ks = np.arange(n + 1)
+        for d in range(2, r):
+            fmax = r - (-(-r // d))
+            log_a = gammaln(r + 1) - gammaln(np.arange(fmax + 1) + 1) - gammaln(r - np.arange(fmax + 1) + 1)
+            cdf[:, d] = np.minimum(1.0, np.exp(log_coeff_power(log_a, ks, n // r) - _log_binom(n, ks)))
+    else:
+        raise ValueError(f"no depth theory for placement {placement!r} (use the Monte Carlo)")
+    cdf[0, 1:] = 1.0
+    return np.maximum.accumulate(cdf, axis=1)  # guard rounding: monotone in d
+
+
+def overhead_theory(placement: str, groups: int, redundancy: int, cdf: np.ndarray | None = None) -> dict:
+    r"""Exponential failures: ``Omega = E[U] / E[W]`` and the time-averaged depth, from ``depth_cdf``.
+
+    .. math::  E[U] = \sum_k \frac{P(T>k)}{(N-k)\lambda}, \quad
+               E[W] = \sum_k \frac{1}{(N-k)\lambda} \sum_{d=1}^{r} \frac{F[k,d] - F[k,d-1]}{d},
+
+    because the sojourn with k groups down (mean ``1/((N-k) lambda)``, independent of which groups failed)
+    runs at depth d with probability ``F[k,d] - F[k,d-1]``. ``lambda`` cancels in the ratio.
+    """
+    n, r = check_groups_redundancy(groups, redundancy)
+    if cdf is None:
+        cdf = depth_cdf(placement, n, r)
+    pmf = np.diff(cdf, axis=1)  # [k, d-1] = P(depth = d, no wipe-out)
+    sojourn = np.zeros(n + 1)
+    sojourn[:n] = 1.0 / (n - np.arange(n))
+    depth = np.arange(1, r + 1)
+    uptime = math.fsum(sojourn * cdf[:, r])
+    work = math.fsum(sojourn * (pmf / depth).sum(axis=1))
+    depth_time = math.fsum(sojourn * (pmf * depth).sum(axis=1))
+    return {"overhead": uptime / work, "time_avg_depth": depth_time / uptime, "uptime_units": uptime,
+            "work_units": work}

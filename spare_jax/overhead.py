@@ -1,0 +1,283 @@
+r"""Depth trajectories and the compute overhead of SPARe (SPEC §1 Overhead, §3).
+
+Per trial (one epoch: restart -> wipe-out) the kernel finds, for every depth d, the failure count
+
+.. math::  K_d = \min\{k : d^*(S_k) > d\} \wedge T,
+
+where ``S_k`` is the set of the first k failures (d* never decreases as failures accumulate, so a binary
+search over k works; ``K_0 = 0``, ``K_1 = 1``, ``K_r = T``). The depth is d while ``K_{d-1} <= k < K_d``.
+Useful work accrues at rate ``1/d``:
+
+.. math::  U = \sum_{k<T} s_k, \qquad W = \sum_{d=1}^{r} \frac{1}{d} \sum_{k=K_{d-1}}^{K_d - 1} s_k,
+           \qquad \Omega = E[U] / E[W],
+
+with ``s_k`` the sojourn with k groups down: its *expected* value ``1/((N-k) lambda)`` (exponential) or the
+*sampled* gap between order statistics of the failure times (any distribution). Both are reported and must
+agree for exponential failures. The time-averaged depth is ``E[sum_k s_k d_k] / E[U]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .depth import depth_host
+from .driver import FixedSum, as_uint32_key_words, run_chunked
+from .failures import FailureModel, times_from_bits, trial_bits
+from .placement import Placement, _check_int, make_placement
+from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
+
+
+def _feasible_block(alive, d, redundancy: int):
+    """``alive``: ``bool[..., N]``, ``d``: broadcastable to ``alive.shape[:-1]``."""
+    n = alive.shape[-1]
+    surv = alive.reshape(alive.shape[:-1] + (n // redundancy, redundancy)).sum(axis=-1)
+    d = jnp.asarray(d)
+    return jnp.all(d[..., None] * surv >= redundancy, axis=-1) & (d * alive.sum(axis=-1) >= n)
+
+
+def _feasible_stacked_lanes(bits, thresholds, ds, redundancy: int):
+    """Queue test for many (trial, depth) lanes at once: lane (c, i) has failed set
+    ``bits[c] <= thresholds[c, i]`` and depth ``ds[i]``. The Lindley recursion of ``depth.feasible_stacked``
+    runs as one ``lax.scan`` over two laps of the ring, all lanes in parallel; it is equivalent to the
+    cumulative-sum/maximum form there (tested) and faster on CPU (see the README's performance notes).
+    """
+    n = bits.shape[1]
+    lanes = thresholds.shape
+    cols = jnp.concatenate([bits.T, bits.T], axis=0)  # (2N, C): ring positions, two laps
+
+    def step(carry, col):
+        q, bad, alive_count = carry
+        alive = col[:, None] > thresholds
+        q = jnp.where(alive, jnp.maximum(q + 1 - ds, 0), q + 1)
+        return (q, bad | (q >= redundancy), alive_count + alive), None
+
+    init = (jnp.zeros(lanes, jnp.int32), jnp.zeros(lanes, bool), jnp.zeros(lanes, jnp.int32))
+    (_, bad, alive2), _ = jax.lax.scan(step, init, cols)
+    return ~bad & (ds * (alive2 // 2) >= n)
+
+
+def depth_thresholds(bits, t_count, placement: Placement):
+    """``int32[C, r + 1]``: ``K_0 .. K_r`` per trial (``bits``: ``uint32[C, N]`` failure ranks, ``T``).
+
+    For each d in 2..r-1 a binary search over k in ``[0, min(T, floor(N - N/d) + 1)]`` (beyond the
+    second bound ``d * alive < N``), ``ceil(log2(N + 1))`` fixed steps, vectorised over trials and depths.
+    """
+    n, r = placement.groups, placement.redundancy
+    c = bits.shape[0]
+    parts = [jnp.zeros((c, 1), jnp.int32)]
+    if r >= 2:
+        parts.append(jnp.minimum(1, t_count)[:, None].astype(jnp.int32))
+    if r >= 3:
+        sorted_bits = jnp.sort(bits, axis=1)
+        ds = jnp.arange(2, r, dtype=jnp.int32)
+        ub = (n - (n + ds - 1) // ds) + 1  # floor(N - N/d) + 1 in integers
+        lo = jnp.zeros((c, ds.size), jnp.int32)
+        hi = jnp.minimum(t_count[:, None], ub[None, :]).astype(jnp.int32)
+        iters = max(1, math.ceil(math.log2(n + 1)))
+
+        def body(_, lohi):
+            lo, hi = lohi
+            mid = (lo + hi) // 2
+            thr = jnp.take_along_axis(sorted_bits, jnp.maximum(mid, 1) - 1, axis=1)
+            if placement.kind == "stacked":
+                ok = _feasible_stacked_lanes(bits, thr, ds, r)
+            else:
+                alive = bits[:, None, :] > thr[:, :, None]
+                ok = _feasible_block(alive, ds[None, :], r)
+            active = hi - lo > 1
+            return jnp.where(active & ok, mid, lo), jnp.where(active & ~ok, mid, hi)
+
+        _, hi = jax.lax.fori_loop(0, iters, body, (lo, hi))
+        parts.append(hi)
+    parts.append(t_count[:, None].astype(jnp.int32))
+    return jnp.concatenate(parts, axis=1)[:, : r + 1]
+
+
+def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, harmonic):
+    """Pure kernel: per trial ``(K int32[C, r+1], stats float32[C, 7])``.
+
+    ``stats`` columns: U, W, U*depth (expected sojourns, minutes), then the same three with sampled
+    sojourns, then the depth at the wipe-out (the depth just before the fatal failure).
+    ``harmonic[k] = sum_{i<k} 1/((N-i) lambda)`` (minutes, float32, length N + 1).
+    """
+    n, r = placement.groups, placement.redundancy
+    bits = trial_bits(words, trial_ids, n, stream=WIPEOUT_STREAM)
+    t_count, _ = wipeout_from_bits(bits, placement)
+    thresholds = depth_thresholds(bits, t_count, placement)
+    times = times_from_bits(jnp.sort(bits, axis=1), model)
+    times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
+    depth = jnp.arange(1, r + 1, dtype=jnp.float32)
+    lo, hi = thresholds[:, :-1], thresholds[:, 1:]
+    seg_exp = harmonic[hi] - harmonic[lo]
+    seg_smp = jnp.take_along_axis(times, hi, axis=1) - jnp.take_along_axis(times, lo, axis=1)
+    depth_at_wipeout = 1 + (thresholds[:, 1:r] <= (t_count - 1)[:, None]).sum(axis=1)
+    stats = jnp.stack([
+        seg_exp.sum(axis=1), (seg_exp / depth).sum(axis=1), (seg_exp * depth).sum(axis=1),
+        seg_smp.sum(axis=1), (seg_smp / depth).sum(axis=1), (seg_smp * depth).sum(axis=1),
+        depth_at_wipeout.astype(jnp.float32)], axis=1)
+    return thresholds, stats
+
+
+@functools.lru_cache(maxsize=32)
+def _jitted(placement, model):
+    return jax.jit(functools.partial(overhead_kernel, placement=placement, model=model))
+
+
+def harmonic_sojourns(groups: int, rate: float) -> np.ndarray:
+    """``h[k] = sum_{i<k} 1/((N - i) lambda)``, k = 0..N (float64)."""
+    h = np.zeros(groups + 1)
+    h[1:] = np.cumsum(1.0 / ((groups - np.arange(groups)) * rate))
+    return h
+
+
+class _Ratio:
+    """Exact fixed-point sums of (U, W) pairs: the ratio E[U]/E[W] and its delta-method standard error."""
+
+    def __init__(self):
+        self.sums = [FixedSum(20), FixedSum(20), FixedSum(4), FixedSum(4), FixedSum(4)]
+
+    def add(self, u, w):
+        u = np.asarray(u, np.float64)
+        w = np.asarray(w, np.float64)
+        for s, v in zip(self.sums, (u, w, u * u, w * w, u * w)):
+            s.add(v)
+
+    def state(self):
+        return [s.total for s in self.sums]
+
+    def load(self, totals):
+        for s, t in zip(self.sums, totals):
+            s.total += int(t)
+
+    def result(self, n: int):
+        su, sw, suu, sww, suw = (s.value for s in self.sums)
+        mu, mw = su / n, sw / n
+        ratio = mu / mw
+        var = suu / n - 2 * ratio * suw / n + ratio * ratio * sww / n
+        return ratio, math.sqrt(max(var, 0.0) / (n - 1) if n > 1 else 0.0) / mw, mu, mw
+
+
+@dataclasses.dataclass
+class OverheadResult:
+    """Monte Carlo overhead and depth statistics over ``trials`` epochs."""
+
+    groups: int
+    redundancy: int
+    placement: str
+    trials: int
+    seed: int
+    overhead: float  # expected sojourns (exponential) or sampled (other distributions)
+    overhead_stderr: float
+    overhead_sampled: float
+    overhead_sampled_stderr: float
+    time_avg_depth: float
+    time_avg_depth_stderr: float
+    uptime_mean_min: float
+    work_mean_min: float
+    depth_at_wipeout_hist: np.ndarray  # int64[r + 1]
+    threshold_mean: np.ndarray  # float64[r + 1]: E[K_d]
+    distribution: str = "exponential"
+
+
+def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, seed: int = 0, *,
+                      model: FailureModel = FailureModel(), chunk_size: int | None = None, devices=None,
+                      progress: bool = False, out_dir: str | None = None, groups: int = 600,
+                      redundancy: int = 8, kind: str = "stacked") -> OverheadResult:
+    """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work]."""
+    if placement is None:
+        placement = make_placement(kind, groups, redundancy, seed=seed)
+    trials = _check_int("trials", trials)
+    seed = _check_int("seed", seed, lo=0)
+    n, r = placement.groups, placement.redundancy
+    if placement.kind not in ("stacked", "block"):
+        return _simulate_overhead_host(placement, trials, seed, model, progress)
+    words = as_uint32_key_words(seed)
+    harmonic = jnp.asarray(harmonic_sojourns(n, model.group_rate_per_min), jnp.float32)
+    fn = _jitted(placement, model)
+    exp_ratio, smp_ratio, depth_ratio = _Ratio(), _Ratio(), _Ratio()
+    hist = np.zeros(r + 1, np.int64)
+    ksum = np.zeros(r + 1, np.int64)
+
+    def consume(index, host, saved=None):
+        if saved is None:
+            thresholds, stats = host
+            e, s, dd = _Ratio(), _Ratio(), _Ratio()
+            e.add(stats[:, 0], stats[:, 1])
+            s.add(stats[:, 3], stats[:, 4])
+            dd.add(stats[:, 2] if model.distribution == "exponential" else stats[:, 5],
+                   stats[:, 0] if model.distribution == "exponential" else stats[:, 3])
+            saved = {"exp": np.array([str(x) for x in e.state()]), "smp": np.array([str(x) for x in s.state()]),
+                     "depth": np.array([str(x) for x in dd.state()]),
+                     "hist": np.bincount(stats[:, 6].astype(np.int64), minlength=r + 1)[: r + 1].astype(np.int64),
+                     "ksum": thresholds.astype(np.int64).sum(axis=0)}
+        exp_ratio.load(saved["exp"])
+        smp_ratio.load(saved["smp"])
+        depth_ratio.load(saved["depth"])
+        hist[:] += saved["hist"]
+        ksum[:] += saved["ksum"]
+        return saved
+
+    params = {"kind": "overhead", "placement": placement.kind, "groups": n, "redundancy": r, "trials": trials,
+              "seed": seed, "model": dataclasses.asdict(model)}
+    run_chunked(lambda ids: fn(words, ids, harmonic=harmonic), trials, chunk_size, consume, width=n * r,
+                devices=devices, desc=f"overhead N={n} r={r}", progress=progress, out_dir=out_dir,
+                params=params, bytes_per_item=8)
+    om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
+    om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
+    # work/uptime ratio with depth-weighted time: E[sum s_k d_k] / E[U]
+    dep, dep_se, _, _ = depth_ratio.result(trials)
+    use_exp = model.distribution == "exponential"
+    return OverheadResult(n, r, placement.kind, trials, seed,
+                          om_e if use_exp else om_s, se_e if use_exp else se_s, om_s, se_s, dep, dep_se,
+                          mu_e if use_exp else mu_s, mw_e if use_exp else mw_s, hist, ksum / trials,
+                          model.distribution)
+
+
+def _simulate_overhead_host(placement, trials, seed, model, progress):
+    """``random``/``custom`` placements: depth by the host matcher (slow; for modest trial counts)."""
+    from .driver import Progress
+
+    n, r = placement.groups, placement.redundancy
+    words = as_uint32_key_words(seed)
+    harmonic = harmonic_sojourns(n, model.group_rate_per_min)
+    exp_ratio, smp_ratio, depth_ratio = _Ratio(), _Ratio(), _Ratio()
+    hist = np.zeros(r + 1, np.int64)
+    ksum = np.zeros(r + 1, np.int64)
+    bar = Progress(trials, f"overhead (host matcher) N={n} r={r}", enabled=progress)
+    for start in range(0, trials, 256):
+        ids = jnp.arange(start, min(trials, start + 256), dtype=jnp.uint32)
+        bits = np.asarray(trial_bits(words, ids, n, stream=WIPEOUT_STREAM))
+        t_counts = np.asarray(wipeout_from_bits(jnp.asarray(bits), placement)[0])
+        for b, t in zip(bits, t_counts):
+            order = np.argsort(b)
+            alive = np.ones(n, bool)
+            depths = []
+            for k in range(int(t)):
+                depths.append(depth_host(placement, alive))
+                alive[order[k]] = False
+            depths = np.array(depths, dtype=np.float64)
+            times = np.concatenate([[0.0], np.sort(np.asarray(times_from_bits(jnp.asarray(b), model), np.float64))])
+            s_exp = np.diff(harmonic[: int(t) + 1])
+            s_smp = np.diff(times[: int(t) + 1])
+            exp_ratio.add([s_exp.sum()], [(s_exp / depths).sum()])
+            smp_ratio.add([s_smp.sum()], [(s_smp / depths).sum()])
+            s = s_exp if model.distribution == "exponential" else s_smp
+            depth_ratio.add([(s * depths).sum()], [s.sum()])
+            hist[int(depths[-1])] += 1
+            for d in range(r + 1):
+                ksum[d] += int(np.searchsorted(depths, d, side="right")) if d < r else int(t)
+        bar.update(len(ids))
+    bar.close()
+    om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
+    om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
+    dep, dep_se, _, _ = depth_ratio.result(trials)
+    use_exp = model.distribution == "exponential"
+    return OverheadResult(n, r, placement.kind, trials, seed, om_e if use_exp else om_s,
+                          se_e if use_exp else se_s, om_s, se_s, dep, dep_se, mu_e if use_exp else mu_s,
+                          mw_e if use_exp else mw_s, hist, ksum / trials, model.distribution)

@@ -1,0 +1,56 @@
+"""Overhead Monte Carlo against the semi-analytic theory, and its invariances."""
+import numpy as np
+import pytest
+
+from spare_jax import theory
+from spare_jax.failures import FailureModel
+from spare_jax.overhead import simulate_overhead
+from spare_jax.placement import make_placement
+
+
+@pytest.mark.parametrize("kind,r,trials", [("stacked", 2, 2000), ("stacked", 8, 2000), ("stacked", 16, 1000),
+                                           ("block", 12, 2000)])
+def test_mc_overhead_agrees_with_theory_at_n600(kind, r, trials):
+    res = simulate_overhead(make_placement(kind, 600, r), trials, seed=7)
+    th = theory.overhead_theory(kind, 600, r)
+    assert abs(res.overhead - th["overhead"]) < 4 * res.overhead_stderr, (res.overhead, th)
+    assert abs(res.time_avg_depth - th["time_avg_depth"]) < 4 * res.time_avg_depth_stderr
+    # expected and sampled sojourns estimate the same Omega
+    diff = res.overhead - res.overhead_sampled
+    assert abs(diff) < 4 * np.hypot(res.overhead_stderr, res.overhead_sampled_stderr)
+
+
+def test_overhead_small_n_against_exact_theory():
+    res = simulate_overhead(make_placement("stacked", 40, 5), 8000, seed=3)
+    th = theory.overhead_theory("stacked", 40, 5)
+    assert abs(res.overhead - th["overhead"]) < 4 * res.overhead_stderr
+
+
+def test_overhead_chunk_independent():
+    pl = make_placement("stacked", 60, 4)
+    a = simulate_overhead(pl, 700, seed=1, chunk_size=128)
+    b = simulate_overhead(pl, 700, seed=1, chunk_size=512)
+    assert a.overhead == b.overhead and a.time_avg_depth == b.time_avg_depth
+    np.testing.assert_array_equal(a.depth_at_wipeout_hist, b.depth_at_wipeout_hist)
+
+
+def test_replication_and_trivial_cases():
+    assert theory.overhead_theory("stacked", 50, 1)["overhead"] == pytest.approx(1.0)
+    res = simulate_overhead(make_placement("stacked", 50, 1), 200, seed=0)
+    assert res.overhead == pytest.approx(1.0)
+    # SPARe overhead is below replication's r and above 1 for r >= 2
+    for r in (2, 5, 10):
+        om = theory.overhead_theory("stacked", 100, r)["overhead"]
+        assert 1.0 < om < r
+
+
+def test_weibull_overhead_runs_with_sampled_sojourns():
+    res = simulate_overhead(make_placement("stacked", 200, 4), 1000, seed=2,
+                            model=FailureModel("weibull", weibull_shape=0.7))
+    assert res.distribution == "weibull"
+    assert res.overhead == res.overhead_sampled and 1.0 < res.overhead < 4.0
+
+
+def test_random_placement_uses_host_matcher():
+    res = simulate_overhead(make_placement("random", 30, 3, seed=1), 60, seed=1)
+    assert 1.0 < res.overhead < 3.0
