@@ -133,7 +133,8 @@ def emit(args, title: str, result: dict) -> None:
     if args.json:
         print(json.dumps(result, default=_json_default))
     else:
-        print_table(title, result)
+        print_table(title, {k: v for k, v in result.items()
+                            if not (isinstance(v, list) and len(v) > 8 or k == "per_event")})
 
 
 def _json_default(o):
@@ -230,6 +231,35 @@ def cmd_overhead(args) -> dict:
     }
 
 
+def cmd_reorder(args) -> dict:
+    from .placement import make_placement
+    from .reorder import read_trace, replay
+
+    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
+    if (args.failed is None) == (args.trace is None):
+        raise ValueError("reorder needs exactly one of --failed LIST or --trace FILE")
+    times = None
+    if args.trace is not None:
+        failed, times = read_trace(args.trace)
+    else:
+        failed = [x.strip() for x in args.failed.split(",") if x.strip()]
+    records, ctl = replay(placement, failed, times, solver=args.solver)
+    last = records[-1]
+    ignored = len(failed) - len(records)
+    return {
+        "depth": last.depth, "phase": last.phase, "moved": last.moved, "moved_naive": last.moved_naive,
+        "wiped_out": last.wiped_out, "lost_shards": last.lost_shards, "latency_ms": last.latency_ms,
+        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
+        "solver": args.solver, "events": len(records), "ignored_after_wipeout": ignored,
+        "total_moved": sum(r.moved for r in records), "total_moved_naive": sum(r.moved_naive for r in records),
+        "phases": {str(p): sum(1 for r in records if r.phase == p) for p in (0, 2, -1)
+                   if any(r.phase == p for r in records)},
+        "per_event": [{"group": r.group, "phase": r.phase, "depth": r.depth, "moved": r.moved,
+                       "moved_naive": r.moved_naive, "latency_ms": round(r.latency_ms, 3),
+                       **({"time_min": r.time_min} if r.time_min is not None else {})} for r in records],
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
                      "reordering and time-to-train for 100k-1M GPU pretraining.")
@@ -246,6 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
     _failure_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
+    p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
+    _common(p, trials=None)
+    p.add_argument("--failed", default=None, help="failed group ids in failure order, e.g. 3,17,4")
+    p.add_argument("--trace", default=None, help="trace file: CSV 'group[,time_min]' or JSON lines")
+    p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
+                   help="min-cost-flow backend for phase 2 (default ortools)")
+    p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
     return parser
 
 
@@ -265,6 +302,8 @@ def main(argv=None) -> int:
             msg = f"spare-jax: error: {msg}"
         print(msg, file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
     except KeyboardInterrupt:
         print("spare-jax: interrupted", file=sys.stderr)
         return 130

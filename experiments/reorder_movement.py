@@ -1,0 +1,21 @@
+"""Reorder controller along random traces: shards moved (MCMF vs from-scratch) and latency.
+
+    python experiments/reorder_movement.py           # N=600, r in {4, 8, 16}, 5 traces; N=6000 r=16 latency
+    python experiments/reorder_movement.py --quick   # 1 trace each, no N=6000
+
+Writes figures/reorder_movement.csv, figures/reorder_latency.json, figures/reorder_solvers.csv,
+figures/reorder_movement.png.
+"""
+import argparse
+
+from spare_jax.suite import reorder_movement
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--out", default="figures")
+parser.add_argument("--quick", action="store_true")
+parser.add_argument("--seed", type=int, default=0)
+args = parser.parse_args()
+if args.quick:
+    reorder_movement(args.out, traces=1, large=None, seed=args.seed)
+else:
+    reorder_movement(args.out, seed=args.seed)
