@@ -260,6 +260,82 @@ def cmd_reorder(args) -> dict:
     }
 
 
+def _training_args(p):
+    p.add_argument("--work-hours", type=_positive_float("--work-hours"), default=720.0,
+                   help="failure-free work W in hours at depth 1 (default 720)")
+    p.add_argument("--ckpt-cost", type=_nonneg_float("--ckpt-cost"), default=5.0,
+                   help="blocking checkpoint cost C in minutes (default 5)")
+    p.add_argument("--restart", type=_nonneg_float("--restart"), default=60.0,
+                   help="global restart cost R in minutes at the reference size (default 60)")
+    p.add_argument("--restart-scaling", choices=("none", "linear", "quadratic"), default="none",
+                   help="restart cost vs GPU count relative to --reference-gpus (default none)")
+
+
+def _training(args):
+    from .ttt import TrainingConfig
+
+    return TrainingConfig(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
+                          args.reference_gpus)
+
+
+def cmd_ttt(args) -> dict:
+    from . import ttt
+
+    model, cfg = _model(args), _training(args)
+    kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
+    from .placement import check_groups_redundancy
+
+    check_groups_redundancy(args.groups, r)
+    gpus = args.groups * model.gpus_per_group
+    theory_ttt, tau, yd = None, args.ckpt_interval, None
+    if model.distribution == "exponential":
+        prof = ttt.epoch_profile(args.scheme, args.groups, r, model)
+        if tau is None:
+            tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
+        th = ttt.ttt_theory(prof, tau, cfg, gpus)
+        theory_ttt = th["ttt_hours"]
+        yd = ttt.young_daly(prof, cfg, gpus)
+        rate_guess = 1 / th["ttt_over_w"] / th["availability"]
+        mean_up = prof.mean_uptime_min
+    else:
+        if tau is None:
+            raise ValueError("--ckpt-interval is needed with Weibull failures (the closed form is exponential-only)")
+        from . import theory as th_mod
+
+        mean_up = th_mod.expected_uptime(th_mod.survival_exact(kind, args.groups, r) if kind != "random" else
+                                         th_mod.survival_poisson(kind, args.groups, r), args.groups,
+                                         model.group_rate_per_min)
+        rate_guess = 1.0 / r if args.scheme == "rep" else 0.4
+    epochs = ttt.epochs_needed(mean_up, cfg, args.trials, rate_guess)
+    t0 = time.perf_counter()
+    pool = ttt.sample_epochs(args.scheme, args.groups, r, epochs, args.seed, model, progress=not args.quiet)
+    mc = ttt.simulate_ttt(pool, tau, cfg, gpus)
+    half = 1.96 * mc["ttt_stderr_hours"]
+    return {
+        "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
+        "ckpt_interval_min": tau, "trials": mc["runs"],
+        "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
+        "mc_ttt_ci95_hours": [mc["ttt_hours"] - half, mc["ttt_hours"] + half],
+        "theory_ttt_hours": theory_ttt, "availability": mc["availability"], "goodput": mc["goodput"],
+        "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
+        "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
+        "young_interval_min": None if yd is None else yd["young_min"],
+        "daly_interval_min": None if yd is None else yd["daly_min"],
+        "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
+        "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
+        "elapsed_s": time.perf_counter() - t0,
+    }
+
+
+def cmd_optimize(args) -> dict:
+    from . import ttt
+
+    res = ttt.optimize(args.groups, args.r_max, _model(args), _training(args), progress=not args.quiet)
+    if not args.curves:
+        res.pop("curves")
+    return res
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
                      "reordering and time-to-train for 100k-1M GPU pretraining.")
@@ -276,6 +352,23 @@ def build_parser() -> argparse.ArgumentParser:
     _failure_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
+    p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
+    _common(p, trials=200, placement=False)
+    _failure_args(p)
+    _training_args(p)
+    p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare")
+    p.add_argument("--ckpt-interval", type=_positive_float("--ckpt-interval"), default=None,
+                   help="checkpoint interval tau in minutes of compute (default: the closed-form optimum)")
+    p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
+
+    p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
+    _common(p, trials=None, placement=False)
+    _failure_args(p)
+    _training_args(p)
+    p.add_argument("--r-max", type=_int_at_least("--r-max", 1), default=20, help="largest r searched (default 20)")
+    p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
+    p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
+
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
     _common(p, trials=None)
     p.add_argument("--failed", default=None, help="failed group ids in failure order, e.g. 3,17,4")
