@@ -97,6 +97,8 @@ def _run_args(p):
     p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None,
                    help="JAX devices to shard trials over (default: all)")
     p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes")
+    p.add_argument("--distributed", action="store_true",
+                   help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
 
 
 def _model(args):
@@ -336,10 +338,38 @@ def cmd_optimize(args) -> dict:
     return res
 
 
+def cmd_bench(args) -> dict:
+    from .bench import run_bench
+    from .placement import check_groups_redundancy
+
+    check_groups_redundancy(args.groups, args.redundancy)
+    seconds = 10.0 if args.full else 3.0
+    return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
+                     devices=args.devices)
+
+
+def cmd_run(args) -> dict:
+    from .suite import format_summary, run_suite
+
+    summary = run_suite(args.out_dir, quick=args.quick, seed=args.seed, progress=not args.quiet)
+    if not args.json:
+        print(format_summary(summary))
+        args.printed = True
+    return summary
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
                      "reordering and time-to-train for 100k-1M GPU pretraining.")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    p = sub.add_parser("run", help="the main job: the default experiment suite, figures and a summary table")
+    p.add_argument("--quick", action="store_true", help="a small version (about 2-3 minutes on 2 cores)")
+    p.add_argument("--out-dir", default="figures", help="where figures and data go (default figures/)")
+    p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_run, title="spare-jax run: summary")
 
     p = sub.add_parser("wipeout", help="failures endured before a wipe-out: Monte Carlo vs exact theory")
     _common(p)
@@ -369,6 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
+    p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
+    _common(p, trials=None, placement=False)
+    p.add_argument("--full", action="store_true", help="longer, steadier measurements")
+    p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None)
+    p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
+
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
     _common(p, trials=None)
     p.add_argument("--failed", default=None, help="failed group ids in failure order, e.g. 3,17,4")
@@ -379,15 +415,77 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _apply_config(parser, argv):
+    """``--config FILE.toml``: set the subcommand's defaults from the file; flags on the line win."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
+        return argv
+    path = None
+    rest = []
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        if a == "--config":
+            if i + 1 >= len(argv):
+                raise CLIError("spare-jax: error: --config needs a file")
+            path = argv[i + 1]
+            next(it, None)
+        elif a.startswith("--config="):
+            path = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            cfg = tomllib.load(fh)
+    except OSError as exc:
+        raise ValueError(f"--config: cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"--config: {path} is not valid TOML: {exc}") from None
+    command = next((a for a in rest if not a.startswith("-")), None)
+    sub = parser._subparsers._group_actions[0].choices.get(command) if command else None
+    if sub is None:
+        raise ValueError("--config needs a subcommand (e.g. spare-jax run --config run.toml)")
+    section = cfg.get(command, cfg)
+    known = {a.dest: a for a in sub._actions}
+    defaults = {}
+    for key, value in section.items():
+        if isinstance(value, dict):
+            continue
+        dest = key.replace("-", "_")
+        if dest not in known or dest in ("help", "func", "title"):
+            raise ValueError(f"--config: unknown setting {key!r} for 'spare-jax {command}'")
+        action = known[dest]
+        if action.type is not None and not isinstance(value, bool):
+            try:
+                value = action.type(str(value))
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(f"--config: {exc}") from None
+        if action.choices is not None and value not in action.choices:
+            raise ValueError(f"--config: {key} must be one of {', '.join(map(str, action.choices))}")
+        defaults[dest] = value
+    sub.set_defaults(**defaults)
+    return rest
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
+        argv = _apply_config(parser, argv)
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_BAD_INPUT
+        if getattr(args, "distributed", False):
+            from .driver import initialize_distributed
+
+            initialize_distributed()
         result = args.func(args)
-        emit(args, args.title, result)
+        if not getattr(args, "printed", False):
+            emit(args, args.title, result)
         return 0
     except (CLIError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__

@@ -169,10 +169,9 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
                 resumed += 1
                 bar.update(n_valid)
                 continue
-            ids = np.arange(start, start + chunk_size, dtype=np.uint32)
-            ids = jax.device_put(ids, sharding)
+            ids = shard_ids(np.arange(start, start + chunk_size, dtype=np.uint32), sharding)
             out = kernel(ids)
-            host = jax.tree_util.tree_map(lambda a: np.asarray(a)[:n_valid], out)
+            host = jax.tree_util.tree_map(lambda a: to_host(a)[:n_valid], out)
             stats = consume(index, host)
             if store is not None:
                 store.save(index, stats)
@@ -180,6 +179,27 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     finally:
         bar.close()
     return {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_chunks": resumed}
+
+
+def shard_ids(ids: np.ndarray, sharding):
+    """Place a chunk's trial ids on the devices of ``sharding`` (works across hosts too: each process
+    fills only its addressable shards from the same global id array)."""
+    return jax.make_array_from_callback(ids.shape, sharding, lambda index: ids[index])
+
+
+def to_host(array) -> np.ndarray:
+    """A (possibly multi-host) sharded result as a numpy array on every process."""
+    if jax.process_count() > 1:  # pragma: no cover - needs several hosts
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(array, tiled=True))
+    return np.asarray(array)
+
+
+def initialize_distributed() -> None:
+    """Join a multi-host JAX run (coordinator address, process count and id from the environment, e.g.
+    ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID``, or a cluster's auto-detection)."""
+    jax.distributed.initialize()
 
 
 def as_uint32_key_words(key) -> jnp.ndarray:

@@ -1,0 +1,209 @@
+"""Benchmarks (SPEC §8): the JAX kernels against a vectorised NumPy implementation and a SimPy discrete-event
+simulation of the same model, measured in the same run on the same machine.
+
+* wipe-out: trials/s of the chunked JAX kernel (``wipeout_kernel``, steady state after compilation), of a
+  straightforward vectorised NumPy version (exponential failure times, gather through the holders table,
+  min over shards of max over holders) and of a per-event SimPy simulation (one process per group; on each
+  failure the holder counts of its shards drop; the epoch ends at the first shard with none left).
+* overhead: trials/s of the depth-threshold kernel against a NumPy version of the same computation (the
+  binary search over k with the cumulative-sum/maximum queue test, vectorised over trials and depths).
+
+All implementations are checked to estimate the same E[T] (and Omega) within a few standard errors.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .driver import as_uint32_key_words
+from .failures import FailureModel
+from .placement import Placement, make_placement
+
+
+def _timed(fn, min_seconds: float):
+    """Call ``fn()`` (returning a trial count) repeatedly for at least ``min_seconds``; trials/s."""
+    done, t0 = 0, time.perf_counter()
+    while True:
+        done += fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_seconds:
+            return done / dt, done
+
+
+# --------------------------------------------------------------------------------------------------------
+# NumPy references
+
+
+def numpy_wipeout(placement: Placement, trials: int, rng: np.random.Generator) -> np.ndarray:
+    """Straightforward vectorised NumPy: T per trial for ``trials`` epochs."""
+    times = rng.exponential(1.0, size=(trials, placement.groups))
+    loss = times[:, placement.holders].max(axis=2)  # (trials, shards)
+    wipe = loss.min(axis=1)
+    return (times <= wipe[:, None]).sum(axis=1)
+
+
+def _np_feasible(alive, d, r):
+    """NumPy queue test (cumulative sums and maxima), ``alive``: bool[..., N], ``d``: int[...]."""
+    n = alive.shape[-1]
+    a2 = np.concatenate([alive, alive], axis=-1).astype(np.int32)
+    prefix = np.concatenate([np.zeros(a2.shape[:-1] + (1,), np.int32), np.cumsum(a2, axis=-1)], axis=-1)
+    q = d[..., None] * prefix - np.arange(2 * n + 1)
+    run_max = np.maximum.accumulate(q, axis=-1)
+    ok = np.all(q[..., r:] - run_max[..., : 2 * n + 1 - r] >= -(r - 1), axis=-1)
+    return ok & (d * prefix[..., n] >= n)
+
+
+def numpy_depth_thresholds(placement: Placement, trials: int, rng: np.random.Generator):
+    """NumPy version of the overhead kernel's core: T and K_d (d = 2..r-1) per trial."""
+    n, r = placement.groups, placement.redundancy
+    times = rng.random((trials, n))
+    t_count = numpy_wipeout_from_times(placement, times)
+    srt = np.sort(times, axis=1)
+    ds = np.arange(2, r)
+    ub = (n - (n + ds - 1) // ds) + 1
+    lo = np.zeros((trials, ds.size), np.int64)
+    hi = np.minimum(t_count[:, None], ub[None, :])
+    for _ in range(max(1, math.ceil(math.log2(n + 1)))):
+        mid = (lo + hi) // 2
+        thr = np.take_along_axis(srt, np.maximum(mid, 1) - 1, axis=1)
+        alive = times[:, None, :] > thr[:, :, None]
+        ok = _np_feasible(alive, np.broadcast_to(ds, mid.shape), r)
+        active = hi - lo > 1
+        lo = np.where(active & ok, mid, lo)
+        hi = np.where(active & ~ok, mid, hi)
+    return t_count, hi
+
+
+def numpy_wipeout_from_times(placement, times):
+    loss = times[:, placement.holders].max(axis=2)
+    return (times <= loss.min(axis=1)[:, None]).sum(axis=1)
+
+
+# --------------------------------------------------------------------------------------------------------
+# SimPy discrete-event simulation
+
+
+def simpy_wipeout(placement: Placement, trials: int, seed: int = 0) -> np.ndarray:
+    """One SimPy environment per epoch: N group processes fail at exponential times; T per trial."""
+    import simpy
+
+    rng = np.random.default_rng(seed)
+    out = np.zeros(trials, dtype=np.int64)
+    shards_of = [list(map(int, row)) for row in placement.stack]
+    for trial in range(trials):
+        env = simpy.Environment()
+        alive_holders = np.full(placement.groups, placement.redundancy, dtype=np.int64)
+        state = {"failed": 0}
+        wiped = env.event()
+
+        def group(env, g, ttf):
+            yield env.timeout(ttf)
+            if wiped.triggered:
+                return
+            state["failed"] += 1
+            for j in shards_of[g]:
+                alive_holders[j] -= 1
+                if alive_holders[j] == 0 and not wiped.triggered:
+                    wiped.succeed(state["failed"])
+
+        for g, ttf in enumerate(rng.exponential(1.0, placement.groups)):
+            env.process(group(env, g, ttf))
+        env.run(until=wiped)
+        out[trial] = wiped.value
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+
+
+def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,
+              chunk_size: int = 8192, overhead_chunk: int = 1024, devices=None, progress: bool = False) -> dict:
+    """All measurements in one run; returns the dict printed by ``spare-jax bench``."""
+    from .driver import select_devices
+    from .overhead import overhead_kernel
+    from .wipeout import wipeout_kernel
+
+    pl = make_placement("stacked", groups, redundancy)
+    model = FailureModel()
+    devs = select_devices(devices)
+    mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
+    words = as_uint32_key_words(0)
+    chunk_size = -(-chunk_size // len(devs)) * len(devs)
+
+    wfn = jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0])
+    state = {"start": 0, "sum": 0.0, "sq": 0.0, "n": 0}
+
+    def wipe_step():
+        ids = jax.device_put(np.arange(state["start"], state["start"] + chunk_size, dtype=np.uint32), sharding)
+        t_count = np.asarray(wfn(ids), dtype=np.float64)
+        state["start"] += chunk_size
+        state["sum"] += t_count.sum()
+        state["sq"] += (t_count ** 2).sum()
+        state["n"] += t_count.size
+        return chunk_size
+
+    wipe_step()  # compile
+    state.update(sum=0.0, sq=0.0, n=0)
+    jax_rate, _ = _timed(wipe_step, seconds)
+    jax_mean = state["sum"] / state["n"]
+    jax_se = math.sqrt(max(0.0, state["sq"] / state["n"] - jax_mean ** 2) / state["n"])
+
+    rng = np.random.default_rng(1)
+    np_chunk = 2048
+    np_acc = []
+    np_rate, _ = _timed(lambda: (np_acc.append(numpy_wipeout(pl, np_chunk, rng)), np_chunk)[1], seconds)
+    np_t = np.concatenate(np_acc)
+
+    t0 = time.perf_counter()
+    des_t = simpy_wipeout(pl, des_trials, seed=2)
+    des_rate = des_trials / (time.perf_counter() - t0)
+
+    ofn = jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
+                                              jnp.zeros(groups + 1, jnp.float32))[0])
+    ostate = {"start": 0}
+
+    def over_step():
+        ids = jax.device_put(np.arange(ostate["start"], ostate["start"] + overhead_chunk, dtype=np.uint32), sharding)
+        np.asarray(ofn(ids))
+        ostate["start"] += overhead_chunk
+        return overhead_chunk
+
+    over_step()
+    over_rate, _ = _timed(over_step, seconds)
+    onp_rate, _ = _timed(lambda: (numpy_depth_thresholds(pl, 256, rng), 256)[1], seconds)
+
+    def mean_se(x):
+        return float(np.mean(x)), float(np.std(x) / math.sqrt(len(x)))
+
+    from . import theory
+
+    exact = theory.expected_failures("stacked", groups, redundancy)
+    return {
+        "groups": groups, "redundancy": redundancy, "placement": "stacked",
+        "wipeout_trials_per_s": jax_rate, "numpy_trials_per_s": np_rate, "speedup_vs_numpy": jax_rate / np_rate,
+        "des_trials_per_s": des_rate, "speedup_vs_des": jax_rate / des_rate,
+        "overhead_trials_per_s": over_rate, "overhead_numpy_trials_per_s": onp_rate,
+        "overhead_speedup_vs_numpy": over_rate / onp_rate,
+        "check_mean_T": {"exact": exact, "jax": [jax_mean, jax_se], "numpy": list(mean_se(np_t)),
+                         "simpy": list(mean_se(des_t))},
+        "backend": jax.default_backend(), "devices": len(devs), "device_kind": devs[0].device_kind,
+        "chunk_size": chunk_size, "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "cpu_count": _cpu_count(), "jax_version": jax.__version__, "numpy_version": np.__version__,
+        "seconds_per_measurement": seconds,
+    }
+
+
+def _cpu_count():
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count()

@@ -1,0 +1,29 @@
+"""Same seed, same numbers on 1 and 4 devices (XLA host-platform devices in a subprocess)."""
+import json
+import os
+import subprocess
+import sys
+
+SCRIPT = r"""
+import json, jax, numpy as np
+from spare_jax.placement import make_placement
+from spare_jax.wipeout import simulate_wipeout
+from spare_jax.overhead import simulate_overhead
+assert len(jax.devices()) == 4, jax.devices()
+pl = make_placement("stacked", 48, 3)
+out = {}
+for devices in (1, 4):
+    w = simulate_wipeout(pl, 3000, seed=5, devices=devices, chunk_size=256)
+    o = simulate_overhead(pl, 600, seed=5, devices=devices, chunk_size=128)
+    out[devices] = {"hist": w.histogram.tolist(), "up": w.uptime_sum_min, "omega": o.overhead,
+                    "depth": o.depth_at_wipeout_hist.tolist()}
+print(json.dumps(out))
+"""
+
+
+def test_one_and_four_devices_give_identical_results():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["1"] == out["4"]

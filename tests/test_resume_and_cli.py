@@ -1,0 +1,117 @@
+"""Resumable runs (kill midway, re-run, same statistics), config files, and every CLI error path."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from spare_jax.cli import main
+from spare_jax.placement import make_placement
+from spare_jax.wipeout import simulate_wipeout
+
+ARGS = ["wipeout", "-N", "300", "-r", "5", "--trials", "600000", "--chunk-size", "4096", "--seed", "3", "--json",
+        "--quiet"]
+
+
+def _run(args, **kw):
+    return subprocess.run([sys.executable, "-m", "spare_jax", *args], capture_output=True, text=True, **kw)
+
+
+def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "spare_jax", *ARGS, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    chunks = out / "chunks"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        done = [p for p in chunks.glob("*.npz")] if chunks.exists() else []
+        if len(done) >= 20 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    n_before = len(list(chunks.glob("*.npz")))
+    assert 0 < n_before < 147, "the run must be interrupted midway for this test to mean anything"
+    resumed = _run([*ARGS, "--out", str(out)], timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    fresh = _run(ARGS, timeout=300)
+    a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
+    for key in ("mc_mean", "mc_stderr", "mc_quantiles", "mc_epoch_uptime_min", "trials"):
+        assert a[key] == b[key], key
+    assert len(list(chunks.glob("*.npz"))) == 147
+
+
+def test_resume_refuses_other_parameters(tmp_path, capsys):
+    out = str(tmp_path / "r")
+    assert main(["wipeout", "-N", "40", "-r", "3", "--trials", "2000", "--out", out, "--quiet", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["wipeout", "-N", "40", "-r", "4", "--trials", "2000", "--out", out, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "other parameters" in err[0] and "redundancy" in err[0]
+
+
+def test_in_process_resume_counts_each_trial_once(tmp_path):
+    pl = make_placement("stacked", 50, 3)
+    full = simulate_wipeout(pl, 5000, seed=1, chunk_size=500)
+    out = str(tmp_path / "x")
+    part = simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=out)
+    os.remove(os.path.join(out, "chunks", "00000004.npz"))  # as if that chunk never finished
+    again = simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=out)
+    np.testing.assert_array_equal(full.histogram, part.histogram)
+    np.testing.assert_array_equal(full.histogram, again.histogram)
+    assert again.histogram.sum() == 5000
+
+
+def test_config_file_sets_defaults_and_flags_override(tmp_path, capsys):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text("[wipeout]\ngroups = 40\nredundancy = 4\ntrials = 1000\nplacement = \"block\"\n")
+    assert main(["wipeout", "--config", str(cfg), "-r", "5", "--json", "--quiet"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["groups"], data["redundancy"], data["placement"], data["trials"]) == (40, 5, "block", 1000)
+
+
+CLI_ERRORS = [
+    ["wipeout", "-N", "10", "-r", "11"],
+    ["wipeout", "-r", "0"],
+    ["wipeout", "-N", "10", "-r", "3", "--placement", "block"],
+    ["wipeout", "--trials", "0"],
+    ["wipeout", "--placement", "ring"],
+    ["wipeout", "--mtbf", "nan"],
+    ["wipeout", "--weibull-shape", "0"],
+    ["wipeout", "--chunk-size", "0"],
+    ["wipeout", "--devices", "99", "--trials", "10"],
+    ["overhead", "-N", "10", "-r", "11"],
+    ["overhead", "--trials", "-1"],
+    ["overhead", "-N", "12", "-r", "5", "--placement", "block"],
+    ["reorder", "-N", "10", "-r", "2", "--failed", "1,1"],
+    ["reorder", "-N", "10", "-r", "2", "--failed", "1,10"],
+    ["reorder", "-N", "10", "-r", "2", "--failed", ""],
+    ["reorder", "-N", "10", "-r", "2"],
+    ["reorder", "-N", "10", "-r", "2", "--trace", "/nonexistent/trace.csv"],
+    ["ttt", "--scheme", "raid"],
+    ["ttt", "--ckpt-interval", "0"],
+    ["ttt", "--restart", "nan"],
+    ["optimize", "--r-max", "0"],
+    ["optimize", "-N", "0"],
+    ["bench", "-N", "5", "-r", "6"],
+    ["run", "--seed", "-2"],
+    ["nosuchcommand"],
+    ["wipeout", "--config", "/nonexistent.toml"],
+    [],
+]
+
+
+@pytest.mark.parametrize("argv", CLI_ERRORS, ids=lambda a: " ".join(a) or "(none)")
+def test_every_error_path_is_one_line_exit_2(argv, capsys):
+    code = main([*argv, "--quiet"] if argv and argv[0] not in ("nosuchcommand",) and argv[-1] != "--quiet"
+                and "--config" not in argv else argv)
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == ""
+    lines = [ln for ln in captured.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 or not argv, lines  # no subcommand prints the usage (still exit 2)
+    assert "Traceback" not in captured.err
