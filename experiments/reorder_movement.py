@@ -16,6 +16,6 @@ parser.add_argument("--quick", action="store_true")
 parser.add_argument("--seed", type=int, default=0)
 args = parser.parse_args()
 if args.quick:
-    reorder_movement(args.out, traces=1, large=None, seed=args.seed)
+    reorder_movement(args.out, traces=1, large=None, seed=args.seed, solver_compare_events=60)
 else:
     reorder_movement(args.out, seed=args.seed)

@@ -345,7 +345,7 @@ def cmd_bench(args) -> dict:
     check_groups_redundancy(args.groups, args.redundancy)
     seconds = 10.0 if args.full else 3.0
     return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
-                     devices=args.devices)
+                     devices=args.devices, chunk_size=args.chunk_size)
 
 
 def cmd_run(args) -> dict:
@@ -402,6 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
     _common(p, trials=None, placement=False)
     p.add_argument("--full", action="store_true", help="longer, steadier measurements")
+    p.add_argument("--chunk-size", type=_int_at_least("--chunk-size", 1), default=8192,
+                   help="trials per kernel call (default 8192; larger on accelerators)")
     p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None)
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 

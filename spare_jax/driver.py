@@ -68,13 +68,13 @@ class FixedSum:
 class Progress:
     """A tqdm bar on stderr (quiet when disabled)."""
 
-    def __init__(self, total: int, desc: str, enabled: bool = True):
+    def __init__(self, total: int, desc: str, enabled: bool = True, unit: str = "trial"):
         self.bar = None
         if enabled:
             try:
                 from tqdm.auto import tqdm
 
-                self.bar = tqdm(total=total, desc=desc, unit="trial", unit_scale=True, file=sys.stderr,
+                self.bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=unit == "trial", file=sys.stderr,
                                 leave=False, dynamic_ncols=True)
             except Exception:  # pragma: no cover - tqdm missing
                 self.bar = None

@@ -42,6 +42,13 @@ def new_figure(ncols: int = 1, width: float = 6.4, height: float = 4.6):
     return fig, axes[0]
 
 
+def integer_x(ax) -> None:
+    """Integer ticks on the x axis (redundancy, depth)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def save(fig, path: str) -> None:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.tight_layout()

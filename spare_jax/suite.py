@@ -90,6 +90,7 @@ def _plot_wipeout(rows, curves, nmin, path):
                          label=f"{kind}, N={n:,} (MC ±2 s.e.)")
     ax1.plot([], [], "k-", lw=1.2, label="exact theory (lines)")
     ax1.plot([], [], "k:", lw=0.8, label="Poisson asymptotic")
+    plotting.integer_x(ax1)
     ax1.set_xlabel("redundancy r (holders per shard)")
     ax1.set_ylabel("E[T] / N  (fraction of groups failed at wipe-out)")
     ax1.set_title("Failures to wipe-out: exact theory vs Monte Carlo")
@@ -176,6 +177,8 @@ def _plot_overhead(rows, depth_rows, path):
                      fmt="o", ms=4, capsize=2, color=colors[n], label=f"SPARe Monte Carlo ±2 s.e., N={n:,}")
         ax1.plot(r, [row["mc_time_avg_depth"] for row in sel], "x", ms=4, color=colors[n], alpha=0.7,
                  label=f"time-averaged depth (MC), N={n:,}")
+    plotting.integer_x(ax1)
+    plotting.integer_x(ax2)
     ax1.set_xlabel("redundancy r")
     ax1.set_ylabel("compute overhead Ω = E[uptime] / E[useful work]  (×)")
     ax1.set_title("SPARe overhead vs replication (exponential failures)")
@@ -206,7 +209,7 @@ def matplotlib_ticker():
 
 
 def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16), traces: int = 5, seed: int = 0,
-                     large=(6000, 16), solver_compare_events: int = 25, progress: bool = True) -> dict:
+                     large=(6000, 16), solver_compare_events: int = 200, progress: bool = True) -> dict:
     """RECTLR along random failure traces until wipe-out: shards moved per reassignment (MCMF vs a
     from-scratch matching), controller latency, and a min-cost-flow backend comparison.
 
@@ -382,6 +385,8 @@ def _plot_ttt(rows, groups, ckpt_costs, path, work_hours):
             axes[1].plot([row["redundancy"] for row in mc], [row["mc_availability"] for row in mc], "o", ms=2.5,
                          color=color)
     axes[0].set_yscale("log")
+    plotting.integer_x(axes[0])
+    plotting.integer_x(axes[1])
     axes[0].set_xlabel("redundancy r")
     axes[0].set_ylabel("time-to-train / W  (W = failure-free work)")
     axes[0].set_title(f"Time-to-train, {groups * 1000:,} GPUs, MTBF 5 min, R = 60 min\n"
@@ -473,7 +478,7 @@ def run_suite(out_dir: str = "figures", quick: bool = False, seed: int = 0, prog
             ("overhead vs r (N = 600)", lambda: overhead_vs_r(out_dir, groups=(600,), rs=tuple(range(2, 21, 2)),
                                                               trials={600: 2000}, seed=seed, progress=progress)),
             ("reorder controller (N = 600)", lambda: reorder_movement(out_dir, traces=1, large=None, seed=seed,
-                                                                       solver_compare_events=10)),
+                                                                       solver_compare_events=60)),
             ("time-to-train vs r (N = 600)", lambda: ttt_vs_r(out_dir, rs=(1, 2, 4, 6, 8, 12, 16, 20),
                                                               ckpt_costs=(5.0,), runs=30, seed=seed,
                                                               progress=progress)),

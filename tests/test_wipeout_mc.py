@@ -114,3 +114,21 @@ def test_bits_are_uniform_enough():
     u = bits.astype(np.float64) / 2**32
     assert abs(np.corrcoef(u[:-1].ravel(), u[1:].ravel())[0, 1]) < 0.01
     assert abs(np.corrcoef(u[:, :-1].ravel(), u[:, 1:].ravel())[0, 1]) < 0.01
+
+
+def test_second_call_does_not_recompile_and_jit_matches_eager():
+    from spare_jax.wipeout import _jitted, wipeout_kernel
+
+    pl = make_placement("stacked", 40, 3)
+    model = FailureModel()
+    simulate_wipeout(pl, 1000, seed=1, chunk_size=256)
+    fn = _jitted(pl, model)
+    size = fn._cache_size()
+    simulate_wipeout(pl, 3000, seed=2, chunk_size=256)
+    assert fn._cache_size() == size == 1
+    words = key_words(jax.random.key(3))
+    ids = jnp.arange(64, dtype=jnp.uint32)
+    eager = wipeout_kernel(words, ids, pl, model)
+    jitted = fn(words, ids)
+    np.testing.assert_array_equal(np.asarray(eager[0]), np.asarray(jitted[0]))
+    np.testing.assert_allclose(np.asarray(eager[1]), np.asarray(jitted[1]), rtol=1e-6)
