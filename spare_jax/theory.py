@@ -349,22 +349,24 @@ def _depth_cdf_stacked_one(n: int, r: int, d: int) -> np.ndarray:
     j = np.arange(n + 1, dtype=np.float64)
     out = None
     for t in range(1, n + 1):
-        w_alive = (t - j) / t
-        w_fail = np.zeros(n + 1)
-        w_fail[1:] = j[1:] / t
-        step = np.zeros_like(p)
+        c = t + 1  # after t groups at most t failures: only columns j <= t are non-zero
+        jj = j[:c]
+        w_alive = (t - jj) / t
+        w_fail = jj[1:] / t
+        cur = p[:, :, :c]
+        step = np.zeros_like(cur)
         # survivor: q -> max(0, q + 1 - d)
-        step[:, 0, :] += p[:, : min(d, r), :].sum(axis=1) * w_alive
+        step[:, 0, :] += cur[:, : min(d, r), :].sum(axis=1) * w_alive
         if r > d:
-            step[:, 1: r - d + 1, :] += p[:, d:, :] * w_alive
+            step[:, 1: r - d + 1, :] += cur[:, d:, :] * w_alive
         # failure: q -> q + 1 (must stay <= r - 1), j -> j + 1
-        step[:, 1:, 1:] += p[:, :-1, :-1] * w_fail[1:]
+        step[:, 1:, 1:] += cur[:, :-1, :-1] * w_fail
         if t == n:
             out = step[0, 0, :] + step[1, 0, :]
             break
-        p[0] = step[0]
-        p[1] = step[0] + step[1]
-        p[1, 0, :] = 0.0
+        p[0, :, :c] = step[0]
+        p[1, :, :c] = step[0] + step[1]
+        p[1, 0, :c] = 0.0
     return np.minimum(out, 1.0)
 
 
