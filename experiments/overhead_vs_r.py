@@ -5,15 +5,9 @@
 
 Writes figures/overhead_vs_r.csv, figures/depth_at_wipeout.csv, figures/overhead_vs_r.png.
 """
-import argparse
+from spare_jax.suite import experiment_args, overhead_vs_r
 
-from spare_jax.suite import overhead_vs_r
-
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--out", default="figures")
-parser.add_argument("--quick", action="store_true")
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
+args = experiment_args(__doc__)
 if args.quick:
     overhead_vs_r(args.out, groups=(600,), rs=tuple(range(2, 21, 2)), trials={600: 2000}, seed=args.seed)
 else:

@@ -6,15 +6,9 @@
 Writes figures/reorder_movement.csv, figures/reorder_latency.json, figures/reorder_solvers.csv,
 figures/reorder_movement.png.
 """
-import argparse
+from spare_jax.suite import experiment_args, reorder_movement
 
-from spare_jax.suite import reorder_movement
-
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--out", default="figures")
-parser.add_argument("--quick", action="store_true")
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
+args = experiment_args(__doc__)
 if args.quick:
     reorder_movement(args.out, traces=1, large=None, seed=args.seed, solver_compare_events=60)
 else:

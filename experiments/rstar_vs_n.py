@@ -5,12 +5,7 @@
 
 Writes figures/rstar_vs_n.csv and figures/rstar_vs_n.png.
 """
-import argparse
+from spare_jax.suite import experiment_args, rstar_vs_n
 
-from spare_jax.suite import rstar_vs_n
-
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--out", default="figures")
-parser.add_argument("--quick", action="store_true")
-args = parser.parse_args()
+args = experiment_args(__doc__)
 rstar_vs_n(args.out, groups=(100, 600, 6000) if args.quick else (100, 200, 600, 2000, 6000, 20000, 100000))

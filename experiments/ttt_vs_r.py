@@ -5,15 +5,9 @@
 
 Writes figures/ttt_vs_r.csv and figures/ttt_vs_r.png.
 """
-import argparse
+from spare_jax.suite import experiment_args, ttt_vs_r
 
-from spare_jax.suite import ttt_vs_r
-
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--out", default="figures")
-parser.add_argument("--quick", action="store_true")
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
+args = experiment_args(__doc__)
 if args.quick:
     ttt_vs_r(args.out, rs=(1, 2, 4, 8, 12, 16, 20), ckpt_costs=(5.0,), runs=40, seed=args.seed)
 else:

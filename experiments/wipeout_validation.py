@@ -5,15 +5,9 @@
 
 Writes figures/wipeout_validation.csv, figures/wipeout_survival_N600.csv, figures/wipeout_theory_vs_mc.png.
 """
-import argparse
+from spare_jax.suite import experiment_args, wipeout_validation
 
-from spare_jax.suite import wipeout_validation
-
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--out", default="figures")
-parser.add_argument("--quick", action="store_true")
-parser.add_argument("--seed", type=int, default=0)
-args = parser.parse_args()
+args = experiment_args(__doc__)
 if args.quick:
     wipeout_validation(args.out, groups=(600,), trials={600: 100_000}, seed=args.seed)
 else:

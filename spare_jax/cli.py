@@ -159,17 +159,23 @@ def _clean(v):
 
 
 # --------------------------------------------------------------------------------------------------------
-def cmd_wipeout(args) -> dict:
-    from . import theory
+def _simulate(args, simulate):
+    """Build the placement and model from the flags and run a chunked Monte Carlo driver."""
     from .placement import make_placement
-    from .wipeout import simulate_wipeout
 
     model = _model(args)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     t0 = time.perf_counter()
-    res = simulate_wipeout(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
-                           devices=args.devices, progress=not args.quiet, out_dir=args.out)
-    elapsed = time.perf_counter() - t0
+    res = simulate(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
+                   devices=args.devices, progress=not args.quiet, out_dir=args.out)
+    return model, placement, res, time.perf_counter() - t0
+
+
+def cmd_wipeout(args) -> dict:
+    from . import theory
+    from .wipeout import simulate_wipeout
+
+    model, placement, res, elapsed = _simulate(args, simulate_wipeout)
     surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
     exact_mean, exact_var = (None, None) if surv is None else theory.moments_from_survival(surv)
     asym = theory.expected_failures_asymptotic(placement.kind, placement.groups, placement.redundancy)
@@ -202,14 +208,8 @@ def cmd_wipeout(args) -> dict:
 def cmd_overhead(args) -> dict:
     from . import theory
     from .overhead import simulate_overhead
-    from .placement import make_placement
 
-    model = _model(args)
-    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
-    t0 = time.perf_counter()
-    res = simulate_overhead(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
-                            devices=args.devices, progress=not args.quiet, out_dir=args.out)
-    elapsed = time.perf_counter() - t0
+    model, placement, res, elapsed = _simulate(args, simulate_overhead)
     th = None
     if placement.kind in ("stacked", "block") and model.distribution == "exponential":
         th = theory.overhead_theory(placement.kind, placement.groups, placement.redundancy)

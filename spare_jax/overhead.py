@@ -185,6 +185,18 @@ class OverheadResult:
     distribution: str = "exponential"
 
 
+def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum) -> "OverheadResult":
+    """Assemble the result: expected sojourns for exponential failures, sampled ones otherwise."""
+    om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
+    om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
+    dep, dep_se, _, _ = depth_ratio.result(trials)  # E[sum s_k d_k] / E[U]
+    use_exp = model.distribution == "exponential"
+    return OverheadResult(placement.groups, placement.redundancy, placement.kind, trials, seed,
+                          om_e if use_exp else om_s, se_e if use_exp else se_s, om_s, se_s, dep, dep_se,
+                          mu_e if use_exp else mu_s, mw_e if use_exp else mw_s, hist, ksum / trials,
+                          model.distribution)
+
+
 def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, seed: int = 0, *,
                       model: FailureModel = FailureModel(), chunk_size: int | None = None, devices=None,
                       progress: bool = False, out_dir: str | None = None, groups: int = 600,
@@ -228,15 +240,7 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
     run_chunked(lambda ids: fn(words, ids, harmonic=harmonic), trials, chunk_size, consume, width=n * r,
                 devices=devices, desc=f"overhead N={n} r={r}", progress=progress, out_dir=out_dir,
                 params=params, bytes_per_item=8)
-    om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
-    om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
-    # work/uptime ratio with depth-weighted time: E[sum s_k d_k] / E[U]
-    dep, dep_se, _, _ = depth_ratio.result(trials)
-    use_exp = model.distribution == "exponential"
-    return OverheadResult(n, r, placement.kind, trials, seed,
-                          om_e if use_exp else om_s, se_e if use_exp else se_s, om_s, se_s, dep, dep_se,
-                          mu_e if use_exp else mu_s, mw_e if use_exp else mw_s, hist, ksum / trials,
-                          model.distribution)
+    return _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum)
 
 
 def _simulate_overhead_host(placement, trials, seed, model, progress):
@@ -274,10 +278,4 @@ def _simulate_overhead_host(placement, trials, seed, model, progress):
                 ksum[d] += int(np.searchsorted(depths, d, side="right")) if d < r else int(t)
         bar.update(len(ids))
     bar.close()
-    om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
-    om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
-    dep, dep_se, _, _ = depth_ratio.result(trials)
-    use_exp = model.distribution == "exponential"
-    return OverheadResult(n, r, placement.kind, trials, seed, om_e if use_exp else om_s,
-                          se_e if use_exp else se_s, om_s, se_s, dep, dep_se, mu_e if use_exp else mu_s,
-                          mw_e if use_exp else mw_s, hist, ksum / trials, model.distribution)
+    return _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum)

@@ -21,6 +21,17 @@ from .wipeout import simulate_wipeout
 WIPEOUT_RS = (2, 4, 8, 12, 16, 20)
 
 
+def experiment_args(doc: str):
+    """The command line shared by ``experiments/*.py``: ``--out``, ``--quick``, ``--seed``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    parser.add_argument("--out", default="figures", help="where figures and data go (default figures/)")
+    parser.add_argument("--quick", action="store_true", help="a small version")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+
+
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
