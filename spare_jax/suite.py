@@ -306,13 +306,13 @@ def _plot_reorder(rows, groups, rs, path):
     ax1.set_ylabel("shards moved at a reassignment")
     ax1.set_title(f"Shards moved per reassignment, N = {groups}")
     ax1.grid(alpha=0.3)
-    ax1.legend(fontsize=7)
+    ax1.legend(fontsize=7, markerscale=2.5)
     ax2.set_yscale("log")
     ax2.set_xlabel("failure number in the epoch")
     ax2.set_ylabel("controller latency per failure (ms)")
     ax2.set_title(f"RECTLR latency (phase 0 fast path and reassignments), N = {groups}")
     ax2.grid(alpha=0.3, which="both")
-    ax2.legend(fontsize=8)
+    ax2.legend(fontsize=8, markerscale=4)
     plotting.save(fig, path)
 
 
