@@ -415,8 +415,7 @@ def _plot_ttt(rows, groups, ckpt_costs, path, work_hours):
 def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 20000, 100000), r_max: int = 24,
                progress: bool = True, model=None, cfg=None) -> list[dict]:
     """Optimal redundancy r* and the TTT reduction of SPARe+CKPT over Rep+CKPT vs N (closed form), against
-    the paper's r* ~ log2 N + 0.833. Above N = 2000 the SPARe depth uses the global bound ceil(N / alive)
-    (``ttt.LARGE_N_EXACT_DEPTH``; its effect is measured at N = 600 and 2000 in the CSV's ``depth_model``).
+    the paper's r* ~ log2 N + 0.833. Exact for every N (``theory.depth_cdf_bernoulli``).
 
     Writes ``rstar_vs_n.csv`` and ``rstar_vs_n.png``.
     """

@@ -105,3 +105,16 @@ def test_depth_cdf_top_level_is_the_survival():
     from spare_jax.theory import _depth_cdf_stacked_one
     np.testing.assert_allclose(_depth_cdf_stacked_one(200, 7, 7), theory.survival_stacked(200, 7), rtol=1e-9,
                                atol=1e-15)
+
+
+@pytest.mark.parametrize("kind,n,r", [("stacked", 30, 5), ("stacked", 50, 8), ("block", 30, 5), ("stacked", 9, 9),
+                                      ("stacked", 7, 1), ("stacked", 12, 2)])
+def test_bernoulli_transfer_matrix_equals_binomial_mixture_of_the_queue_dp(kind, n, r):
+    from scipy.stats import binom
+
+    cdf_k = theory.depth_cdf(kind, n, r)
+    ps = np.array([0.0, 0.05, 0.2, 0.5, 0.8, 1.0])
+    want = np.array([binom.pmf(np.arange(n + 1), n, p) @ cdf_k for p in ps])
+    np.testing.assert_allclose(theory.depth_cdf_bernoulli(kind, n, r, ps), want, atol=1e-13)
+    surv = theory.depth_cdf_bernoulli(kind, n, r, ps, survival_only=True)[:, r]
+    np.testing.assert_allclose(surv, want[:, r], atol=1e-13)
