@@ -9,7 +9,7 @@ from spare_jax.bench import run_bench
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--full", action="store_true")
-parser.add_argument("--chunk-size", type=int, default=8192)
+parser.add_argument("--chunk-size", type=int, default=None)
 parser.add_argument("--out", default=None)
 args = parser.parse_args()
 result = run_bench(seconds=10.0 if args.full else 3.0, des_trials=200 if args.full else 60,

@@ -123,7 +123,8 @@ def simpy_wipeout(placement: Placement, trials: int, seed: int = 0) -> np.ndarra
 
 
 def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,
-              chunk_size: int = 8192, overhead_chunk: int = 1024, devices=None, progress: bool = False) -> dict:
+              chunk_size: int | None = None, overhead_chunk: int = 1024, devices=None,
+              progress: bool = False) -> dict:
     """All measurements in one run; returns the dict printed by ``spare-jax bench``."""
     from .driver import select_devices
     from .overhead import overhead_kernel
@@ -135,6 +136,10 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     words = as_uint32_key_words(0)
+    if chunk_size is None:  # the driver's choice: the chunk's working set stays in cache (8192 x 600 does not)
+        from .driver import auto_chunk
+
+        chunk_size = auto_chunk(groups, len(devs))
     chunk_size = -(-chunk_size // len(devs)) * len(devs)
 
     wfn = jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0])

@@ -402,8 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
     _common(p, trials=None, placement=False)
     p.add_argument("--full", action="store_true", help="longer, steadier measurements")
-    p.add_argument("--chunk-size", type=_int_at_least("--chunk-size", 1), default=8192,
-                   help="trials per kernel call (default 8192; larger on accelerators)")
+    p.add_argument("--chunk-size", type=_int_at_least("--chunk-size", 1), default=None,
+                   help="trials per kernel call (default: the driver's choice; larger on accelerators)")
     p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None)
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 
