@@ -212,7 +212,9 @@ def cmd_overhead(args) -> dict:
     model, placement, res, elapsed = _simulate(args, simulate_overhead)
     th = None
     if placement.kind in ("stacked", "block") and model.distribution == "exponential":
-        th = theory.overhead_theory(placement.kind, placement.groups, placement.redundancy)
+        exact_k = placement.groups <= theory.EXACT_DP_MAX_N
+        th = (theory.overhead_theory if exact_k else theory.overhead_theory_any_n)(
+            placement.kind, placement.groups, placement.redundancy)
     hist = res.depth_at_wipeout_hist
     return {
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,

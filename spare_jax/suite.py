@@ -127,7 +127,8 @@ def _plot_wipeout(rows, curves, nmin, path):
 def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1, 21)), trials=None,
                   seed: int = 0, progress: bool = True) -> list[dict]:
     """SPARe compute overhead (MC and theory) against replication's r, with time-averaged depth and the
-    depth at the wipe-out. Theory for ``stacked`` uses the O(N^2 r^2) queue DP, run for N <= 2000.
+    depth at the wipe-out. Theory: the k-resolved queue DP (sum over sojourns) for N <= 2000, the
+    time-integrated Bernoulli form (``theory.overhead_theory_any_n``) beyond.
 
     Writes ``overhead_vs_r.csv``, ``depth_at_wipeout.csv`` and ``overhead_vs_r.png``.
     """
@@ -141,7 +142,8 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
             if r > n:
                 continue
             t0 = time.perf_counter()
-            th = theory.overhead_theory("stacked", n, r) if n <= 2000 else None
+            th = (theory.overhead_theory if n <= theory.EXACT_DP_MAX_N else theory.overhead_theory_any_n)(
+                "stacked", n, r)
             t_theory = time.perf_counter() - t0
             nt = int(trials.get(n, 1000))
             t0 = time.perf_counter()
@@ -183,7 +185,7 @@ def _plot_overhead(rows, depth_rows, path):
         r = np.array([row["redundancy"] for row in sel])
         th = [row["theory_overhead"] for row in sel]
         if all(t is not None for t in th):
-            ax1.plot(r, th, "-", color=colors[n], lw=1.2, label=f"SPARe theory (queue DP), N={n:,}")
+            ax1.plot(r, th, "-", color=colors[n], lw=1.2, label=f"SPARe theory, N={n:,}")
         ax1.errorbar(r, [row["mc_overhead"] for row in sel], yerr=[2 * row["mc_overhead_stderr"] for row in sel],
                      fmt="o", ms=4, capsize=2, color=colors[n], label=f"SPARe Monte Carlo ±2 s.e., N={n:,}")
         ax1.plot(r, [row["mc_time_avg_depth"] for row in sel], "x", ms=4, color=colors[n], alpha=0.7,

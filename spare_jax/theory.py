@@ -484,3 +484,68 @@ def depth_cdf_bernoulli(placement: str, groups: int, redundancy: int, p, surviva
             power = power @ power
     out[:, ds[0]:] = np.einsum("pdi,pdi->pd", vec, b)
     return np.maximum.accumulate(np.minimum(out, 1.0), axis=1)
+
+
+EXACT_DP_MAX_N = 2000  # up to here the k-resolved queue DP is the faster exact route
+
+
+def _binomial_mixture(cdf_k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+    """``sum_k Binomial(N, p)_k cdf_k[k]`` per p, over a window of +-10 standard deviations (+-20 at least)
+    around the mean, which holds all but < 1e-20 of the mass."""
+    half = int(min(n + 1, math.ceil(10 * math.sqrt(n * 0.25)) + 20))
+    width = min(n + 1, 2 * half + 1)
+    lo = np.clip(np.floor(n * p).astype(np.int64) - half, 0, n + 1 - width)
+    ks = lo[:, None] + np.arange(width)[None, :]
+    pmf = binom.pmf(ks, n, p[:, None])
+    return np.einsum("pk,pkd->pd", pmf, cdf_k[ks])
+
+
+def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: int | None = None,
+                          depth: bool = True):
+    r"""``(x, G)``: ``G[i, d] = P(d*(t) <= d, no wipe-out by t)`` at ``x_i = lambda t_i`` for i.i.d.
+    exponential failures (each group failed with ``p = 1 - e^{-x}``), on a grid reaching ``G[:, r] < 1e-13``.
+
+    Exact at any N: the k-resolved queue DP mixed over ``k ~ Binomial(N, p)`` for N <= 2000, the Bernoulli
+    transfer matrices (``depth_cdf_bernoulli``) beyond. ``depth=False``: only ``G[:, r]`` (the survival).
+    """
+    n, r = check_groups_redundancy(groups, redundancy)
+    points = points or (4000 if n <= 5000 else 1500)
+    approx = survival_poisson(placement, n, r)
+    kmax = min(n - 0.5, float(np.max(np.nonzero(approx > 1e-16)[0], initial=0)) + 1.0)
+    x_max = -math.log1p(-kmax / n) * 1.2 + 1.0 / n
+    for _ in range(30):  # the grid must reach S < 1e-13 and not overshoot it (resolution)
+        x = np.linspace(0.0, x_max, points)
+        p = -np.expm1(-x)
+        surv = depth_cdf_bernoulli(placement, n, r, p, survival_only=True)[:, r]
+        if surv[-1] >= 1e-13:
+            x_max *= 1.5
+            continue
+        x_need = x[int(np.max(np.nonzero(surv >= 1e-13)[0], initial=1))]
+        if x_need < 0.5 * x_max:
+            x_max = 1.2 * x_need
+            continue
+        break
+    if not depth or r == 1:
+        cdf = np.zeros((points, r + 1))
+        cdf[:, r] = surv
+        if r == 1:
+            cdf[:, 1] = surv
+    elif n <= EXACT_DP_MAX_N:
+        cdf = _binomial_mixture(depth_cdf(placement, n, r), n, p)
+    else:
+        cdf = depth_cdf_bernoulli(placement, n, r, p)
+    return x, cdf
+
+
+def overhead_theory_any_n(placement: str, groups: int, redundancy: int) -> dict:
+    r"""Omega and the time-averaged depth for exponential failures at any N, by integrating over time:
+    ``E[U] = int P(U > t) dt``, ``E[W] = int E[1/d(t); U > t] dt`` (trapezoid on ``depth_profile_in_time``).
+    Equals ``overhead_theory`` (the sum over sojourns) up to the quadrature error (tested)."""
+    n, r = check_groups_redundancy(groups, redundancy)
+    x, cdf = depth_profile_in_time(placement, n, r)
+    pmf = np.diff(cdf, axis=1)
+    d = np.arange(1, r + 1)
+    trap = lambda y: float(np.sum(0.5 * (y[1:] + y[:-1]) * np.diff(x)))  # noqa: E731
+    uptime, work, depth_time = trap(cdf[:, r]), trap((pmf / d).sum(axis=1)), trap((pmf * d).sum(axis=1))
+    return {"overhead": uptime / work, "time_avg_depth": depth_time / uptime, "uptime_units": uptime,
+            "work_units": work}

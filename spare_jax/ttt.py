@@ -115,29 +115,12 @@ class EpochProfile:
                 jnp.asarray(self.work, jnp.float32))
 
 
-EXACT_DP_MAX_N = 2000  # up to here the k-resolved queue DP is the faster exact route
-
-
-def _binomial_mixture(cdf_k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
-    """``sum_k Binomial(N, p)_k cdf_k[k]`` per p, over a window of +-10 standard deviations (+-20 at least)
-    around the mean, which holds all but < 1e-20 of the mass."""
-    from scipy.stats import binom
-
-    half = int(min(n + 1, math.ceil(10 * math.sqrt(n * 0.25)) + 20))
-    width = min(n + 1, 2 * half + 1)
-    lo = np.clip(np.floor(n * p).astype(np.int64) - half, 0, n + 1 - width)
-    ks = lo[:, None] + np.arange(width)[None, :]
-    pmf = binom.pmf(ks, n, p[:, None])
-    return np.einsum("pk,pkd->pd", pmf, cdf_k[ks])
-
-
 def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel = FailureModel(),
                   points: int | None = None) -> EpochProfile:
     """Exact-theory epoch profile for exponential failures (see the module docstring).
 
-    At time t every group has failed independently with probability ``p_t = 1 - exp(-lambda t)``, so
-    ``S(t)`` and ``E[1/d(t); U > t]`` are binomial mixtures of the k-resolved theory (``depth_cdf``, N <=
-    2000) or, equivalently, Bernoulli transfer-matrix products (``theory.depth_cdf_bernoulli``, any N).
+    At time t every group has failed independently with probability ``p_t = 1 - exp(-lambda t)``;
+    ``theory.depth_profile_in_time`` gives ``P(d*(t) <= d, U > t)`` on a grid of ``lambda t``.
     ``E[U] = int S(t) dt`` by the trapezoid rule on the same grid (so the ratio uses one consistent S).
     """
     n, r = check_groups_redundancy(groups, redundancy)
@@ -145,30 +128,8 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
         raise ValueError("the closed form needs exponential failures; use the Monte Carlo for Weibull")
     kind, r = scheme_placement(scheme, n, r)
     lam = model.group_rate_per_min
-    points = points or (4000 if n <= 5000 else 1500)
-    # grid end: where the Poisson-clumping survival is negligible, extended until the exact one is too
-    approx = theory.survival_poisson(kind, n, r)
-    kmax = min(n - 0.5, float(np.max(np.nonzero(approx > 1e-16)[0], initial=0)) + 1.0)
-    t_max = -math.log1p(-kmax / n) / lam * 1.2 + 1.0 / (n * lam)
-    for _ in range(30):  # the grid must reach S < 1e-13 and not overshoot it (resolution)
-        t = np.linspace(0.0, t_max, points)
-        p = -np.expm1(-lam * t)
-        surv = theory.depth_cdf_bernoulli(kind, n, r, p, survival_only=True)[:, r]
-        if surv[-1] >= 1e-13:
-            t_max *= 1.5
-            continue
-        t_need = t[int(np.max(np.nonzero(surv >= 1e-13)[0], initial=1))]
-        if t_need < 0.5 * t_max:
-            t_max = 1.2 * t_need
-            continue
-        break
-    if scheme != "spare" or r == 1:
-        cdf = np.zeros((points, r + 1))
-        cdf[:, r] = surv
-    elif n <= EXACT_DP_MAX_N:  # the O(N^2 r^2) queue DP over k, mixed over k ~ Binomial(N, p_t)
-        cdf = _binomial_mixture(theory.depth_cdf(kind, n, r), n, p)
-    else:  # O(r^3 log N) per point: Bernoulli transfer matrices
-        cdf = theory.depth_cdf_bernoulli(kind, n, r, p)
+    x, cdf = theory.depth_profile_in_time(kind, n, r, points, depth=(scheme == "spare"))
+    t = x / lam
     s_t = cdf[:, r]
     if scheme == "spare":
         g_t = (np.diff(cdf, axis=1) / np.arange(1, r + 1)).sum(axis=1)

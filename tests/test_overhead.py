@@ -54,3 +54,17 @@ def test_weibull_overhead_runs_with_sampled_sojourns():
 def test_random_placement_uses_host_matcher():
     res = simulate_overhead(make_placement("random", 30, 3, seed=1), 60, seed=1)
     assert 1.0 < res.overhead < 3.0
+
+
+@pytest.mark.parametrize("kind,n,r", [("stacked", 200, 5), ("stacked", 600, 12), ("block", 120, 6)])
+def test_time_integrated_theory_equals_sojourn_sum(kind, n, r):
+    a = theory.overhead_theory(kind, n, r)
+    b = theory.overhead_theory_any_n(kind, n, r)
+    assert b["overhead"] == pytest.approx(a["overhead"], rel=1e-4)
+    assert b["time_avg_depth"] == pytest.approx(a["time_avg_depth"], rel=1e-4)
+
+
+def test_large_n_overhead_theory_against_mc():
+    res = simulate_overhead(make_placement("stacked", 4000, 8), 400, seed=11)
+    th = theory.overhead_theory_any_n("stacked", 4000, 8)
+    assert abs(res.overhead - th["overhead"]) < 4 * res.overhead_stderr
