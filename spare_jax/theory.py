@@ -491,13 +491,21 @@ EXACT_DP_MAX_N = 2000  # up to here the k-resolved queue DP is the faster exact 
 
 def _binomial_mixture(cdf_k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
     """``sum_k Binomial(N, p)_k cdf_k[k]`` per p, over a window of +-10 standard deviations (+-20 at least)
-    around the mean, which holds all but < 1e-20 of the mass."""
+    around the mean, which holds all but < 1e-20 of the mass (a sparse matrix product; log-space pmf)."""
+    from scipy.sparse import csr_matrix
+    from scipy.special import xlog1py, xlogy
+
     half = int(min(n + 1, math.ceil(10 * math.sqrt(n * 0.25)) + 20))
     width = min(n + 1, 2 * half + 1)
     lo = np.clip(np.floor(n * p).astype(np.int64) - half, 0, n + 1 - width)
     ks = lo[:, None] + np.arange(width)[None, :]
-    pmf = binom.pmf(ks, n, p[:, None])
-    return np.einsum("pk,pkd->pd", pmf, cdf_k[ks])
+    log_binom = _log_binom(n, np.arange(n + 1))
+    with np.errstate(invalid="ignore"):
+        pmf = np.exp(log_binom[ks] + xlogy(ks, p[:, None]) + xlog1py(n - ks, -p[:, None]))
+    pmf = np.nan_to_num(pmf)
+    rows = np.repeat(np.arange(p.size), width)
+    mix = csr_matrix((pmf.ravel(), (rows, ks.ravel())), shape=(p.size, n + 1))
+    return np.asarray(mix @ cdf_k)
 
 
 def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: int | None = None,
@@ -513,10 +521,15 @@ def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: 
     approx = survival_poisson(placement, n, r)
     kmax = min(n - 0.5, float(np.max(np.nonzero(approx > 1e-16)[0], initial=0)) + 1.0)
     x_max = -math.log1p(-kmax / n) * 1.2 + 1.0 / n
-    for _ in range(30):  # the grid must reach S < 1e-13 and not overshoot it (resolution)
-        x = np.linspace(0.0, x_max, points)
+    small = n <= EXACT_DP_MAX_N
+    surv_k = survival_exact(placement, n, r)[:, None] if small else None
+    for _ in range(30):  # a coarse grid must reach S < 1e-13 and not overshoot it (resolution)
+        x = np.linspace(0.0, x_max, 400)
         p = -np.expm1(-x)
-        surv = depth_cdf_bernoulli(placement, n, r, p, survival_only=True)[:, r]
+        if small:  # the same survival from the k-resolved exact form (cheaper at small N)
+            surv = _binomial_mixture(surv_k, n, p)[:, 0]
+        else:
+            surv = depth_cdf_bernoulli(placement, n, r, p, survival_only=True)[:, r]
         if surv[-1] >= 1e-13:
             x_max *= 1.5
             continue
@@ -525,12 +538,18 @@ def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: 
             x_max = 1.2 * x_need
             continue
         break
+    x = np.linspace(0.0, x_max, points)  # then the fine grid
+    p = -np.expm1(-x)
+    if small:
+        surv = _binomial_mixture(surv_k, n, p)[:, 0]
+    elif not depth or r == 1:
+        surv = depth_cdf_bernoulli(placement, n, r, p, survival_only=True)[:, r]
     if not depth or r == 1:
         cdf = np.zeros((points, r + 1))
         cdf[:, r] = surv
         if r == 1:
             cdf[:, 1] = surv
-    elif n <= EXACT_DP_MAX_N:
+    elif small:
         cdf = _binomial_mixture(depth_cdf(placement, n, r), n, p)
     else:
         cdf = depth_cdf_bernoulli(placement, n, r, p)
