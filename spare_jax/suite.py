@@ -44,7 +44,7 @@ def wipeout_validation(out_dir: str = "figures", groups=(600, 6000, 60000), rs=W
     Writes ``wipeout_validation.csv``, ``wipeout_survival_N600.csv`` and ``wipeout_theory_vs_mc.png``.
     """
     default_trials = {600: 1_000_000, 6000: 200_000, 60000: 20_000}
-    trials = dict(default_trials, **(trials or {}))
+    trials = {**default_trials, **(trials or {})}
     rows, curves = [], {}
     for n in groups:
         for r in rs:
@@ -135,7 +135,7 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
     from .overhead import simulate_overhead
 
     default_trials = {600: 10_000, 6000: 1_000}
-    trials = dict(default_trials, **(trials or {}))
+    trials = {**default_trials, **(trials or {})}
     rows, depth_rows = [], []
     for n in groups:
         for r in rs:
