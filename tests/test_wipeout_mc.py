@@ -132,3 +132,12 @@ def test_second_call_does_not_recompile_and_jit_matches_eager():
     jitted = fn(words, ids)
     np.testing.assert_array_equal(np.asarray(eager[0]), np.asarray(jitted[0]))
     np.testing.assert_allclose(np.asarray(eager[1]), np.asarray(jitted[1]), rtol=1e-6)
+
+
+def test_sample_failure_times_is_a_pure_function_of_the_key():
+    from spare_jax import sample_failure_times
+
+    a = sample_failure_times(jax.random.key(4), (1000,), FailureModel())
+    b = sample_failure_times(jax.random.key(4), (1000,), FailureModel())
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert abs(float(a.mean()) - FailureModel().group_mtbf_min) < 5 * FailureModel().group_mtbf_min / np.sqrt(1000)
