@@ -357,8 +357,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                        "mc_ttt_hours": None if mc is None else mc["ttt_hours"],
                        "mc_ttt_stderr_hours": None if mc is None else mc["ttt_stderr_hours"],
                        "mc_availability": None if mc is None else mc["availability"],
-                       "rel_gap": None if mc is None else th["ttt_hours"] / mc["ttt_hours"] - 1.0,
-                       "depth_model": prof.depth_model}
+                       "rel_gap": None if mc is None else th["ttt_hours"] / mc["ttt_hours"] - 1.0}
                 rows.append(row)
             _log(f"  ttt {scheme:<5} r={r:>2}: " + "  ".join(
                 f"C={row['ckpt_cost_min']:g}: th {row['theory_ttt_over_w']:.3f}W mc "
@@ -437,7 +436,7 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
                      "r_star_rep": rp["r_star"], "paper_r_star": math.log2(n) + 0.833,
                      "ttt_spare_hours": sp["ttt_hours"], "ttt_rep_hours": rp["ttt_hours"],
                      "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"], "availability_spare": sp["availability"],
-                     "tau_spare_min": sp["ckpt_interval_min"], "depth_model": sp["depth_model"]})
+                     "tau_spare_min": sp["ckpt_interval_min"]})
         _log(f"  r* N={n:>6}: SPARe r*={sp['r_star']} (paper {math.log2(n) + 0.833:.2f}), Rep r*={rp['r_star']}, "
              f"TTT reduction {res['ttt_reduction_vs_rep']:.1%}")
     plotting.write_csv(os.path.join(out_dir, "rstar_vs_n.csv"), rows)

@@ -108,7 +108,6 @@ class EpochProfile:
     survival: np.ndarray
     work: np.ndarray
     mean_uptime_min: float
-    depth_model: str  # "exact" or "global-bound"
 
     def as_jax(self):
         return (jnp.asarray(self.t, jnp.float32), jnp.asarray(np.log(np.maximum(self.survival, 1e-300)), jnp.float32),
@@ -139,7 +138,7 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     dt = np.diff(t)
     work = np.concatenate([[0.0], np.cumsum(0.5 * (rate[1:] + rate[:-1]) * dt)])
     mean_uptime = float(np.sum(0.5 * (s_t[1:] + s_t[:-1]) * dt))
-    return EpochProfile(scheme, n, r, t, s_t, work, mean_uptime, "exact")
+    return EpochProfile(scheme, n, r, t, s_t, work, mean_uptime)
 
 
 def _ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts: int, xp=jnp):
@@ -390,7 +389,7 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
                        "ttt_hours": opt["ttt_hours"], "availability": opt["availability"],
                        "ttt_over_w": opt["ttt_over_w"], "goodput": opt["goodput"],
                        "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
-                       "mean_uptime_min": prof.mean_uptime_min, "depth_model": prof.depth_model}
+                       "mean_uptime_min": prof.mean_uptime_min}
     bar.close()
     result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
               "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
