@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 DEFAULT_CHUNK = 8192
+RNG_VERSION = "threefry2x32-20"  # failures.trial_bits
 # Memory per chunk on device is about chunk * width * 4 bytes a few times over; keep it near this.
 _CHUNK_BYTES = 64 * 2**20
 
@@ -47,22 +48,69 @@ def select_devices(devices: int | None = None):
     return devs[: int(devices)]
 
 
-class FixedSum:
-    """Exact, order-independent sum of float values in fixed point (``scale`` = 2**bits per unit)."""
+class ExactSum:
+    """Exact, order-independent sum of finite float64 values, of any magnitude (no overflow, no rounding).
 
-    def __init__(self, bits: int = 24):
-        self.scale = float(2 ** bits)
-        self.total = 0  # python int: no overflow
+    Every float64 is ``m 2^(e-53)`` with an integer ``|m| < 2^53`` and ``e >= -1073`` (``np.frexp``), so it is an
+    integer number of units ``2^-1126``. Values are grouped by exponent; within a group the mantissas are
+    split into 27-bit halves and summed in int64 (exact for up to 2^36 values per call), and the groups are
+    shifted into one Python integer ``total`` (units ``2^-1126``): the exact sum, whatever the order, the chunk
+    size or the magnitudes (10^-300 .. 10^308). A non-finite value (a float32 overflow in a kernel, say) is
+    refused rather than summed. ``value`` is the correctly rounded float; ``mean_var`` gives the sample mean
+    and variance from exact sums of x and x^2 without cancellation.
+    """
+
+    SHIFT = 1126  # units of 2^-SHIFT; frexp exponents are >= -1073, mantissas carry 53 bits
+
+    def __init__(self):
+        self.total = 0  # python int: the exact sum in units of 2^-SHIFT
 
     def add(self, values) -> None:
-        v = np.rint(np.asarray(values, dtype=np.float64) * self.scale).astype(np.int64)
-        # split to stay far from int64 overflow inside numpy
-        for part in np.array_split(v, max(1, v.size // 4096)):
-            self.total += int(part.sum())
+        self.total += exact_units(values)
 
     @property
     def value(self) -> float:
-        return self.total / self.scale
+        return self.total / (1 << self.SHIFT)
+
+    def fraction(self):
+        from fractions import Fraction
+
+        return Fraction(self.total, 1 << self.SHIFT)
+
+
+def exact_units(values) -> int:
+    """The exact sum of ``values`` (float64) as an integer number of ``2^-1126`` units (see ``ExactSum``)."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0:
+        return 0
+    if not np.all(np.isfinite(v)):
+        raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
+                         "the parameters are outside the range the model handles)")
+    mant, exp = np.frexp(v)
+    m = (mant * 2.0 ** 53).astype(np.int64)  # exact: |m| < 2^53
+    hi, lo = m >> 27, m & ((1 << 27) - 1)  # m = hi 2^27 + lo, both far from int64 overflow when summed
+    order = np.argsort(exp, kind="stable")
+    exp_sorted = exp[order]
+    starts = np.flatnonzero(np.r_[True, exp_sorted[1:] != exp_sorted[:-1]])
+    sum_hi = np.add.reduceat(hi[order], starts)
+    sum_lo = np.add.reduceat(lo[order], starts)
+    total = 0
+    for e, h, l in zip(exp_sorted[starts].tolist(), sum_hi.tolist(), sum_lo.tolist()):
+        total += ((h << 27) + l) << (e - 53 + ExactSum.SHIFT)
+    return total
+
+
+def exact_mean_var(sum_x: ExactSum, sum_x2: ExactSum, n: int) -> tuple[float, float]:
+    """Sample mean and (n-1)-variance from exact sums of x and x^2: ``(n S2 - S1^2) / (n (n-1))`` in exact
+    rationals, so a small variance next to a large mean is not lost to cancellation."""
+    from fractions import Fraction
+
+    if n < 1:
+        return float("nan"), float("nan")
+    s1, s2 = sum_x.fraction(), sum_x2.fraction()
+    mean = s1 / n
+    var = (n * s2 - s1 * s1) / (n * (n - 1)) if n > 1 else Fraction(0)
+    return float(mean), float(max(var, Fraction(0)))
 
 
 class Progress:
@@ -155,7 +203,9 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     chunk_size = -(-chunk_size // ndev) * ndev
     mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
-    store = ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size)) if out_dir else None
+    # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
+    store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
+             if out_dir else None)
     n_chunks = -(-trials // chunk_size)
     bar = Progress(trials, desc, enabled=progress)
     resumed = 0

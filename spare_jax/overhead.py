@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .depth import depth_host
-from .driver import FixedSum, as_uint32_key_words, run_chunked
+from .driver import ExactSum, as_uint32_key_words, run_chunked
 from .failures import FailureModel, times_from_bits, trial_bits
 from .placement import Placement, _check_int, make_placement
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
@@ -137,13 +137,14 @@ def harmonic_sojourns(groups: int, rate: float) -> np.ndarray:
 
 
 class _Ratio:
-    """Exact fixed-point sums of (U, W) pairs: the ratio E[U]/E[W] and its delta-method standard error."""
+    """Exact sums of (U, W) pairs (``driver.ExactSum``): the ratio E[U]/E[W] and its delta-method standard
+    error, computed in exact rationals (no overflow at any scale, no cancellation in the variance)."""
 
     def __init__(self):
-        self.sums = [FixedSum(20), FixedSum(20), FixedSum(4), FixedSum(4), FixedSum(4)]
+        self.sums = [ExactSum() for _ in range(5)]
 
     def add(self, u, w):
-        u = np.asarray(u, np.float64)
+        u = np.asarray(u, np.float64)  # float32 values from the kernel: products are exact in float64
         w = np.asarray(w, np.float64)
         for s, v in zip(self.sums, (u, w, u * u, w * w, u * w)):
             s.add(v)
@@ -156,11 +157,15 @@ class _Ratio:
             s.total += int(t)
 
     def result(self, n: int):
-        su, sw, suu, sww, suw = (s.value for s in self.sums)
-        mu, mw = su / n, sw / n
-        ratio = mu / mw
-        var = suu / n - 2 * ratio * suw / n + ratio * ratio * sww / n
-        return ratio, math.sqrt(max(var, 0.0) / (n - 1) if n > 1 else 0.0) / mw, mu, mw
+        su, sw, suu, sww, suw = (s.fraction() for s in self.sums)
+        if sw == 0:
+            raise ValueError("no useful work was sampled (all epochs empty)")
+        ratio = su / sw
+        # sum_i (u_i - R w_i)^2 / (n - 1), exactly; then the delta method
+        resid = suu - 2 * ratio * suw + ratio * ratio * sww
+        var = resid / (n - 1) if n > 1 else 0
+        mw = sw / n
+        return float(ratio), math.sqrt(max(float(var), 0.0) / n) / float(mw), float(su / n), float(mw)
 
 
 @dataclasses.dataclass

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .driver import FixedSum, as_uint32_key_words, run_chunked
+from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
 from .failures import FailureModel, times_from_bits, trial_bits
 from .placement import Placement, make_placement
 
@@ -89,6 +89,7 @@ class WipeoutResult:
     uptime_sq_sum_min2: float
     chunk_size: int = 0
     devices: int = 1
+    uptime_var_min2: float | None = None  # exact sample variance of the uptime (from exact sums)
 
     @property
     def mean(self) -> float:
@@ -121,8 +122,10 @@ class WipeoutResult:
 
     @property
     def uptime_stderr_min(self) -> float:
-        m = self.uptime_mean_min
-        var = max(0.0, self.uptime_sq_sum_min2 / self.trials - m * m) * self.trials / max(1, self.trials - 1)
+        var = self.uptime_var_min2
+        if var is None:
+            m = self.uptime_mean_min
+            var = max(0.0, self.uptime_sq_sum_min2 / self.trials - m * m) * self.trials / max(1, self.trials - 1)
         return float(np.sqrt(var / self.trials))
 
 
@@ -147,14 +150,15 @@ def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, 
     fn = _jitted(placement, model)
     n = placement.groups
     hist = np.zeros(n + 2, dtype=np.int64)
-    up, up2 = FixedSum(24), FixedSum(8)
+    up, up2 = ExactSum(), ExactSum()
 
     def consume(index, host, saved=None):
         if saved is None:
             t_count, uptime = host
+            uptime = np.asarray(uptime, np.float64)  # float32 values: their squares are exact in float64
             saved = {"hist": np.bincount(t_count, minlength=n + 2).astype(np.int64),
-                     "up": np.array([_fixed(uptime, 24)], dtype=object).astype(str),
-                     "up2": np.array([_fixed(np.asarray(uptime, np.float64) ** 2, 8)], dtype=object).astype(str)}
+                     "up": np.array([str(exact_units(uptime))]),
+                     "up2": np.array([str(exact_units(uptime * uptime))])}
         hist[:] += saved["hist"]
         up.total += int(saved["up"][0])
         up2.total += int(saved["up2"][0])
@@ -166,14 +170,9 @@ def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, 
     info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
                        desc=f"wipe-out N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
                        params=params)
+    _, up_var = exact_mean_var(up, up2, trials)
     return WipeoutResult(n, placement.redundancy, placement.kind, trials, seed, hist, up.value, up2.value,
-                         info["chunk_size"], info["devices"])
-
-
-def _fixed(values, bits: int) -> int:
-    s = FixedSum(bits)
-    s.add(values)
-    return s.total
+                         info["chunk_size"], info["devices"], up_var)
 
 
 def _stack_digest(placement: Placement) -> str:
