@@ -65,9 +65,10 @@ def wipeout_validation(out_dir: str = "figures", groups=(600, 6000, 60000), rs=W
                              "mc_mean": mc.mean, "mc_stderr": mc.stderr, "theory_exact": mean,
                              "theory_std": math.sqrt(var), "mc_std": math.sqrt(mc.var),
                              "theory_asymptotic": asym, "asymptotic_rel_error": (asym - mean) / mean,
-                             "z_score": z, "theory_seconds": t_theory, "mc_seconds": t_mc})
+                             "z_score": z})  # no timing columns: a rerun must reproduce the CSV
                 _log(f"  wipeout N={n:>6} r={r:>2} {kind:<7} MC {mc.mean:10.3f} ± {mc.stderr:.3f}  "
-                     f"exact {mean:10.3f}  asym {asym:10.3f}  z={z:+.2f}")
+                     f"exact {mean:10.3f}  asym {asym:10.3f}  z={z:+.2f}  "
+                     f"(theory {t_theory:.2f} s, MC {t_mc:.2f} s)")
                 if n == min(groups):
                     curves[(kind, r)] = (surv, mc.survival())
     plotting.write_csv(os.path.join(out_dir, "wipeout_validation.csv"), rows)
@@ -159,15 +160,14 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
                    (mc.overhead - th["overhead"]) / mc.overhead_stderr,
                    "mc_time_avg_depth": mc.time_avg_depth, "mc_time_avg_depth_stderr": mc.time_avg_depth_stderr,
                    "theory_time_avg_depth": None if th is None else th["time_avg_depth"],
-                   "rep_overhead": float(r), "mc_epoch_uptime_min": mc.uptime_mean_min,
-                   "theory_seconds": t_theory, "mc_seconds": t_mc}
+                   "rep_overhead": float(r), "mc_epoch_uptime_min": mc.uptime_mean_min}
             rows.append(row)
             for d, c in enumerate(mc.depth_at_wipeout_hist):
                 if c:
                     depth_rows.append({"groups": n, "redundancy": r, "depth": d, "fraction": c / nt})
             thv = "-" if th is None else f"{th['overhead']:.4f}"
             _log(f"  overhead N={n:>5} r={r:>2}  MC {mc.overhead:.4f} ± {mc.overhead_stderr:.4f}  theory {thv}  "
-                 f"time-avg depth {mc.time_avg_depth:.3f}  (rep: {r})")
+                 f"time-avg depth {mc.time_avg_depth:.3f}  (rep: {r}; theory {t_theory:.2f} s, MC {t_mc:.2f} s)")
     plotting.write_csv(os.path.join(out_dir, "overhead_vs_r.csv"), rows)
     plotting.write_csv(os.path.join(out_dir, "depth_at_wipeout.csv"), depth_rows)
     _plot_overhead(rows, depth_rows, os.path.join(out_dir, "overhead_vs_r.png"))
@@ -232,7 +232,7 @@ def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16),
     from .reorder import replay
 
     rng = np.random.default_rng(seed)
-    rows, latency = [], {}
+    rows, latency, event_ms = [], {}, []  # timings stay out of the CSVs (a rerun must not change them)
     for r in rs:
         pl = make_placement("stacked", groups, r)
         lat = []
@@ -241,11 +241,12 @@ def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16),
             records, _ = replay(pl, trace)
             for i, rec in enumerate(records):
                 rows.append({"groups": groups, "redundancy": r, "trace": t, "failure": i + 1, "phase": rec.phase,
-                             "depth": rec.depth, "moved": rec.moved, "moved_naive": rec.moved_naive,
-                             "latency_ms": rec.latency_ms, "solver_ms": rec.solver_ms})
+                             "depth": rec.depth, "moved": rec.moved, "moved_naive": rec.moved_naive})
                 lat.append(rec.latency_ms)
+                event_ms.append(rec.latency_ms)
         re = [row for row in rows if row["redundancy"] == r and row["phase"] == 2]
-        latency[f"N={groups},r={r}"] = _lat_summary(lat, [row["latency_ms"] for row in re])
+        latency[f"N={groups},r={r}"] = _lat_summary(lat, [ms for row, ms in zip(rows[-len(lat):], lat)
+                                                          if row["phase"] == 2])
         _log(f"  reorder N={groups} r={r}: {len(re)} reassignments in {traces} traces, moved (MCMF) "
              f"{np.mean([x['moved'] for x in re]):.2f} vs from-scratch {np.mean([x['moved_naive'] for x in re]):.1f} "
              f"per reassignment; latency median {latency[f'N={groups},r={r}']['all_median_ms']:.2f} ms")
@@ -262,10 +263,13 @@ def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16),
     solvers = _compare_solvers(groups, 8, solver_compare_events, rng)
     if large:  # the backends at scale (networkx is too slow there)
         solvers += _compare_solvers(large[0], large[1], 1500, rng, ("ortools", "scipy"))
+    timing_keys = ("solve_median_ms", "solve_p99_ms")
+    latency["solvers"] = solvers
+    solvers = [{k: v for k, v in row.items() if k not in timing_keys} for row in solvers]
     plotting.write_csv(os.path.join(out_dir, "reorder_movement.csv"), rows)
     plotting.write_json(os.path.join(out_dir, "reorder_latency.json"), latency)
     plotting.write_csv(os.path.join(out_dir, "reorder_solvers.csv"), solvers)
-    _plot_reorder(rows, groups, rs, os.path.join(out_dir, "reorder_movement.png"))
+    _plot_reorder(rows, event_ms, groups, rs, os.path.join(out_dir, "reorder_movement.png"))
     return {"latency": latency, "solvers": solvers}
 
 
@@ -294,7 +298,7 @@ def _compare_solvers(groups, r, events, rng, backends=("ortools", "scipy", "netw
     return out
 
 
-def _plot_reorder(rows, groups, rs, path):
+def _plot_reorder(rows, event_ms, groups, rs, path):
     fig, (ax1, ax2) = plotting.new_figure(2, width=6.2, height=4.8)
     for r in rs:
         re = [row for row in rows if row["redundancy"] == r and row["phase"] == 2]
@@ -303,8 +307,8 @@ def _plot_reorder(rows, groups, rs, path):
                          label=f"r={r}: from-scratch matching")
         ax1.plot(x, [row["moved"] for row in re], "o", ms=3, color=line.get_color(), mfc="none",
                  label=f"r={r}: MCMF (phase 2)")
-        allr = [row for row in rows if row["redundancy"] == r]
-        ax2.plot([row["failure"] for row in allr], [row["latency_ms"] for row in allr], ".", ms=2,
+        allr = [(row["failure"], ms) for row, ms in zip(rows, event_ms) if row["redundancy"] == r]
+        ax2.plot([f for f, _ in allr], [ms for _, ms in allr], ".", ms=2,
                  color=line.get_color(), label=f"r={r}")
     ax1.set_yscale("symlog", linthresh=1)
     ax1.set_xlabel("failure number in the epoch")
