@@ -39,6 +39,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 DISTRIBUTIONS = ("exponential", "weibull")
 
@@ -174,3 +175,87 @@ def sample_failure_times(key, shape, model: FailureModel = FailureModel()):
     """Failure times of ``shape`` i.i.d. groups (minutes), a pure function of ``key``."""
     bits = jax.random.bits(key, shape, jnp.uint32)
     return times_from_bits(bits, model)
+
+
+def exponential_from_bits(bits):
+    """Standard exponential variates (float32) from uint32 bits, monotone in the bits."""
+    return -jnp.log1p(-bits_to_uniform(bits))
+
+
+def bits_from_times(times, model: FailureModel):
+    """The inverse of ``times_from_bits`` (up to its 24-bit resolution): the uint32 rank of a time on the
+    scale of one group's own clock, ``floor(F(t) 2^32)``; monotone, so comparisons with own-clock bits keep
+    the order of the times."""
+    t = jnp.asarray(times, jnp.float32)
+    if model.distribution == "exponential":
+        e = t / jnp.float32(model.group_mtbf_min)
+    else:
+        e = (t / jnp.float32(model.weibull_scale_min)) ** jnp.float32(model.weibull_shape)
+    u = -jnp.expm1(-e)
+    return jnp.clip(u * jnp.float32(2.0 ** 32), 0.0, jnp.float32(4294967040.0)).astype(jnp.uint32)
+
+
+def _expand(clocks, index: np.ndarray):
+    """``clocks[:, index]`` for a static index, as a broadcast where the index is a repeat (contiguous
+    domains) or a tile (interleaved ring) pattern (a gather is several times slower on XLA:CPU)."""
+    c, d = clocks.shape
+    n = index.size
+    size = -(-n // d)
+    if np.array_equal(index, np.arange(n) // size):
+        return jnp.broadcast_to(clocks[:, :, None], (c, d, size)).reshape(c, d * size)[:, :n]
+    if n % d == 0 and np.array_equal(index, np.arange(n) % d):
+        return jnp.broadcast_to(clocks[:, None, :], (c, n // d, d)).reshape(c, n)
+    return clocks[:, jnp.asarray(index)]
+
+
+def scenario_failure_times(words, trial_ids, groups: int, model: FailureModel, scenario):
+    """Failure order under a ``Scenario`` (SPEC §10.1-10.4), per trial and *ring position*, as uint32 keys.
+
+    Column i belongs to physical group ``ring[i]`` (``scenario.ring_order``): own clocks are i.i.d. up to
+    their rate multipliers, so they are drawn directly in ring order (stream 0, as in §1) and no per-trial
+    permutation is needed. Domain level ``l`` draws one exponential clock per domain from stream ``1 + l``;
+    a group fails at the minimum of its own clock and its domains' clocks. The job-wide interruption time
+    comes from stream ``1 + L`` (never when off).
+
+    The keys compare like the failure times. When every group has the same law (no lemons or per-group
+    MTBFs) the keys are the own clocks' raw bits, and domain and job-wide times are mapped to that scale
+    (``bits_from_times``): one exp per domain instead of a log per group. Otherwise the keys are the IEEE bit
+    patterns of the float32 times (the mean time to failure divided by the group's rate multiplier), which
+    order non-negative floats correctly.
+
+    Returns:
+      ``(keys uint32[C, N], from_domain bool[C, N] | None, job_key uint32[C], to_time)``: ``from_domain[c, i]``
+      says that the failure at ring position i is a domain event (None without domains); ``to_time(keys)``
+      maps keys back to minutes.
+    """
+    ring = scenario.ring_order(groups)
+    keys = trial_bits(words, trial_ids, groups, stream=0)
+    mult = scenario.rate_multipliers(groups, model.group_mtbf_min)[ring]
+    if np.all(mult == 1.0):
+        def from_time(t):
+            return bits_from_times(t, model)
+
+        def to_time(k):
+            return times_from_bits(k, model)
+    else:
+        def from_time(t):
+            return jax.lax.bitcast_convert_type(jnp.asarray(t, jnp.float32), jnp.uint32)
+
+        def to_time(k):
+            return jax.lax.bitcast_convert_type(k, jnp.float32)
+
+        keys = from_time(times_from_bits(keys, model) * jnp.asarray(1.0 / mult, jnp.float32))
+    from_domain = None
+    for level_index, level in enumerate(scenario.domains):
+        clocks = exponential_from_bits(trial_bits(words, trial_ids, level.count(groups), stream=1 + level_index))
+        per_group = _expand(from_time(clocks * jnp.float32(level.mtbf_min)), level.members(groups)[ring])
+        earlier = per_group < keys
+        from_domain = earlier if from_domain is None else (from_domain | earlier)
+        keys = jnp.minimum(keys, per_group)
+    rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
+    if rate > 0:
+        job = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(scenario.domains))[:, 0])
+        job_key = from_time(job * jnp.float32(1.0 / rate))
+    else:
+        job_key = jnp.full(keys.shape[:1], 0xFFFFFFFF, jnp.uint32)
+    return keys, from_domain, job_key, to_time

@@ -75,6 +75,39 @@ def _jitted(placement, model):
     return jax.jit(functools.partial(wipeout_kernel, placement=placement, model=model))
 
 
+def scenario_wipeout_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario):
+    r"""Pure kernel for a ``Scenario`` (job-wide failures, failure domains, ring order, uneven groups).
+
+    With the failure times ``t_g`` laid out in ring order (``failures.scenario_failure_times``), the
+    wipe-out time is the same ``w = min_j max_{g in H(j)} t_g`` over ring positions, the epoch ends at
+    ``e = min(w, J)`` with J the first job-wide interruption, and ``T = #{g : t_g <= e}`` (all groups failed
+    by then: a fatal domain event counts every group it took down; at a job-wide end, the groups already
+    down). The fatal event is a domain event when a group failing exactly at ``w`` failed by its domain.
+
+    Returns:
+      ``(T int32[C], end_time float32[C], ended_by_job bool[C], fatal_by_domain bool[C])``.
+    """
+    from .failures import scenario_failure_times
+
+    n = placement.groups
+    order, from_domain, job_order, to_time = scenario_failure_times(words, trial_ids, n, model, scenario)
+    w = shard_loss_bits(order, placement).min(axis=1)
+    ended_by_job = job_order < w
+    end = jnp.minimum(w, job_order)
+    t_count = (order <= end[:, None]).sum(axis=1, dtype=jnp.int32)
+    if from_domain is None:
+        fatal_by_domain = jnp.zeros_like(ended_by_job)
+    else:
+        fatal_by_domain = ~ended_by_job & jnp.any((order == w[:, None]) & from_domain, axis=1)
+    return t_count, to_time(end), ended_by_job, fatal_by_domain
+
+
+@functools.lru_cache(maxsize=32)
+def _jitted_scenario(placement, model, scenario):
+    return jax.jit(functools.partial(scenario_wipeout_kernel, placement=placement, model=model,
+                                     scenario=scenario))
+
+
 @dataclasses.dataclass
 class WipeoutResult:
     """Monte Carlo summary of T (failures at wipe-out, fatal one included) and the epoch uptime."""
@@ -90,6 +123,8 @@ class WipeoutResult:
     chunk_size: int = 0
     devices: int = 1
     uptime_var_min2: float | None = None  # exact sample variance of the uptime (from exact sums)
+    ended_by_job: int = 0  # epochs ended by a job-wide interruption (Scenario)
+    fatal_by_domain: int = 0  # epochs ended by a wipe-out whose fatal event was a domain event
 
     @property
     def mean(self) -> float:
@@ -132,12 +167,15 @@ class WipeoutResult:
 def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, seed: int = 0, *,
                      model: FailureModel = FailureModel(), chunk_size: int | None = None, devices=None,
                      progress: bool = False, out_dir: str | None = None, groups: int = 600, redundancy: int = 8,
-                     kind: str = "stacked") -> WipeoutResult:
+                     kind: str = "stacked", scenario=None) -> WipeoutResult:
     """Monte Carlo of the wipe-out: ``trials`` epochs, each from a full set of restored groups.
 
     Results for a ``seed`` are identical for any ``chunk_size`` and device count. With ``out_dir`` each
-    finished chunk's histogram and sums are saved and a re-run resumes.
+    finished chunk's histogram and sums are saved and a re-run resumes. A non-default ``scenario``
+    (``scenario.Scenario``) runs ``scenario_wipeout_kernel``; the epoch then ends at the wipe-out or the first
+    job-wide interruption, whichever comes first.
     """
+    from .scenario import Scenario
     from .placement import _check_int
 
     if placement is None:
@@ -146,33 +184,39 @@ def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, 
     seed = _check_int("seed", seed, lo=0)
     if trials >= 2**32:
         raise ValueError("trials must be < 2**32")
-    words = as_uint32_key_words(seed)
-    fn = _jitted(placement, model)
+    scenario = Scenario() if scenario is None else scenario
     n = placement.groups
+    scenario.check(n)
+    words = as_uint32_key_words(seed)
+    fn = _jitted(placement, model) if scenario.is_default else _jitted_scenario(placement, model, scenario)
     hist = np.zeros(n + 2, dtype=np.int64)
     up, up2 = ExactSum(), ExactSum()
+    events = np.zeros(2, np.int64)  # ended by a job-wide interruption, fatal domain event
 
     def consume(index, host, saved=None):
         if saved is None:
-            t_count, uptime = host
+            t_count, uptime = host[:2]
             uptime = np.asarray(uptime, np.float64)  # float32 values: their squares are exact in float64
             saved = {"hist": np.bincount(t_count, minlength=n + 2).astype(np.int64),
                      "up": np.array([str(exact_units(uptime))]),
-                     "up2": np.array([str(exact_units(uptime * uptime))])}
+                     "up2": np.array([str(exact_units(uptime * uptime))]),
+                     "events": np.array([int(np.sum(x)) for x in host[2:]] or [0, 0], np.int64)}
         hist[:] += saved["hist"]
         up.total += int(saved["up"][0])
         up2.total += int(saved["up2"][0])
+        events[:] += saved["events"]
         return saved
 
     params = {"kind": "wipeout", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model),
-              "stack_digest": _stack_digest(placement)}
+              "stack_digest": _stack_digest(placement),
+              **({} if scenario.is_default else {"scenario": repr(scenario)})}
     info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
                        desc=f"wipe-out N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
                        params=params)
     _, up_var = exact_mean_var(up, up2, trials)
     return WipeoutResult(n, placement.redundancy, placement.kind, trials, seed, hist, up.value, up2.value,
-                         info["chunk_size"], info["devices"], up_var)
+                         info["chunk_size"], info["devices"], up_var, int(events[0]), int(events[1]))
 
 
 def _stack_digest(placement: Placement) -> str:

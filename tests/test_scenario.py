@@ -1,0 +1,164 @@
+"""Scenarios of SPEC §10.1-10.4 (job-wide failures, failure domains, ring order, uneven groups).
+
+The Monte Carlo kernel is checked against ``reference_scenario.py``: a brute-force event-driven simulator
+written independently from the model's description (it processes one event at a time and keeps per-shard
+holder counts; it shares no code with the engine), and against exact results where they exist.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import reference_scenario as ref
+from spare_jax import theory
+from spare_jax.failures import FailureModel
+from spare_jax.placement import make_placement
+from spare_jax.scenario import (DomainLevel, Scenario, interleaved_ring, job_wide_uptime, lemon_groups,
+                                single_domain_wipeout_fraction)
+from spare_jax.wipeout import simulate_wipeout
+
+MODEL = FailureModel()  # group MTBF 3000 min
+
+
+def _z(a_mean, a_se, b_mean, b_se):
+    return (a_mean - b_mean) / math.sqrt(a_se ** 2 + b_se ** 2)
+
+
+def _reference(n, r, trials, seed, *, scenario, placement="stacked", group_mtbf=None):
+    ring = scenario.ring_order(n)
+    levels = [(d.size, d.mtbf_min) for d in scenario.domains]
+    mtbf = MODEL.group_mtbf_min if group_mtbf is None else group_mtbf
+    out = ref.simulate_epochs(n, r, trials, np.random.default_rng(seed), placement=placement, ring=ring,
+                              group_mtbf_min=mtbf, domain_levels=levels, job_mtbf_min=scenario.job_mtbf_min)
+    return out
+
+
+def _compare(mc, out):
+    """Every epoch statistic of the engine against the reference, within 4 combined standard errors."""
+    n_ref = out["uptime"].size
+    up_z = _z(mc.uptime_mean_min, mc.uptime_stderr_min, out["uptime"].mean(), out["uptime"].std(ddof=1) / math.sqrt(n_ref))
+    t_z = _z(mc.mean, mc.stderr, out["t_count"].mean(), out["t_count"].std(ddof=1) / math.sqrt(n_ref))
+    zs = {"uptime": up_z, "T": t_z}
+    for name, count in (("ended_by_job", mc.ended_by_job), ("fatal_by_domain", mc.fatal_by_domain)):
+        p_mc, p_ref = count / mc.trials, out[name].mean()
+        se = math.sqrt(max(p_mc * (1 - p_mc), 1e-12) / mc.trials + max(p_ref * (1 - p_ref), 1e-12) / n_ref)
+        zs[name] = (p_mc - p_ref) / se
+    assert all(abs(z) < 4 for z in zs.values()), zs
+    return zs
+
+
+def test_default_scenario_is_the_paper_model_bit_for_bit():
+    pl = make_placement("stacked", 60, 3)
+    a = simulate_wipeout(pl, 5000, seed=3)
+    b = simulate_wipeout(pl, 5000, seed=3, scenario=Scenario(lemon_factor=1.0, lemon_fraction=0.5))
+    np.testing.assert_array_equal(a.histogram, b.histogram)
+    assert a.uptime_sum_min == b.uptime_sum_min and b.ended_by_job == b.fatal_by_domain == 0
+
+
+@pytest.mark.parametrize("n,size", [(6, 3), (7, 3), (12, 3), (600, 5), (601, 50), (10, 1)])
+def test_interleaved_ring_matches_the_reference(n, size):
+    np.testing.assert_array_equal(interleaved_ring(n, size), ref.interleaved_ring(n, size))
+
+
+@pytest.mark.parametrize("n,r,levels,ring,kind", [
+    (12, 3, [(3, 2e4)], "contiguous", "stacked"), (12, 3, [(3, 2e4)], "interleaved", "stacked"),
+    (12, 3, [(2, 1e4), (4, 3e4)], "contiguous", "stacked"), (10, 3, [(4, 5e3)], "contiguous", "stacked"),
+    (12, 4, [(4, 1e4)], "contiguous", "block"), (600, 4, [(5, 5e4)], "interleaved", "stacked"),
+    (600, 4, [(5, 5e4)], "contiguous", "stacked")])
+def test_single_domain_wipeout_fraction_matches_brute_force(n, r, levels, ring, kind):
+    sc = Scenario(domains=tuple(DomainLevel(*lv) for lv in levels), ring=ring)
+    got = single_domain_wipeout_fraction(sc, make_placement(kind, n, r))
+    want = ref.single_domain_wipeout_fraction(n, r, levels, placement=kind, ring=sc.ring_order(n))
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("n,r,kind,job", [(6, 2, "stacked", 500.0), (9, 3, "block", 2000.0), (8, 3, "stacked", 4000.0)])
+def test_job_wide_uptime_equals_enumeration(n, r, kind, job):
+    surv = theory.survival_exact(kind, n, r)
+    up, p_job = job_wide_uptime(surv, n, MODEL.group_rate_per_min, 1.0 / job)
+    assert up == pytest.approx(ref.exact_uptime_no_domains(n, r, MODEL.group_mtbf_min, job, placement=kind), rel=1e-12)
+    assert p_job == pytest.approx(ref.exact_job_end_prob_no_domains(n, r, MODEL.group_mtbf_min, job, placement=kind),
+                                  rel=1e-12)
+    assert job_wide_uptime(surv, n, MODEL.group_rate_per_min, 0.0)[0] == pytest.approx(
+        theory.expected_uptime(surv, n, MODEL.group_rate_per_min), rel=1e-13)
+
+
+def test_job_wide_mc_matches_the_exact_composition_at_n600():
+    sc = Scenario(job_mtbf_min=2000.0)
+    mc = simulate_wipeout(make_placement("stacked", 600, 4), 40_000, seed=2, scenario=sc)
+    up, p_job = job_wide_uptime(theory.survival_stacked(600, 4), 600, MODEL.group_rate_per_min, 1 / 2000.0)
+    assert abs(mc.uptime_mean_min - up) < 4 * mc.uptime_stderr_min
+    p = mc.ended_by_job / mc.trials
+    assert abs(p - p_job) < 4 * math.sqrt(p_job * (1 - p_job) / mc.trials)
+
+
+@pytest.mark.parametrize("ring,job", [("contiguous", None), ("interleaved", None), ("contiguous", 2000.0)])
+def test_acceptance_n600_domains_against_the_reference(ring, job):
+    """The issue's acceptance runs: N = 600, r = 4, domains of 5 groups with MTBF 50,000 min."""
+    sc = Scenario(domains=(DomainLevel(5, 50_000.0),), ring=ring, job_mtbf_min=job)
+    mc = simulate_wipeout(make_placement("stacked", 600, 4), 20_000, seed=5, scenario=sc)
+    _compare(mc, _reference(600, 4, 2500, 11, scenario=sc))
+
+
+@pytest.mark.parametrize("n,r,kind,scenario", [
+    (20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),))),
+    (20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),), ring="interleaved", job_mtbf_min=3000.0)),
+    (24, 4, "block", Scenario(domains=(DomainLevel(3, 8000.0), DomainLevel(12, 20000.0)), job_mtbf_min=5000.0)),
+    (21, 2, "stacked", Scenario(domains=(DomainLevel(5, 2000.0),), ring="interleaved")),  # short last domain
+])
+def test_small_n_against_the_reference(n, r, kind, scenario):
+    mc = simulate_wipeout(make_placement(kind, n, r), 40_000, seed=7, scenario=scenario)
+    _compare(mc, _reference(n, r, 8000, 13, scenario=scenario, placement=kind))
+
+
+def test_lemons_and_per_group_mtbfs_against_the_reference():
+    n, r = 20, 3
+    sc = Scenario(lemon_fraction=0.25, lemon_factor=6.0, lemon_seed=4, domains=(DomainLevel(5, 6000.0),))
+    mtbf = MODEL.group_mtbf_min / sc.rate_multipliers(n, MODEL.group_mtbf_min)
+    assert np.sum(mtbf < MODEL.group_mtbf_min) == 5
+    np.testing.assert_array_equal(np.flatnonzero(mtbf < MODEL.group_mtbf_min), lemon_groups(n, 0.25, 4))
+    mc = simulate_wipeout(make_placement("stacked", n, r), 40_000, seed=1, scenario=sc)
+    _compare(mc, _reference(n, r, 8000, 17, scenario=sc, group_mtbf=mtbf))
+    explicit = Scenario(group_mtbf_min=tuple(mtbf), domains=sc.domains)
+    mc2 = simulate_wipeout(make_placement("stacked", n, r), 40_000, seed=1, scenario=explicit)
+    assert mc2.uptime_sum_min == mc.uptime_sum_min  # the same rates, given two ways
+
+
+def test_limits_reduce_to_the_paper_theory():
+    """Domain rate -> 0: the §1 exact E[T] and E[uptime]."""
+    n, r = 200, 3
+    sc = Scenario(domains=(DomainLevel(4, 1e15),), ring="interleaved")
+    mc = simulate_wipeout(make_placement("stacked", n, r), 40_000, seed=9, scenario=sc)
+    surv = theory.survival_stacked(n, r)
+    assert abs(mc.mean - theory.moments_from_survival(surv)[0]) < 4 * mc.stderr
+    assert abs(mc.uptime_mean_min - theory.expected_uptime(surv, n, MODEL.group_rate_per_min)) < 4 * mc.uptime_stderr_min
+    assert mc.fatal_by_domain == 0
+
+
+def test_job_fraction_sets_the_job_rate():
+    sc = Scenario(job_fraction=0.2, domains=(DomainLevel(10, 1e4),))
+    n = 100
+    total = n / MODEL.group_mtbf_min + 10 / 1e4
+    assert sc.job_rate_per_min(n, MODEL.group_mtbf_min) == pytest.approx(0.25 * total)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(domains=((0, 100.0),)), "domain size"), (dict(domains=((5, -1.0),)), "domain mtbf"),
+    (dict(domains=((5, float("nan")),)), "domain mtbf"), (dict(job_mtbf_min=0.0), "job_mtbf"),
+    (dict(job_fraction=1.0), "job_fraction"), (dict(job_fraction=0.1, job_mtbf_min=10.0), "either"),
+    (dict(lemon_fraction=1.5), "lemon_fraction"), (dict(lemon_fraction=-0.1), "lemon_fraction"),
+    (dict(lemon_factor=0.0), "lemon_factor"), (dict(ring="spiral"), "ring"),
+    (dict(group_mtbf_min=(1.0, -2.0)), "group mtbf")])
+def test_bad_scenarios_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Scenario(**kwargs)
+
+
+@pytest.mark.parametrize("scenario,match", [
+    (Scenario(domains=((50, 100.0),)), "domain size"), (Scenario(ring=(0, 1, 1, 3, 4, 5, 6, 7, 8, 9)), "permutation"),
+    (Scenario(ring=(0, 1, 2)), "permutation"), (Scenario(ring="interleaved"), "needs failure domains"),
+    (Scenario(group_mtbf_min=(1.0,) * 3), "per-group")])
+def test_scenarios_that_do_not_fit_the_cluster_are_refused(scenario, match):
+    with pytest.raises(ValueError, match=match):
+        simulate_wipeout(make_placement("stacked", 10, 2), 100, scenario=scenario)
