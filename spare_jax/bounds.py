@@ -15,7 +15,8 @@ library functions use ``check`` for the same values where it is cheap. Why each 
   (``GROUP_MTBF_MIN``): float32 failure times and the fixed-point uptime sums stay exact inside it.
 * ``work_hours``, ``ckpt_cost``, ``restart``, ``ckpt_interval``: minutes/hours in ranges where the
   closed form sums a bounded number of checkpoints; the time-to-train Monte Carlo is further refused up
-  front when the closed form says the runs would need more epochs than ``TTT_EPOCHS_MAX``.
+  front when the closed form says the runs would need more epochs than ``TTT_EPOCHS_MAX`` (or more
+  sampling than ``TTT_CELLS_MAX``).
 * ``chunk_size``: at most 2^24 trials, and its working set (``chunk_bytes``) must fit half the RAM.
 """
 
@@ -48,6 +49,8 @@ BOUNDS = {
 GROUP_MTBF_MIN = (1e-3, 1e10)
 # time-to-train Monte Carlo: most epochs it may sample (the closed form estimates the need up front)
 TTT_EPOCHS_MAX = 2_000_000
+# ... and most epochs x N x max(r, 2) failure times (about 2 minutes of sampling on a 2-core CPU)
+TTT_CELLS_MAX = 2.5e9
 
 
 def flag(name: str) -> str:

@@ -192,11 +192,33 @@ def _clean(v):
 
 
 # --------------------------------------------------------------------------------------------------------
-def _simulate(args, simulate):
+def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
+    """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
+    from .bounds import chunk_bytes, memory_budget_bytes
+
+    budget = memory_budget_bytes()
+    chunk = getattr(args, "chunk_size", None)
+    if chunk is not None and chunk_bytes(chunk, width, bytes_per_item) > budget:
+        fit = budget // chunk_bytes(1, width, bytes_per_item)
+        raise ValueError(f"--chunk-size {chunk}: a chunk needs about "
+                         f"{chunk_bytes(chunk, width, bytes_per_item) / 2**30:.3g} GiB here, more than half the RAM "
+                         f"({budget / 2**30:.3g} GiB); use at most {fit}")
+    if chunk_bytes(64, width, bytes_per_item) > budget:
+        raise ValueError(f"--groups {args.groups} (with --redundancy): even a 64-trial chunk needs about "
+                         f"{chunk_bytes(64, width, bytes_per_item) / 2**30:.3g} GiB, more than half the RAM")
+    if getattr(args, "out", None) is not None:
+        from .driver import ChunkStore
+
+        ChunkStore.check_dir(args.out)
+
+
+def _simulate(args, simulate, width: int, bytes_per_item: int):
     """Build the placement and model from the flags and run a chunked Monte Carlo driver."""
-    from .placement import make_placement
+    from .placement import check_groups_redundancy, make_placement
 
     model = _model(args)
+    check_groups_redundancy(args.groups, args.redundancy)
+    _check_work_inputs(args, width, bytes_per_item)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     t0 = time.perf_counter()
     res = simulate(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
@@ -208,7 +230,7 @@ def cmd_wipeout(args) -> dict:
     from . import theory
     from .wipeout import simulate_wipeout
 
-    model, placement, res, elapsed = _simulate(args, simulate_wipeout)
+    model, placement, res, elapsed = _simulate(args, simulate_wipeout, args.groups, 16)
     surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
     exact_mean, exact_var = (None, None) if surv is None else theory.moments_from_survival(surv)
     asym = theory.expected_failures_asymptotic(placement.kind, placement.groups, placement.redundancy)
@@ -242,7 +264,7 @@ def cmd_overhead(args) -> dict:
     from . import theory
     from .overhead import simulate_overhead
 
-    model, placement, res, elapsed = _simulate(args, simulate_overhead)
+    model, placement, res, elapsed = _simulate(args, simulate_overhead, args.groups * args.redundancy, 8)
     th = None
     if placement.kind in ("stacked", "block") and model.distribution == "exponential":
         exact_k = placement.groups <= theory.EXACT_DP_MAX_N
@@ -315,6 +337,37 @@ def _training(args):
                           args.reference_gpus)
 
 
+def _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs) -> None:
+    """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
+    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form (for Weibull: the exponential model with
+    the same mean, an estimate) gives the restarts per run; ``epochs`` is the pool the MC would sample."""
+    import numpy as np
+
+    from . import ttt
+    from .bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
+    from .failures import FailureModel
+
+    twin = model if model.distribution == "exponential" else FailureModel(
+        "exponential", model.system_mtbf_min, model.reference_gpus, model.gpus_per_group)
+    prof = ttt.epoch_profile(args.scheme, args.groups, r, twin)
+    with np.errstate(all="ignore"):
+        th = ttt.ttt_theory(prof, tau, cfg, gpus)
+    need = args.trials * (th["expected_restarts"] + 1.0)
+    width = args.groups * max(r, 2)
+    if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
+        raise ValueError(f"ttt: {args.trials} run(s) would sample about {max(need, epochs):.3g} epochs of "
+                         f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
+                         "lower --trials")
+    if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
+        ttt_h = th["ttt_hours"]
+        why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else
+               "no checkpoint completes in a typical epoch (the closed form gives TTT = inf)")
+        raise ValueError(f"ttt: {args.trials} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
+                         f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
+                         f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
+                         f"{prof.mean_uptime_min:.3g} min; lower --trials or --work-hours or change the others")
+
+
 def cmd_ttt(args) -> dict:
     from . import ttt
 
@@ -323,6 +376,7 @@ def cmd_ttt(args) -> dict:
     from .placement import check_groups_redundancy
 
     check_groups_redundancy(args.groups, r)
+    _check_work_inputs(args, args.groups * max(r, 2), 8)
     gpus = args.groups * model.gpus_per_group
     theory_ttt, tau, yd = None, args.ckpt_interval, None
     if model.distribution == "exponential":
@@ -344,6 +398,7 @@ def cmd_ttt(args) -> dict:
                                          model.group_rate_per_min)
         rate_guess = 1.0 / r if args.scheme == "rep" else 0.4
     epochs = ttt.epochs_needed(mean_up, cfg, args.trials, rate_guess)
+    _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs)
     t0 = time.perf_counter()
     pool = ttt.sample_epochs(args.scheme, args.groups, r, epochs, args.seed, model, progress=not args.quiet)
     mc = ttt.simulate_ttt(pool, tau, cfg, gpus)
@@ -378,14 +433,25 @@ def cmd_bench(args) -> dict:
     from .placement import check_groups_redundancy
 
     check_groups_redundancy(args.groups, args.redundancy)
+    _check_work_inputs(args, args.groups, 16)
     seconds = 10.0 if args.full else 3.0
     return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
                      devices=args.devices, chunk_size=args.chunk_size)
 
 
 def cmd_run(args) -> dict:
+    import os
+
     from .suite import format_summary, run_suite
 
+    out = args.out_dir
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out-dir {out} exists and is not a directory")
+    parent = out if os.path.isdir(out) else os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out-dir {out}: {parent} is not a writable directory")
     summary = run_suite(args.out_dir, quick=args.quick, seed=args.seed, progress=not args.quiet)
     if not args.json:
         print(format_summary(summary))
@@ -553,7 +619,9 @@ def main(argv=None) -> int:
             from .driver import initialize_distributed
 
             initialize_distributed()
-        result = args.func(args)
+        with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = args.func(args)
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
         return 0
