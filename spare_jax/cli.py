@@ -292,7 +292,7 @@ def cmd_overhead(args) -> dict:
 
 def cmd_reorder(args) -> dict:
     from .placement import make_placement
-    from .reorder import read_trace, replay
+    from .reorder import parse_failed_list, read_trace, replay
 
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     if (args.failed is None) == (args.trace is None):
@@ -301,7 +301,7 @@ def cmd_reorder(args) -> dict:
     if args.trace is not None:
         failed, times = read_trace(args.trace)
     else:
-        failed = [x.strip() for x in args.failed.split(",") if x.strip()]
+        failed = parse_failed_list(args.failed)
     records, ctl = replay(placement, failed, times, solver=args.solver)
     last = records[-1]
     ignored = len(failed) - len(records)
