@@ -69,7 +69,7 @@ def parse_failed_list(text: str) -> list[int]:
         if not item:
             raise ValueError(f"--failed: entry {i} of {text!r} is empty (a stray comma?)")
         if not _ASCII_INT.fullmatch(item):
-            raise ValueError(f"--failed: entry {i} ({item!r}) is not a group id (ASCII digits 0-9 only)")
+            raise ValueError(f"--failed: entry {i} ({item!r}) is not an integer group id (ASCII digits 0-9 only)")
         out.append(int(item))
     return out
 
@@ -378,7 +378,7 @@ def read_trace(path: str):
                 raise ValueError(f"trace: line {i} of {path} has more fields than the header")
             if not _ASCII_INT.fullmatch(parts[0]):
                 raise ValueError(f"trace: line {i} of {path}: group {parts[0]!r} is not an integer")
-            groups.append(int(parts[0]))
+            groups.append(parts[0])  # validated; check_failures converts
             t = None
             if len(parts) > 1 and parts[1]:
                 try:
