@@ -264,6 +264,12 @@ def cmd_overhead(args) -> dict:
     from . import theory
     from .overhead import simulate_overhead
 
+    if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --out
+        given = [f for f, v in (("--chunk-size", args.chunk_size), ("--devices", args.devices), ("--out", args.out),
+                                ("--distributed", args.distributed)) if v not in (None, False)]
+        if given:
+            raise ValueError(f"{', '.join(given)}: not used by overhead --placement random (it runs on the host, "
+                             "unchunked); drop the flag or use stacked/block")
     model, placement, res, elapsed = _simulate(args, simulate_overhead, args.groups * args.redundancy, 8)
     th = None
     if placement.kind in ("stacked", "block") and model.distribution == "exponential":
@@ -434,6 +440,11 @@ def cmd_bench(args) -> dict:
 
     check_groups_redundancy(args.groups, args.redundancy)
     _check_work_inputs(args, args.groups, 16)
+    from .bounds import chunk_bytes, memory_budget_bytes
+
+    if chunk_bytes(1024, args.groups * args.redundancy, 8) > memory_budget_bytes():  # bench's overhead chunk
+        raise ValueError(f"--groups {args.groups} x --redundancy {args.redundancy}: the overhead kernel's "
+                         "1024-trial chunk does not fit half the RAM; lower either")
     seconds = 10.0 if args.full else 3.0
     return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
                      devices=args.devices, chunk_size=args.chunk_size)

@@ -271,3 +271,35 @@ def test_strict_json_helper():
                        1: -math.inf, "d": np.bool_(True)})
     assert json.dumps(out, allow_nan=False) == ('{"a": null, "b": [null, 3], "c": [1.0, null], "1": null, '
                                                 '"d": true}')
+
+
+def test_overhead_random_refuses_flags_it_cannot_use(tmp_path, capsys):
+    refused(["overhead", "-N", "20", "-r", "2", "--placement", "random", "--trials", "10", "--out", str(tmp_path),
+             "--quiet"], "--out", capsys, max_s=10)
+
+
+def test_bench_refuses_what_cannot_fit(capsys):
+    refused(["bench", "-N", "200000", "-r", "64", "--quiet"], "--groups", capsys, max_s=10)
+
+
+def test_two_processes_on_one_out_dir(tmp_path):
+    """Started together on one --out: each either finishes or is refused with one line; never a crash."""
+    import subprocess
+    import sys
+
+    out = str(tmp_path / "shared")
+    cmd = [sys.executable, "-m", "spare_jax", "wipeout", "-N", "30", "-r", "3", "--trials", "20000",
+           "--chunk-size", "256", "--out", out, "--quiet", "--json"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])))
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(2)]
+    results = [(p.wait(timeout=300), *p.communicate()) for p in procs]
+    for rc, stdout, stderr in results:
+        assert "Traceback" not in stderr, stderr
+        assert rc in (0, 2), (rc, stderr)
+        if rc == 2:
+            assert stdout == "" and len(stderr.strip().splitlines()) == 1 and "another run" in stderr
+        else:
+            assert strict_loads(stdout)["trials"] == 20000
+    assert any(rc == 0 for rc, _, _ in results)
+    assert not [p for p in os.listdir(os.path.join(out, "chunks")) if ".tmp" in p]
