@@ -51,6 +51,7 @@ REFUSED = [
     (["wipeout", "--reference-gpus", "1e400"], "--reference-gpus"),
     # per-group MTBF = 0.01 * 1 / 1e6 min: every flag in range, the combination is not
     (["wipeout", "--mtbf", "0.01", "--reference-gpus", "1", "--gpus-per-group", "1e6"], "per-group MTBF"),
+    (["wipeout", "--mtbf", "1e6", "--reference-gpus", "1e4", "--gpus-per-group", "1"], "per-group MTBF"),
     (["wipeout", "--chunk-size", "1e8"], "--chunk-size"),
     (["wipeout", "--chunk-size", "100000000"], "--chunk-size"),
     (["wipeout", "--chunk-size", "2000000000"], "--chunk-size"),
@@ -303,3 +304,11 @@ def test_two_processes_on_one_out_dir(tmp_path):
             assert strict_loads(stdout)["trials"] == 20000
     assert any(rc == 0 for rc, _, _ in results)
     assert not [p for p in os.listdir(os.path.join(out, "chunks")) if ".tmp" in p]
+
+
+def test_largest_group_mtbf_still_sums_exactly(capsys):
+    """Per-group MTBF 1e7 min (the bound), N = 1: the epoch uptime is one exponential time, mean 1e7."""
+    assert main(["wipeout", "-N", "1", "-r", "1", "--mtbf", "1e3", "--reference-gpus", "1e4", "--gpus-per-group", "1",
+                 "--trials", "20000", "--quiet", "--json"]) == 0
+    data = strict_loads(capsys.readouterr().out)
+    assert abs(data["mc_epoch_uptime_min"] / data["theory_epoch_uptime_min"] - 1) < 0.05
