@@ -350,7 +350,7 @@ def _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs) -> None:
     import numpy as np
 
     from . import ttt
-    from .bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
+    from .bounds import TTT_CELLS_MAX, TTT_CKPTS_MAX, TTT_EPOCHS_MAX
     from .failures import FailureModel
 
     twin = model if model.distribution == "exponential" else FailureModel(
@@ -360,6 +360,11 @@ def _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs) -> None:
         th = ttt.ttt_theory(prof, tau, cfg, gpus)
     need = args.trials * (th["expected_restarts"] + 1.0)
     width = args.groups * max(r, 2)
+    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)  # checkpoints in a long (tail) epoch
+    if ckpts > TTT_CKPTS_MAX:
+        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
+                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
+                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
     if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
         raise ValueError(f"ttt: {args.trials} run(s) would sample about {max(need, epochs):.3g} epochs of "
                          f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "

@@ -312,3 +312,11 @@ def test_largest_group_mtbf_still_sums_exactly(capsys):
                  "--trials", "20000", "--quiet", "--json"]) == 0
     data = strict_loads(capsys.readouterr().out)
     assert abs(data["mc_epoch_uptime_min"] / data["theory_epoch_uptime_min"] - 1) < 0.05
+
+
+def test_ttt_interval_far_too_short_for_the_epochs(capsys):
+    # per-group MTBF 1e7 min, N = 2: epochs of ~5e6 min; tau + C = 0.01 min would list ~1e10 checkpoints
+    line = refused(["ttt", "-N", "2", "-r", "1", "--scheme", "rep", "--mtbf", "1e3", "--reference-gpus", "1e4",
+                    "--gpus-per-group", "1", "--ckpt-interval", "0.01", "--ckpt-cost", "0", "--quiet"],
+                   "--ckpt-interval", capsys, max_s=60)
+    assert "checkpoints" in line
