@@ -12,7 +12,7 @@ library functions use ``check`` for the same values where it is cheap. Why each 
 * ``weibull_shape``: 0.2..10. Outside it the float32 sampler loses the tails (k < 0.2: E^(1/k) spans
   > 40 decades; k > 10: E^(1/k) rounds to ties) and gamma(1 + 1/k) overflows for tiny k.
 * ``mtbf``, ``gpus_per_group``, ``reference_gpus``: per-flag ranges plus the derived per-group MTBF
-  (``GROUP_MTBF_MIN``, 1e-3..1e7 min): float32 failure times stay finite and the fixed-point sum of the
+  (``GROUP_MTBF_RANGE``, 1e-3..1e7 min): float32 failure times stay finite and the fixed-point sum of the
   epoch uptimes (2^24 per minute, int64 partial sums of 4096 values) cannot overflow (mean uptime
   <= group MTBF <= 1e7 < 1.3e8 min; the largest Weibull(0.2) draw, 4.5e4 x the mean, < 5.5e11 min).
 * ``work_hours``, ``ckpt_cost``, ``restart``, ``ckpt_interval``: minutes/hours in ranges where the
@@ -48,7 +48,7 @@ BOUNDS = {
 }
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group
-GROUP_MTBF_MIN = (1e-3, 1e7)
+GROUP_MTBF_RANGE = (1e-3, 1e7)
 # time-to-train Monte Carlo: most epochs it may sample (the closed form estimates the need up front)
 TTT_EPOCHS_MAX = 2_000_000
 # ... and most epochs x N x max(r, 2) failure times (about 2 minutes of sampling on a 2-core CPU)

@@ -14,7 +14,7 @@ import sys
 import time
 import warnings
 
-from .bounds import BOUNDS, GROUP_MTBF_MIN
+from .bounds import BOUNDS, GROUP_MTBF_RANGE
 from .bounds import check as check_bound
 from .bounds import describe as describe_bound
 from .bounds import flag as bounds_flag
@@ -87,7 +87,7 @@ def _failure_args(p):
     p.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
                    help=_help("system MTBF in minutes at the reference cluster size (default 5 at 600k GPUs; "
                               "the per-group MTBF mtbf*reference-gpus/gpus-per-group must lie in "
-                              f"{GROUP_MTBF_MIN[0]:g}..{GROUP_MTBF_MIN[1]:g} min)", "mtbf"))
+                              f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min)", "mtbf"))
     p.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=1000.0,
                    help=_help("GPUs per data-parallel group (default 1000)", "gpus_per_group"))
     p.add_argument("--reference-gpus", type=_bounded("reference_gpus"), default=600_000.0,
@@ -103,7 +103,8 @@ def _run_args(p):
                               "its working set exceeds half the RAM)", "chunk_size"))
     p.add_argument("--devices", type=_bounded("devices"), default=None,
                    help="JAX devices to shard trials over (default: all)")
-    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes")
+    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes (locked "
+                   "while a run uses it)")
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
 
@@ -112,9 +113,9 @@ def _model(args):
     from .failures import FailureModel
 
     group_mtbf = args.mtbf * args.reference_gpus / args.gpus_per_group
-    if not GROUP_MTBF_MIN[0] <= group_mtbf <= GROUP_MTBF_MIN[1]:
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf <= GROUP_MTBF_RANGE[1]:
         raise ValueError(f"--mtbf x --reference-gpus / --gpus-per-group (the per-group MTBF) must be in "
-                         f"{GROUP_MTBF_MIN[0]:g}..{GROUP_MTBF_MIN[1]:g} min, got {group_mtbf:g}")
+                         f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min, got {group_mtbf:g}")
     return FailureModel(args.distribution, args.mtbf, args.reference_gpus, args.gpus_per_group,
                         args.weibull_shape)
 
