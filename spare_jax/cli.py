@@ -9,8 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
+import warnings
+
+from .bounds import BOUNDS, GROUP_MTBF_RANGE
+from .bounds import check as check_bound
+from .bounds import describe as describe_bound
+from .bounds import flag as bounds_flag
 
 EXIT_BAD_INPUT = 2
 
@@ -24,79 +31,80 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{self.prog}: {message}")
 
 
-def _positive_float(name):
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not math.isfinite(v) or v <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a positive finite number, got {text!r}")
-        return v
+_INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
+
+def _bounded(bound, flag=None):
+    """An argparse type for the setting ``bound`` of ``bounds.BOUNDS`` (ASCII digits only, in range)."""
+    kind = BOUNDS[bound][0]
+    flag = flag or bounds_flag(bound)
+
+    def parse(text):
+        text = str(text).strip()
+        if kind == "int":
+            if not _INT_TEXT.fullmatch(text):
+                raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}")
+            value = int(text)
+        else:
+            if not _FLOAT_TEXT.fullmatch(text):
+                raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {text!r}")
+            value = float(text)
+        try:
+            return check_bound(bound, value, flag)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.kind = kind
     return parse
 
 
-def _nonneg_float(name):
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not math.isfinite(v) or v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, got {text!r}")
-        return v
-
-    return parse
+def _help(text, bound):
+    return f"{text}; {describe_bound(bound)}"
 
 
-def _int_at_least(name, lo):
-    def parse(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"{name} must be >= {lo}, got {v}")
-        return v
-
-    return parse
-
-
-def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int = 8, groups: int = 600):
-    p.add_argument("-N", "--groups", type=_int_at_least("--groups", 1), default=groups,
-                   help=f"data-parallel groups N (default {groups})")
-    p.add_argument("-r", "--redundancy", type=_int_at_least("--redundancy", 1), default=redundancy,
-                   help=f"redundancy r: shards per stack and holders per shard (default {redundancy})")
+def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int | None = 8, groups: int = 600,
+            seed=True, trials_bound="trials"):
+    p.add_argument("-N", "--groups", type=_bounded("groups"), default=groups,
+                   help=_help(f"data-parallel groups N (default {groups})", "groups"))
+    if redundancy is not None:
+        p.add_argument("-r", "--redundancy", type=_bounded("redundancy"), default=redundancy,
+                       help=_help(f"redundancy r: shards per stack and holders per shard (default {redundancy})",
+                                  "redundancy"))
     if placement:
         p.add_argument("--placement", choices=("stacked", "block", "random"), default="stacked",
                        help="shard placement (default stacked)")
     if trials is not None:
-        p.add_argument("--trials", type=_int_at_least("--trials", 1), default=trials,
-                       help=f"Monte Carlo trials (default {trials})")
-    p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0, help="PRNG seed (default 0)")
+        p.add_argument("--trials", type=_bounded(trials_bound, "--trials"), default=trials,
+                       help=_help(f"Monte Carlo trials (default {trials})", trials_bound))
+    if seed:
+        p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _failure_args(p):
-    p.add_argument("--mtbf", type=_positive_float("--mtbf"), default=5.0,
-                   help="system MTBF in minutes at the reference cluster size (default 5 at 600k GPUs)")
-    p.add_argument("--gpus-per-group", type=_positive_float("--gpus-per-group"), default=1000.0,
-                   help="GPUs per data-parallel group (default 1000)")
-    p.add_argument("--reference-gpus", type=_positive_float("--reference-gpus"), default=600_000.0,
-                   help="GPU count at which --mtbf is quoted (default 600000)")
+    p.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
+                   help=_help("system MTBF in minutes at the reference cluster size (default 5 at 600k GPUs; "
+                              "the per-group MTBF mtbf*reference-gpus/gpus-per-group must lie in "
+                              f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min)", "mtbf"))
+    p.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=1000.0,
+                   help=_help("GPUs per data-parallel group (default 1000)", "gpus_per_group"))
+    p.add_argument("--reference-gpus", type=_bounded("reference_gpus"), default=600_000.0,
+                   help=_help("GPU count at which --mtbf is quoted (default 600000)", "reference_gpus"))
     p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential")
-    p.add_argument("--weibull-shape", type=_positive_float("--weibull-shape"), default=1.0,
-                   help="Weibull shape k (same mean per group)")
+    p.add_argument("--weibull-shape", type=_bounded("weibull_shape"), default=1.0,
+                   help=_help("Weibull shape k (same mean per group)", "weibull_shape"))
 
 
 def _run_args(p):
-    p.add_argument("--chunk-size", type=_int_at_least("--chunk-size", 1), default=None,
-                   help="trials per chunk (default: chosen from the working-set size)")
-    p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None,
+    p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
+                   help=_help("trials per chunk (default: chosen from the working-set size; refused when "
+                              "its working set exceeds half the RAM)", "chunk_size"))
+    p.add_argument("--devices", type=_bounded("devices"), default=None,
                    help="JAX devices to shard trials over (default: all)")
-    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes")
+    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes (locked "
+                   "while a run uses it)")
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
 
@@ -104,6 +112,10 @@ def _run_args(p):
 def _model(args):
     from .failures import FailureModel
 
+    group_mtbf = args.mtbf * args.reference_gpus / args.gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"--mtbf x --reference-gpus / --gpus-per-group (the per-group MTBF) must be in "
+                         f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min, got {group_mtbf:g}")
     return FailureModel(args.distribution, args.mtbf, args.reference_gpus, args.gpus_per_group,
                         args.weibull_shape)
 
@@ -133,7 +145,7 @@ def print_table(title: str, rows: dict, out=None) -> None:
 
 def emit(args, title: str, result: dict) -> None:
     if args.json:
-        print(json.dumps(result, default=_json_default))
+        print(json.dumps(strict_json(result), allow_nan=False))
     else:
         print_table(title, {k: v for k, v in result.items()
                             if not (isinstance(v, list) and len(v) > 8 or k == "per_event")})
@@ -151,6 +163,28 @@ def _json_default(o):
     raise TypeError(f"not JSON serialisable: {type(o)}")
 
 
+def strict_json(o):
+    """A copy of ``o`` that ``json.dumps(..., allow_nan=False)`` accepts: numpy scalars and arrays become
+    Python values, NaN and +-inf become None (strict JSON has no NaN/Infinity)."""
+    import numpy as np
+
+    if isinstance(o, dict):
+        return {str(k): strict_json(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [strict_json(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return strict_json(o.tolist())
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if math.isfinite(o) else None
+    if o is None or isinstance(o, (int, str)):
+        return o
+    return _json_default(o)
+
+
 def _clean(v):
     """NaN/inf -> None so that --json is strict JSON."""
     if isinstance(v, float) and not math.isfinite(v):
@@ -159,11 +193,33 @@ def _clean(v):
 
 
 # --------------------------------------------------------------------------------------------------------
-def _simulate(args, simulate):
+def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
+    """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
+    from .bounds import chunk_bytes, memory_budget_bytes
+
+    budget = memory_budget_bytes()
+    chunk = getattr(args, "chunk_size", None)
+    if chunk is not None and chunk_bytes(chunk, width, bytes_per_item) > budget:
+        fit = budget // chunk_bytes(1, width, bytes_per_item)
+        raise ValueError(f"--chunk-size {chunk}: a chunk needs about "
+                         f"{chunk_bytes(chunk, width, bytes_per_item) / 2**30:.3g} GiB here, more than half the RAM "
+                         f"({budget / 2**30:.3g} GiB); use at most {fit}")
+    if chunk_bytes(64, width, bytes_per_item) > budget:
+        raise ValueError(f"--groups {args.groups} (with --redundancy): even a 64-trial chunk needs about "
+                         f"{chunk_bytes(64, width, bytes_per_item) / 2**30:.3g} GiB, more than half the RAM")
+    if getattr(args, "out", None) is not None:
+        from .driver import ChunkStore
+
+        ChunkStore.check_dir(args.out)
+
+
+def _simulate(args, simulate, width: int, bytes_per_item: int):
     """Build the placement and model from the flags and run a chunked Monte Carlo driver."""
-    from .placement import make_placement
+    from .placement import check_groups_redundancy, make_placement
 
     model = _model(args)
+    check_groups_redundancy(args.groups, args.redundancy)
+    _check_work_inputs(args, width, bytes_per_item)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     t0 = time.perf_counter()
     res = simulate(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
@@ -175,7 +231,7 @@ def cmd_wipeout(args) -> dict:
     from . import theory
     from .wipeout import simulate_wipeout
 
-    model, placement, res, elapsed = _simulate(args, simulate_wipeout)
+    model, placement, res, elapsed = _simulate(args, simulate_wipeout, args.groups, 16)
     surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
     exact_mean, exact_var = (None, None) if surv is None else theory.moments_from_survival(surv)
     asym = theory.expected_failures_asymptotic(placement.kind, placement.groups, placement.redundancy)
@@ -209,7 +265,13 @@ def cmd_overhead(args) -> dict:
     from . import theory
     from .overhead import simulate_overhead
 
-    model, placement, res, elapsed = _simulate(args, simulate_overhead)
+    if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --out
+        given = [f for f, v in (("--chunk-size", args.chunk_size), ("--devices", args.devices), ("--out", args.out),
+                                ("--distributed", args.distributed)) if v not in (None, False)]
+        if given:
+            raise ValueError(f"{', '.join(given)}: not used by overhead --placement random (it runs on the host, "
+                             "unchunked); drop the flag or use stacked/block")
+    model, placement, res, elapsed = _simulate(args, simulate_overhead, args.groups * args.redundancy, 8)
     th = None
     if placement.kind in ("stacked", "block") and model.distribution == "exponential":
         exact_k = placement.groups <= theory.EXACT_DP_MAX_N
@@ -237,7 +299,7 @@ def cmd_overhead(args) -> dict:
 
 def cmd_reorder(args) -> dict:
     from .placement import make_placement
-    from .reorder import read_trace, replay
+    from .reorder import parse_failed_list, read_trace, replay
 
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     if (args.failed is None) == (args.trace is None):
@@ -246,7 +308,7 @@ def cmd_reorder(args) -> dict:
     if args.trace is not None:
         failed, times = read_trace(args.trace)
     else:
-        failed = [x.strip() for x in args.failed.split(",") if x.strip()]
+        failed = parse_failed_list(args.failed)
     records, ctl = replay(placement, failed, times, solver=args.solver)
     last = records[-1]
     ignored = len(failed) - len(records)
@@ -265,12 +327,12 @@ def cmd_reorder(args) -> dict:
 
 
 def _training_args(p):
-    p.add_argument("--work-hours", type=_positive_float("--work-hours"), default=720.0,
-                   help="failure-free work W in hours at depth 1 (default 720)")
-    p.add_argument("--ckpt-cost", type=_nonneg_float("--ckpt-cost"), default=5.0,
-                   help="blocking checkpoint cost C in minutes (default 5)")
-    p.add_argument("--restart", type=_nonneg_float("--restart"), default=60.0,
-                   help="global restart cost R in minutes at the reference size (default 60)")
+    p.add_argument("--work-hours", type=_bounded("work_hours"), default=720.0,
+                   help=_help("failure-free work W in hours at depth 1 (default 720)", "work_hours"))
+    p.add_argument("--ckpt-cost", type=_bounded("ckpt_cost"), default=5.0,
+                   help=_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
+    p.add_argument("--restart", type=_bounded("restart"), default=60.0,
+                   help=_help("global restart cost R in minutes at the reference size (default 60)", "restart"))
     p.add_argument("--restart-scaling", choices=("none", "linear", "quadratic"), default="none",
                    help="restart cost vs GPU count relative to --reference-gpus (default none)")
 
@@ -282,6 +344,42 @@ def _training(args):
                           args.reference_gpus)
 
 
+def _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs) -> None:
+    """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
+    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form (for Weibull: the exponential model with
+    the same mean, an estimate) gives the restarts per run; ``epochs`` is the pool the MC would sample."""
+    import numpy as np
+
+    from . import ttt
+    from .bounds import TTT_CELLS_MAX, TTT_CKPTS_MAX, TTT_EPOCHS_MAX
+    from .failures import FailureModel
+
+    twin = model if model.distribution == "exponential" else FailureModel(
+        "exponential", model.system_mtbf_min, model.reference_gpus, model.gpus_per_group)
+    prof = ttt.epoch_profile(args.scheme, args.groups, r, twin)
+    with np.errstate(all="ignore"):
+        th = ttt.ttt_theory(prof, tau, cfg, gpus)
+    need = args.trials * (th["expected_restarts"] + 1.0)
+    width = args.groups * max(r, 2)
+    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)  # checkpoints in a long (tail) epoch
+    if ckpts > TTT_CKPTS_MAX:
+        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
+                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
+                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
+    if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
+        raise ValueError(f"ttt: {args.trials} run(s) would sample about {max(need, epochs):.3g} epochs of "
+                         f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
+                         "lower --trials")
+    if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
+        ttt_h = th["ttt_hours"]
+        why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else
+               "no checkpoint completes in a typical epoch (the closed form gives TTT = inf)")
+        raise ValueError(f"ttt: {args.trials} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
+                         f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
+                         f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
+                         f"{prof.mean_uptime_min:.3g} min; lower --trials or --work-hours or change the others")
+
+
 def cmd_ttt(args) -> dict:
     from . import ttt
 
@@ -290,6 +388,7 @@ def cmd_ttt(args) -> dict:
     from .placement import check_groups_redundancy
 
     check_groups_redundancy(args.groups, r)
+    _check_work_inputs(args, args.groups * max(r, 2), 8)
     gpus = args.groups * model.gpus_per_group
     theory_ttt, tau, yd = None, args.ckpt_interval, None
     if model.distribution == "exponential":
@@ -311,6 +410,7 @@ def cmd_ttt(args) -> dict:
                                          model.group_rate_per_min)
         rate_guess = 1.0 / r if args.scheme == "rep" else 0.4
     epochs = ttt.epochs_needed(mean_up, cfg, args.trials, rate_guess)
+    _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs)
     t0 = time.perf_counter()
     pool = ttt.sample_epochs(args.scheme, args.groups, r, epochs, args.seed, model, progress=not args.quiet)
     mc = ttt.simulate_ttt(pool, tau, cfg, gpus)
@@ -345,14 +445,30 @@ def cmd_bench(args) -> dict:
     from .placement import check_groups_redundancy
 
     check_groups_redundancy(args.groups, args.redundancy)
+    _check_work_inputs(args, args.groups, 16)
+    from .bounds import chunk_bytes, memory_budget_bytes
+
+    if chunk_bytes(1024, args.groups * args.redundancy, 8) > memory_budget_bytes():  # bench's overhead chunk
+        raise ValueError(f"--groups {args.groups} x --redundancy {args.redundancy}: the overhead kernel's "
+                         "1024-trial chunk does not fit half the RAM; lower either")
     seconds = 10.0 if args.full else 3.0
     return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
                      devices=args.devices, chunk_size=args.chunk_size)
 
 
 def cmd_run(args) -> dict:
+    import os
+
     from .suite import format_summary, run_suite
 
+    out = args.out_dir
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out-dir {out} exists and is not a directory")
+    parent = out if os.path.isdir(out) else os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"--out-dir {out}: {parent} is not a writable directory")
     summary = run_suite(args.out_dir, quick=args.quick, seed=args.seed, progress=not args.quiet)
     if not args.json:
         print(format_summary(summary))
@@ -368,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="the main job: the default experiment suite, figures and a summary table")
     p.add_argument("--quick", action="store_true", help="a small version (about 2-3 minutes on 2 cores)")
     p.add_argument("--out-dir", default="figures", help="where figures and data go (default figures/)")
-    p.add_argument("--seed", type=_int_at_least("--seed", 0), default=0)
+    p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
     p.add_argument("--json", action="store_true")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_run, title="spare-jax run: summary")
@@ -385,28 +501,31 @@ def build_parser() -> argparse.ArgumentParser:
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
-    _common(p, trials=200, placement=False)
+    _common(p, trials=200, placement=False, trials_bound="ttt_trials")
     _failure_args(p)
     _training_args(p)
     p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare")
-    p.add_argument("--ckpt-interval", type=_positive_float("--ckpt-interval"), default=None,
-                   help="checkpoint interval tau in minutes of compute (default: the closed-form optimum)")
+    p.add_argument("--ckpt-interval", type=_bounded("ckpt_interval"), default=None,
+                   help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum)",
+                              "ckpt_interval"))
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
-    _common(p, trials=None, placement=False)
+    _common(p, trials=None, placement=False, redundancy=None, seed=False)  # r is searched; no randomness
     _failure_args(p)
     _training_args(p)
-    p.add_argument("--r-max", type=_int_at_least("--r-max", 1), default=20, help="largest r searched (default 20)")
+    p.add_argument("--r-max", type=_bounded("r_max"), default=20,
+                   help=_help("largest r searched (default 20)", "r_max"))
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
-    _common(p, trials=None, placement=False)
+    _common(p, trials=None, placement=False, seed=False)  # run_bench takes no seed
     p.add_argument("--full", action="store_true", help="longer, steadier measurements")
-    p.add_argument("--chunk-size", type=_int_at_least("--chunk-size", 1), default=None,
-                   help="trials per kernel call (default: the driver's choice; larger on accelerators)")
-    p.add_argument("--devices", type=_int_at_least("--devices", 1), default=None)
+    p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
+                   help=_help("trials per kernel call (default: the driver's choice; larger on accelerators)",
+                              "chunk_size"))
+    p.add_argument("--devices", type=_bounded("devices"), default=None)
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
@@ -417,6 +536,36 @@ def build_parser() -> argparse.ArgumentParser:
                    help="min-cost-flow backend for phase 2 (default ortools)")
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
     return parser
+
+
+def _config_value(action, key, value):
+    """A TOML value checked like the flag it stands for: booleans for switches, numbers (not booleans)
+    for numeric settings, strings for the rest."""
+    if isinstance(action, argparse._StoreTrueAction):
+        if not isinstance(value, bool):
+            raise ValueError(f"--config: {key} must be true or false, got {value!r}")
+        return value
+    kind = getattr(action.type, "kind", None)
+    if kind is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"--config: {key} must be a number, got {value!r}")
+        if kind == "int":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError(f"--config: {key} must be an integer, got {value!r}")
+                value = int(value)
+            text = str(value)
+        else:
+            text = repr(float(value)) if math.isfinite(value) else str(value)
+        try:
+            return action.type(text)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"--config: {exc}") from None
+    if not isinstance(value, str):
+        raise ValueError(f"--config: {key} must be a string, got {value!r}")
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"--config: {key} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
+    return value
 
 
 def _apply_config(parser, argv):
@@ -450,27 +599,27 @@ def _apply_config(parser, argv):
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"--config: {path} is not valid TOML: {exc}") from None
     command = next((a for a in rest if not a.startswith("-")), None)
-    sub = parser._subparsers._group_actions[0].choices.get(command) if command else None
+    subs = parser._subparsers._group_actions[0].choices
+    sub = subs.get(command) if command else None
     if sub is None:
         raise ValueError("--config needs a subcommand (e.g. spare-jax run --config run.toml)")
-    section = cfg.get(command, cfg)
+    for key, value in cfg.items():
+        if isinstance(value, dict) and key not in subs:
+            raise ValueError(f"--config: unknown section [{key}] in {path} (sections: {', '.join(subs)})")
+    # top-level keys apply to every subcommand; the subcommand's own table wins over them
     known = {a.dest: a for a in sub._actions}
     defaults = {}
-    for key, value in section.items():
-        if isinstance(value, dict):
-            continue
-        dest = key.replace("-", "_")
-        if dest not in known or dest in ("help", "func", "title"):
-            raise ValueError(f"--config: unknown setting {key!r} for 'spare-jax {command}'")
-        action = known[dest]
-        if action.type is not None and not isinstance(value, bool):
-            try:
-                value = action.type(str(value))
-            except argparse.ArgumentTypeError as exc:
-                raise ValueError(f"--config: {exc}") from None
-        if action.choices is not None and value not in action.choices:
-            raise ValueError(f"--config: {key} must be one of {', '.join(map(str, action.choices))}")
-        defaults[dest] = value
+    for table in ({k: v for k, v in cfg.items() if not isinstance(v, dict)}, cfg.get(command, {})):
+        seen = {}
+        for key, value in table.items():
+            dest = key.replace("-", "_")
+            if dest not in known or dest in ("help", "func", "title"):
+                where = f"[{command}]" if table is cfg.get(command) else "the top level"
+                raise ValueError(f"--config: unknown setting {key!r} for 'spare-jax {command}' (in {where})")
+            if dest in seen:
+                raise ValueError(f"--config: {key!r} and {seen[dest]!r} set the same thing")
+            seen[dest] = key
+            defaults[dest] = _config_value(known[dest], key, value)
     sub.set_defaults(**defaults)
     return rest
 
@@ -487,7 +636,9 @@ def main(argv=None) -> int:
             from .driver import initialize_distributed
 
             initialize_distributed()
-        result = args.func(args)
+        with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = args.func(args)
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
         return 0

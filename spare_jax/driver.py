@@ -143,28 +143,100 @@ def _params_digest(params: dict) -> str:
 class ChunkStore:
     """Per-chunk sufficient statistics on disk: ``out_dir/run.json`` + ``out_dir/chunks/NNNNNNNN.npz``.
 
-    A chunk file is written atomically (temp file + rename) only after the chunk is finished, so an
-    interruption loses at most the chunk in flight, which is recomputed on resume.
+    A chunk file is written atomically (a uniquely named temp file + rename) only after the chunk is
+    finished, so an interruption loses at most the chunk in flight, which is recomputed on resume. The
+    directory is locked (``fcntl.flock`` on ``out_dir/.lock``) while a run uses it: a second run on the same
+    directory is refused (ValueError) instead of racing on its files. ``close()`` releases the lock.
     """
+
+    LOCK = ".lock"
+
+    @staticmethod
+    def check_dir(out_dir: str) -> None:
+        """Cheap up-front check that ``out_dir`` can hold a run (ValueError naming what is wrong)."""
+        if not isinstance(out_dir, str) or not out_dir:
+            raise ValueError(f"--out must be a directory path, got {out_dir!r}")
+        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+            raise ValueError(f"--out {out_dir} exists and is not a directory")
+        meta = os.path.join(out_dir, "run.json")
+        if os.path.lexists(meta) and not os.path.isfile(meta):
+            raise ValueError(f"--out {out_dir}: {meta} is not a file")
+        chunks = os.path.join(out_dir, "chunks")
+        if os.path.lexists(chunks) and not os.path.isdir(chunks):
+            raise ValueError(f"--out {out_dir}: {chunks} is not a directory")
+        parent = out_dir if os.path.isdir(out_dir) else os.path.dirname(os.path.abspath(out_dir))
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            raise ValueError(f"--out {out_dir}: {parent} is not a writable directory")
 
     def __init__(self, out_dir: str, params: dict):
         self.out_dir = out_dir
         self.params = params
-        os.makedirs(os.path.join(out_dir, "chunks"), exist_ok=True)
+        self._lock = None
+        self.check_dir(out_dir)
+        try:
+            os.makedirs(os.path.join(out_dir, "chunks"), exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--out {out_dir}: cannot create it: {exc.strerror}") from None
+        self._acquire_lock()
+        try:
+            self._check_meta(params)
+        except BaseException:
+            self.close()
+            raise
+
+    def _acquire_lock(self) -> None:
+        import fcntl
+
+        path = os.path.join(self.out_dir, self.LOCK)
+        try:
+            fh = open(path, "a+")
+        except OSError as exc:
+            raise ValueError(f"--out {self.out_dir}: cannot open its lock file: {exc.strerror}") from None
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise ValueError(f"--out {self.out_dir} is in use: another run holds its lock ({path})") from None
+        self._lock = fh
+
+    def close(self) -> None:
+        """Release the directory lock (idempotent)."""
+        if self._lock is not None:
+            self._lock.close()  # closing the descriptor drops the flock
+            self._lock = None
+
+    def __del__(self):  # pragma: no cover - safety net; run_chunked closes explicitly
+        self.close()
+
+    def _check_meta(self, params: dict) -> None:
+        out_dir = self.out_dir
         meta = os.path.join(out_dir, "run.json")
         digest = _params_digest(params)
         if os.path.exists(meta):
-            with open(meta) as fh:
-                saved = json.load(fh)
+            try:
+                with open(meta) as fh:
+                    saved = json.load(fh)
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                raise ValueError(f"--out {out_dir}: {meta} is not a run record (unreadable or not JSON)") from None
+            if not isinstance(saved, dict) or not isinstance(saved.get("params", {}), dict):
+                raise ValueError(f"--out {out_dir}: {meta} is not a run record (not a JSON object with params)")
             if saved.get("digest") != digest:
                 diff = sorted(k for k in set(saved.get("params", {})) | set(params)
                               if saved.get("params", {}).get(k) != json.loads(json.dumps(params, default=str)).get(k))
                 raise ValueError(f"--out {out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
                                  "use another --out or the same parameters")
         else:
-            with open(meta + ".tmp", "w") as fh:
+            tmp = self._tmp_name(meta, ".json")
+            with open(tmp, "w") as fh:
                 json.dump({"digest": digest, "params": params}, fh, indent=1, sort_keys=True, default=str)
-            os.replace(meta + ".tmp", meta)
+            os.replace(tmp, meta)
+
+    @staticmethod
+    def _tmp_name(path: str, suffix: str) -> str:
+        """A temp name beside ``path`` unique to this process and call (two writers never share one)."""
+        return f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp{suffix}"
 
     def path(self, index: int) -> str:
         return os.path.join(self.out_dir, "chunks", f"{index:08d}.npz")
@@ -178,9 +250,23 @@ class ChunkStore:
 
     def save(self, index: int, arrays: dict) -> None:
         p = self.path(index)
-        tmp = p + ".tmp.npz"
+        tmp = self._tmp_name(p, ".npz")
         np.savez(tmp, **arrays)
         os.replace(tmp, p)
+
+
+def _check_trials_and_chunk(trials, chunk_size: int, width: int, bytes_per_item: int) -> None:
+    """Trial ids are uint32: ``trials`` < 2^32. One chunk's working set must fit half the RAM."""
+    from .bounds import chunk_bytes, memory_budget_bytes
+
+    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or not 1 <= trials <= 2**32 - 1:
+        raise ValueError(f"trials must be an integer in 1..2^32-1 (trial ids are uint32), got {trials!r}")
+    need, budget = chunk_bytes(chunk_size, width, bytes_per_item), memory_budget_bytes()
+    if need > budget:
+        fit = max(0, budget // max(1, chunk_bytes(1, width, bytes_per_item)))
+        raise ValueError(f"chunk_size {chunk_size} needs about {need / 2**30:.3g} GiB per chunk (width {width}), more "
+                         f"than half the RAM ({budget / 2**30:.3g} GiB); use a chunk size of at most {fit}"
+                         + ("" if fit else " (none fits: lower the groups or redundancy)"))
 
 
 def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: Callable, *, width: int,
@@ -201,6 +287,7 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     chunk_size = -(-chunk_size // ndev) * ndev
+    _check_trials_and_chunk(trials, chunk_size, width, bytes_per_item)
     mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
@@ -219,7 +306,8 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
                 resumed += 1
                 bar.update(n_valid)
                 continue
-            ids = shard_ids(np.arange(start, start + chunk_size, dtype=np.uint32), sharding)
+            # ids past ``trials`` only pad the last chunk (cut on the host): wrap them rather than overflow
+            ids = shard_ids(np.arange(start, start + chunk_size, dtype=np.int64).astype(np.uint32), sharding)
             out = kernel(ids)
             host = jax.tree_util.tree_map(lambda a: to_host(a)[:n_valid], out)
             stats = consume(index, host)
@@ -228,6 +316,8 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
             bar.update(n_valid)
     finally:
         bar.close()
+        if store is not None:
+            store.close()
     return {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_chunks": resumed}
 
 

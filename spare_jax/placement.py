@@ -41,6 +41,10 @@ def _check_int(name: str, value, lo: int = 1) -> int:
         raise ValueError(f"{name} must be an integer, got {value!r}") from None
     if ivalue < lo:
         raise ValueError(f"{name} must be >= {lo}, got {ivalue}")
+    if name in ("trials", "seed"):  # uint32 trial ids; jax.random.key takes a C long (bounds.BOUNDS)
+        from .bounds import check
+
+        check(name, ivalue)
     return ivalue
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import re
 import time
 
 import numpy as np
@@ -54,17 +56,53 @@ class EventRecord:
     solver_ms: float = 0.0  # the min-cost-flow solve alone (phase 2)
 
 
+_ASCII_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def parse_failed_list(text: str) -> list[int]:
+    """``'3,17,4'`` -> ``[3, 17, 4]``: ASCII digits only, no empty entries (a trailing comma is refused)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("--failed: the failure list is empty")
+    out = []
+    for i, part in enumerate(text.split(","), 1):
+        item = part.strip()
+        if not item:
+            raise ValueError(f"--failed: entry {i} of {text!r} is empty (a stray comma?)")
+        if not _ASCII_INT.fullmatch(item):
+            raise ValueError(f"--failed: entry {i} ({item!r}) is not an integer group id (ASCII digits 0-9 only)")
+        out.append(int(item))
+    return out
+
+
+def _check_time(t, where: str):
+    """A failure time: a finite number of minutes >= 0, or None."""
+    if t is None:
+        return None
+    if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{where}: time_min {t!r} is not a number")
+    t = float(t)
+    if not math.isfinite(t) or t < 0:
+        raise ValueError(f"{where}: time_min {t!r} is not a finite number >= 0")
+    return t
+
+
 def check_failures(failed, groups: int) -> list[int]:
     """Validate a failure trace: non-empty, integers in range, no repeats (ValueError otherwise)."""
     if failed is None:
         raise ValueError("failed: the failure trace is empty")
     ids = []
+    if isinstance(failed, (str, bytes)):
+        raise ValueError("failed: expected a sequence of group ids, got a string (split it first)")
     for x in failed:
+        if isinstance(x, (bool, np.bool_)):
+            raise ValueError(f"failed: group id {x!r} is not an integer")
+        if isinstance(x, str) and not _ASCII_INT.fullmatch(x.strip()):
+            raise ValueError(f"failed: group id {x!r} is not an integer (ASCII digits only)")
         try:
             g = int(x)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ValueError(f"failed: group id {x!r} is not an integer") from None
-        if isinstance(x, float) and x != g:
+        if isinstance(x, (float, np.floating)) and x != g:
             raise ValueError(f"failed: group id {x!r} is not an integer")
         if g < 0 or g >= groups:
             raise ValueError(f"failed: group id {g} is out of range 0..{groups - 1}")
@@ -290,6 +328,8 @@ def replay(placement: Placement, trace, times=None, solver: str = "ortools", min
     trace = check_failures(trace, placement.groups)
     if times is not None and len(times) != len(trace):
         raise ValueError("times: one time per failure is needed")
+    if times is not None:
+        times = [_check_time(t, f"times[{i}]") for i, t in enumerate(times)]
     ctl = ReorderController(placement, solver=solver, minimize_moves=minimize_moves)
     records = []
     for i, g in enumerate(trace):
@@ -320,18 +360,32 @@ def read_trace(path: str):
         for i, ln in enumerate(lines, 1):
             try:
                 obj = json.loads(ln)
-                groups.append(obj["group"])
-                times.append(obj.get("time_min"))
-            except (json.JSONDecodeError, KeyError, TypeError):
+                g = obj["group"]
+                t = obj.get("time_min")
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 raise ValueError(f"trace: line {i} of {path} is not a JSON object with a 'group'") from None
+            if isinstance(g, bool) or not isinstance(g, int):
+                raise ValueError(f"trace: line {i} of {path}: group {g!r} is not an integer")
+            groups.append(g)
+            times.append(_check_time(t, f"trace: line {i} of {path}"))
     else:
         header = [h.strip() for h in lines[0].split(",")]
         if header[0] != "group":
             raise ValueError(f"trace: {path} must start with the header 'group' or 'group,time_min'")
         for i, ln in enumerate(lines[1:], 2):
             parts = [p.strip() for p in ln.split(",")]
-            groups.append(parts[0])
-            times.append(float(parts[1]) if len(parts) > 1 and parts[1] else None)
+            if len(parts) > len(header):
+                raise ValueError(f"trace: line {i} of {path} has more fields than the header")
+            if not _ASCII_INT.fullmatch(parts[0]):
+                raise ValueError(f"trace: line {i} of {path}: group {parts[0]!r} is not an integer")
+            groups.append(parts[0])  # validated; check_failures converts
+            t = None
+            if len(parts) > 1 and parts[1]:
+                try:
+                    t = float(parts[1])
+                except ValueError:
+                    raise ValueError(f"trace: line {i} of {path}: time_min {parts[1]!r} is not a number") from None
+            times.append(_check_time(t, f"trace: line {i} of {path}"))
     if any(t is None for t in times):
         times = None
     return groups, times
