@@ -124,9 +124,44 @@ def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel,
     return thresholds, stats
 
 
+def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario):
+    """Pure kernel under a ``Scenario``: the same outputs as ``overhead_kernel``, sojourns sampled.
+
+    The failure keys in ring order come from ``failures.scenario_failure_times``; the epoch ends at
+    ``e = min(w, J)`` (wipe-out or job-wide interruption). Let ``T_e`` be the index of the end in the sorted
+    failure sequence: ``T`` (the groups failed by the wipe-out, a fatal domain event counting every group it
+    took down) or ``T + 1`` at a job-wide end (the depth after the T failures lasts until J). The depth
+    thresholds ``K_d`` are searched in ``[0, T_e]`` exactly as in §1, and the time of index k is
+    ``min(t_(k), e)``. Without the i.i.d. law there are no expected sojourns: both column groups of ``stats``
+    hold the sampled ones. Ties (a domain event fails several groups at one instant) give zero-length
+    segments, so the time integrals are unaffected by where a threshold falls inside a tie.
+    """
+    from .failures import scenario_failure_times
+    from .wipeout import shard_loss_bits
+
+    r = placement.redundancy
+    keys, _, job_key, to_time = scenario_failure_times(words, trial_ids, placement.groups, model, scenario)
+    w = shard_loss_bits(keys, placement).min(axis=1)
+    ended_by_job = job_key < w
+    end = jnp.minimum(w, job_key)
+    t_end = (keys <= end[:, None]).sum(axis=1, dtype=jnp.int32) + ended_by_job.astype(jnp.int32)
+    thresholds = depth_thresholds(keys, t_end, placement)
+    times = to_time(jnp.minimum(jnp.sort(keys, axis=1), end[:, None]))
+    times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
+    depth = jnp.arange(1, r + 1, dtype=jnp.float32)
+    seg = (jnp.take_along_axis(times, thresholds[:, 1:], axis=1)
+           - jnp.take_along_axis(times, thresholds[:, :-1], axis=1))
+    depth_at_end = 1 + (thresholds[:, 1:r] <= (t_end - 1)[:, None]).sum(axis=1)
+    sums = [seg.sum(axis=1), (seg / depth).sum(axis=1), (seg * depth).sum(axis=1)]
+    return thresholds, jnp.stack(sums + sums + [depth_at_end.astype(jnp.float32)], axis=1)
+
+
 @functools.lru_cache(maxsize=32)
-def _jitted(placement, model):
-    return jax.jit(functools.partial(overhead_kernel, placement=placement, model=model))
+def _jitted(placement, model, scenario=None):
+    if scenario is None or scenario.is_default:
+        return jax.jit(functools.partial(overhead_kernel, placement=placement, model=model))
+    kernel = functools.partial(scenario_overhead_kernel, placement=placement, model=model, scenario=scenario)
+    return jax.jit(lambda words, ids, harmonic: kernel(words, ids))
 
 
 def harmonic_sojourns(groups: int, rate: float) -> np.ndarray:
@@ -205,18 +240,30 @@ def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, h
 def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, seed: int = 0, *,
                       model: FailureModel = FailureModel(), chunk_size: int | None = None, devices=None,
                       progress: bool = False, out_dir: str | None = None, groups: int = 600,
-                      redundancy: int = 8, kind: str = "stacked") -> OverheadResult:
-    """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work]."""
+                      redundancy: int = 8, kind: str = "stacked", scenario=None) -> OverheadResult:
+    """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work].
+
+    A non-default ``scenario`` (``scenario.Scenario``) runs ``scenario_overhead_kernel`` (sampled sojourns;
+    the epoch ends at the wipe-out or the first job-wide interruption).
+    """
+    from .scenario import Scenario
+
+    scenario = Scenario() if scenario is None else scenario
     if placement is None:
         placement = make_placement(kind, groups, redundancy, seed=seed)
     trials = _check_int("trials", trials)
     seed = _check_int("seed", seed, lo=0)
     n, r = placement.groups, placement.redundancy
+    scenario.check(n)
     if placement.kind not in ("stacked", "block"):
+        if not scenario.is_default:
+            raise ValueError("scenarios need the stacked or block placement for the overhead (no device depth "
+                             "kernel for random/custom placements)")
         return _simulate_overhead_host(placement, trials, seed, model, progress)
     words = as_uint32_key_words(seed)
     harmonic = jnp.asarray(harmonic_sojourns(n, model.group_rate_per_min), jnp.float32)
-    fn = _jitted(placement, model)
+    fn = _jitted(placement, model, None if scenario.is_default else scenario)
+    sampled = model.distribution != "exponential" or not scenario.is_default
     exp_ratio, smp_ratio, depth_ratio = _Ratio(), _Ratio(), _Ratio()
     hist = np.zeros(r + 1, np.int64)
     ksum = np.zeros(r + 1, np.int64)
@@ -227,8 +274,7 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
             e, s, dd = _Ratio(), _Ratio(), _Ratio()
             e.add(stats[:, 0], stats[:, 1])
             s.add(stats[:, 3], stats[:, 4])
-            dd.add(stats[:, 2] if model.distribution == "exponential" else stats[:, 5],
-                   stats[:, 0] if model.distribution == "exponential" else stats[:, 3])
+            dd.add(stats[:, 5] if sampled else stats[:, 2], stats[:, 3] if sampled else stats[:, 0])
             saved = {"exp": np.array([str(x) for x in e.state()]), "smp": np.array([str(x) for x in s.state()]),
                      "depth": np.array([str(x) for x in dd.state()]),
                      "hist": np.bincount(stats[:, 6].astype(np.int64), minlength=r + 1)[: r + 1].astype(np.int64),
@@ -241,7 +287,8 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
         return saved
 
     params = {"kind": "overhead", "placement": placement.kind, "groups": n, "redundancy": r, "trials": trials,
-              "seed": seed, "model": dataclasses.asdict(model)}
+              "seed": seed, "model": dataclasses.asdict(model),
+              **({} if scenario.is_default else {"scenario": repr(scenario)})}
     run_chunked(lambda ids: fn(words, ids, harmonic=harmonic), trials, chunk_size, consume, width=n * r,
                 devices=devices, desc=f"overhead N={n} r={r}", progress=progress, out_dir=out_dir,
                 params=params, bytes_per_item=8)
