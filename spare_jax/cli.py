@@ -275,6 +275,12 @@ def _training_args(p):
                    help="restart cost vs GPU count relative to --reference-gpus (default none)")
 
 
+def _ages_arg(p):
+    p.add_argument("--ages", choices=("kept", "renewed"), default="kept",
+                   help="at a global restart only failed groups are replaced; survivors keep their age (kept, "
+                        "default) or every clock restarts (renewed); identical for exponential failures")
+
+
 def _training(args):
     from .ttt import TrainingConfig
 
@@ -291,29 +297,23 @@ def cmd_ttt(args) -> dict:
 
     check_groups_redundancy(args.groups, r)
     gpus = args.groups * model.gpus_per_group
-    theory_ttt, tau, yd = None, args.ckpt_interval, None
-    if model.distribution == "exponential":
-        prof = ttt.epoch_profile(args.scheme, args.groups, r, model)
-        if tau is None:
-            tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
-        th = ttt.ttt_theory(prof, tau, cfg, gpus)
+    theory_ttt, tau, yd, renewed_ttt = None, args.ckpt_interval, None, None
+    # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
+    # closed form gives the default tau and a reference number, the Monte Carlo the answer
+    kept = model.distribution != "exponential" and args.ages == "kept"
+    prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages)
+    if tau is None:
+        tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
+    th = ttt.ttt_theory(prof, tau, cfg, gpus)
+    if kept:
+        renewed_ttt = th["ttt_hours"]
+    else:
         theory_ttt = th["ttt_hours"]
         yd = ttt.young_daly(prof, cfg, gpus)
-        rate_guess = 1 / th["ttt_over_w"] / th["availability"]
-        mean_up = prof.mean_uptime_min
-    else:
-        if tau is None:
-            raise ValueError("--ckpt-interval is needed with Weibull failures (the closed form is exponential-only)")
-        from . import theory as th_mod
-
-        mean_up = th_mod.expected_uptime(th_mod.survival_exact(kind, args.groups, r) if kind != "random" else
-                                         th_mod.survival_poisson(kind, args.groups, r), args.groups,
-                                         model.group_rate_per_min)
-        rate_guess = 1.0 / r if args.scheme == "rep" else 0.4
-    epochs = ttt.epochs_needed(mean_up, cfg, args.trials, rate_guess)
+    rate_guess = 1 / th["ttt_over_w"] / th["availability"]
     t0 = time.perf_counter()
-    pool = ttt.sample_epochs(args.scheme, args.groups, r, epochs, args.seed, model, progress=not args.quiet)
-    mc = ttt.simulate_ttt(pool, tau, cfg, gpus)
+    mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.trials, tau, cfg, model, gpus, args.seed,
+                                     args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet)
     half = 1.96 * mc["ttt_stderr_hours"]
     return {
         "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
@@ -327,6 +327,8 @@ def cmd_ttt(args) -> dict:
         "daly_interval_min": None if yd is None else yd["daly_min"],
         "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
         "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
+        "ages": args.ages, "renewed_theory_ttt_hours": renewed_ttt,
+        "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
         "elapsed_s": time.perf_counter() - t0,
     }
 
@@ -334,7 +336,8 @@ def cmd_ttt(args) -> dict:
 def cmd_optimize(args) -> dict:
     from . import ttt
 
-    res = ttt.optimize(args.groups, args.r_max, _model(args), _training(args), progress=not args.quiet)
+    res = ttt.optimize(args.groups, args.r_max, _model(args), _training(args), progress=not args.quiet,
+                       ages=args.ages)
     if not args.curves:
         res.pop("curves")
     return res
@@ -391,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare")
     p.add_argument("--ckpt-interval", type=_positive_float("--ckpt-interval"), default=None,
                    help="checkpoint interval tau in minutes of compute (default: the closed-form optimum)")
+    _ages_arg(p)
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
@@ -399,6 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     _training_args(p)
     p.add_argument("--r-max", type=_int_at_least("--r-max", 1), default=20, help="largest r searched (default 20)")
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
+    _ages_arg(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")

@@ -693,22 +693,44 @@ def epochs_needed(profile_uptime_min: float, cfg: TrainingConfig, runs: int, rat
 
 
 def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
-             cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False) -> dict:
-    """Per scheme: r* (search over 1..r_max), tau* (optax on the closed form), TTT and availability."""
+             cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False,
+             ages: str = "kept") -> dict:
+    """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
+    ``r_searched``), tau* (optax on the closed form), TTT and availability.
+
+    Closed form only: exponential failures (any ``ages``: the same model) or any Weibull law with
+    ``ages="renewed"``. Weibull with ``ages="kept"`` is refused (no closed form: the epochs are a Markov
+    chain in the survivors' ages); the message points to ``ages="renewed"`` for the renewed model's optimum
+    and to ``spare-jax ttt --ages kept`` to check that optimum by Monte Carlo.
+    """
     from .driver import Progress
 
     n = check_groups_redundancy(groups, 1)[0]
+    ages = check_ages(ages)
     if isinstance(r_max, bool) or int(r_max) < 1:
         raise ValueError(f"r_max must be >= 1, got {r_max!r}")
+    if model.distribution != "exponential" and ages == "kept":
+        raise ValueError("optimize uses the closed form, which has no kept-ages version for non-exponential "
+                         "failures: use ages='renewed' (--ages renewed) for the optimum of the renewed model, "
+                         "then check it with the kept-ages Monte Carlo (spare-jax ttt --ages kept -r R "
+                         "--ckpt-interval TAU)")
     gpus = n * model.gpus_per_group
     out, curves = {}, {}
-    jobs = [(s, r) for s in schemes for r in (range(1, min(int(r_max), n) + 1) if s != "none" else [1])]
+
+    def r_values(scheme):
+        if scheme == "none":
+            return [1]
+        rs = range(1, min(int(r_max), n) + 1)
+        return [r for r in rs if n % r == 0] if scheme == "rep" else list(rs)
+
+    searched = {s: r_values(s) for s in schemes}
+    jobs = [(s, r) for s in schemes for r in searched[s]]
     bar = Progress(len(jobs), f"optimize N={n} (closed form)", enabled=progress, unit="profile")
     for scheme in schemes:
         best = None
         curves[scheme] = []
-        for r in (range(1, min(int(r_max), n) + 1) if scheme != "none" else [1]):
-            prof = epoch_profile(scheme, n, r, model)
+        for r in searched[scheme]:
+            prof = epoch_profile(scheme, n, r, model, ages=ages)
             tau, ttt_min = best_tau_grid(prof, cfg, gpus)
             curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": ttt_min / 60.0})
             if best is None or ttt_min < best[1]:
@@ -721,11 +743,15 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
                        "ttt_hours": opt["ttt_hours"], "availability": opt["availability"],
                        "ttt_over_w": opt["ttt_over_w"], "goodput": opt["goodput"],
                        "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
-                       "mean_uptime_min": prof.mean_uptime_min}
+                       "mean_uptime_min": prof.mean_uptime_min, "r_searched": searched[scheme]}
     bar.close()
     result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
               "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
-              "cluster_mtbf_min": model.cluster_mtbf_min(n), "curves": curves}
+              "cluster_mtbf_min": model.cluster_mtbf_min(n), "distribution": model.distribution, "ages": ages,
+              "curves": curves}
+    if "rep" in searched:
+        result["rep_r_searched"] = ("divisors of N up to r_max (rep uses replica sets, which need r | N): "
+                                    + ", ".join(map(str, searched["rep"])))
     if "spare" in out and "rep" in out:
         result["ttt_reduction_vs_rep"] = 1.0 - out["spare"]["ttt_hours"] / out["rep"]["ttt_hours"]
     return result
