@@ -42,6 +42,7 @@ the committed work reaches W.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -434,6 +435,7 @@ def residual_times(bits, ages, model: FailureModel):
     return jnp.maximum(t, jnp.float32(_TINY))
 
 
+@functools.lru_cache(maxsize=32)
 def _kept_chain_fn(scheme: str, n: int, r: int, kind: str, model: FailureModel, length: int, depth: bool):
     """jit(words, chain_ids uint32[C], ages float32[C, N], first_epoch) -> per-chain outputs of ``length``
     epochs: (uptime float32[C, L], breakpoints float32[C, L, r+1] or None, final ages float32[C, N]).
@@ -486,7 +488,6 @@ def _run_kept_chains(scheme, n, r, kind, model, words, chain_ids, ages, first_ep
                      block: int = 256):
     """Host loop over chunks of chains and blocks of epochs (fixed block length, so one compilation)."""
     ups, bps = [], []
-    fns = {}
     out_ages = np.empty_like(ages)
     for c0 in range(0, chain_ids.size, chunk):
         ids = chain_ids[c0:c0 + chunk]
@@ -494,9 +495,7 @@ def _run_kept_chains(scheme, n, r, kind, model, words, chain_ids, ages, first_ep
         e, done, cu, cb = first_epoch, 0, [], []
         while done < length:
             step = min(block, length - done)
-            if step not in fns:
-                fns[step] = _kept_chain_fn(scheme, n, r, kind, model, step, depth)
-            u, b, a = fns[step](words, jnp.asarray(ids, jnp.uint32), a, e)
+            u, b, a = _kept_chain_fn(scheme, n, r, kind, model, step, depth)(words, jnp.asarray(ids, jnp.uint32), a, e)
             cu.append(np.asarray(u, np.float64))
             cb.append(np.asarray(b, np.float64))
             e += step
