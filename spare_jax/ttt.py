@@ -212,7 +212,7 @@ def _ttt_closed_form_np(taus, ckpt, restart, work_min, t, log_s, h, mean_uptime)
     taus = np.atleast_1d(np.asarray(taus, np.float64))
     period = taus + ckpt
     total = np.array([_ckpts_to_grid_end(float(t[-1]), float(x), ckpt) for x in taus])
-    block = max(1024, _BLOCK_ELEMS // taus.size)
+    block = int(min(total.max(), max(1024, _BLOCK_ELEMS // taus.size)))
     acc = np.zeros(taus.size)
     start = 0
     while start < total.max():
