@@ -29,6 +29,16 @@ it is exact, and for memoryless wipe-outs (``none``) the formula equals the clas
 ``(W/tau)(1/lambda + R)(e^{lambda T} - 1)``. The ratio is exact as W/E[U] -> infinity; its error against
 the Monte Carlo is measured in ``experiments/ttt_vs_r.py``.
 
+The sum over checkpoints runs over every checkpoint up to the end of the profile grid (where S < 1e-13),
+in blocks, with no cap on their number (tau + C may be 10^-5 of the mean epoch: 10^7 terms).
+
+Other failure laws. With *renewed* ages (``AGES``: every group's clock restarts at each restart) the failed
+set at time t is i.i.d. Bernoulli(F(t)) for any continuous law, so the same profile holds on the grid of the
+cumulative hazard ``x`` (``F = 1 - e^{-x}``) mapped to minutes by ``theory.time_from_hazard``
+(Weibull ``t = scale x^{1/k}``); ``theory.renewed_uptime_and_work`` gives E[U] and E[W] exactly by
+order-statistic spacings. With *kept* ages (the default: a restart replaces only the failed groups) and a
+non-exponential law there is no closed form; the Monte Carlo below simulates the Markov chain of ages.
+
 Young (``sqrt(2 C M)``) and Daly (``sqrt(2 C (M + R))``) intervals, with M = E[U] the mean time between
 wipe-outs, are baselines; ``optimize_tau`` minimises the closed form over ``log tau`` with optax (Adam).
 
@@ -37,6 +47,9 @@ Monte Carlo. Epochs (U and depth breakpoints) are sampled by the JAX kernels (``
 independent of tau and C, so every (tau, C) is evaluated on the same epochs (common random numbers). The
 per-epoch committed work is the vectorised formula above; runs are consecutive epochs of the pool until
 the committed work reaches W.
+With kept ages and a non-exponential law, epochs come from ``sample_kept_chains``: independent chains
+(training runs on independent clusters), each a ``lax.scan`` over epochs carrying the per-group ages, after
+a burn-in; ``simulate_ttt_runs`` takes one run per chain and samples until it has exactly the requested runs.
 """
 
 from __future__ import annotations
