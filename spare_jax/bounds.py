@@ -33,7 +33,7 @@ BOUNDS = {
     "redundancy": ("int", 1, 64, ""),
     "r_max": ("int", 1, 64, ""),
     "trials": ("int", 1, 2**32 - 1, ""),
-    "ttt_trials": ("int", 1, 10_000, "training runs"),
+    "ttt_trials": ("int", 2, 10_000, "training runs (>= 2 for a standard error)"),
     "seed": ("int", 0, 2**63 - 1, ""),
     "chunk_size": ("int", 1, 2**24, ""),
     "devices": ("int", 1, 65_536, ""),

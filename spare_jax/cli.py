@@ -337,6 +337,12 @@ def _training_args(p):
                    help="restart cost vs GPU count relative to --reference-gpus (default none)")
 
 
+def _ages_arg(p):
+    p.add_argument("--ages", choices=("kept", "renewed"), default="kept",
+                   help="at a global restart only failed groups are replaced; survivors keep their age (kept, "
+                        "default) or every clock restarts (renewed); identical for exponential failures")
+
+
 def _training(args):
     from .ttt import TrainingConfig
 
@@ -344,21 +350,13 @@ def _training(args):
                           args.reference_gpus)
 
 
-def _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs) -> None:
+def _check_ttt_feasible(args, cfg, r, tau, gpus, epochs, prof, th) -> None:
     """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
-    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form (for Weibull: the exponential model with
-    the same mean, an estimate) gives the restarts per run; ``epochs`` is the pool the MC would sample."""
-    import numpy as np
-
-    from . import ttt
+    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
+    with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the pool the
+    MC would sample."""
     from .bounds import TTT_CELLS_MAX, TTT_CKPTS_MAX, TTT_EPOCHS_MAX
-    from .failures import FailureModel
 
-    twin = model if model.distribution == "exponential" else FailureModel(
-        "exponential", model.system_mtbf_min, model.reference_gpus, model.gpus_per_group)
-    prof = ttt.epoch_profile(args.scheme, args.groups, r, twin)
-    with np.errstate(all="ignore"):
-        th = ttt.ttt_theory(prof, tau, cfg, gpus)
     need = args.trials * (th["expected_restarts"] + 1.0)
     width = args.groups * max(r, 2)
     ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)  # checkpoints in a long (tail) epoch
@@ -390,30 +388,25 @@ def cmd_ttt(args) -> dict:
     check_groups_redundancy(args.groups, r)
     _check_work_inputs(args, args.groups * max(r, 2), 8)
     gpus = args.groups * model.gpus_per_group
-    theory_ttt, tau, yd = None, args.ckpt_interval, None
-    if model.distribution == "exponential":
-        prof = ttt.epoch_profile(args.scheme, args.groups, r, model)
-        if tau is None:
-            tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
-        th = ttt.ttt_theory(prof, tau, cfg, gpus)
+    theory_ttt, tau, yd, renewed_ttt = None, args.ckpt_interval, None, None
+    # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
+    # closed form gives the default tau and a reference number, the Monte Carlo the answer
+    kept = model.distribution != "exponential" and args.ages == "kept"
+    prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages)
+    if tau is None:
+        tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
+    th = ttt.ttt_theory(prof, tau, cfg, gpus)
+    if kept:
+        renewed_ttt = th["ttt_hours"]
+    else:
         theory_ttt = th["ttt_hours"]
         yd = ttt.young_daly(prof, cfg, gpus)
-        rate_guess = 1 / th["ttt_over_w"] / th["availability"]
-        mean_up = prof.mean_uptime_min
-    else:
-        if tau is None:
-            raise ValueError("--ckpt-interval is needed with Weibull failures (the closed form is exponential-only)")
-        from . import theory as th_mod
-
-        mean_up = th_mod.expected_uptime(th_mod.survival_exact(kind, args.groups, r) if kind != "random" else
-                                         th_mod.survival_poisson(kind, args.groups, r), args.groups,
-                                         model.group_rate_per_min)
-        rate_guess = 1.0 / r if args.scheme == "rep" else 0.4
-    epochs = ttt.epochs_needed(mean_up, cfg, args.trials, rate_guess)
-    _check_ttt_feasible(args, model, cfg, r, tau, gpus, epochs)
+    rate_guess = 1 / th["ttt_over_w"] / th["availability"]
+    _check_ttt_feasible(args, cfg, r, tau, gpus, ttt.epochs_needed(prof.mean_uptime_min, cfg, args.trials, rate_guess),
+                        prof, th)
     t0 = time.perf_counter()
-    pool = ttt.sample_epochs(args.scheme, args.groups, r, epochs, args.seed, model, progress=not args.quiet)
-    mc = ttt.simulate_ttt(pool, tau, cfg, gpus)
+    mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.trials, tau, cfg, model, gpus, args.seed,
+                                     args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet)
     half = 1.96 * mc["ttt_stderr_hours"]
     return {
         "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
@@ -427,6 +420,8 @@ def cmd_ttt(args) -> dict:
         "daly_interval_min": None if yd is None else yd["daly_min"],
         "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
         "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
+        "ages": args.ages, "renewed_theory_ttt_hours": renewed_ttt,
+        "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
         "elapsed_s": time.perf_counter() - t0,
     }
 
@@ -434,7 +429,8 @@ def cmd_ttt(args) -> dict:
 def cmd_optimize(args) -> dict:
     from . import ttt
 
-    res = ttt.optimize(args.groups, args.r_max, _model(args), _training(args), progress=not args.quiet)
+    res = ttt.optimize(args.groups, args.r_max, _model(args), _training(args), progress=not args.quiet,
+                       ages=args.ages)
     if not args.curves:
         res.pop("curves")
     return res
@@ -508,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ckpt-interval", type=_bounded("ckpt_interval"), default=None,
                    help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum)",
                               "ckpt_interval"))
+    _ages_arg(p)
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
@@ -517,6 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--r-max", type=_bounded("r_max"), default=20,
                    help=_help("largest r searched (default 20)", "r_max"))
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
+    _ages_arg(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")

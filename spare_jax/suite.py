@@ -341,6 +341,8 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
     rows = []
     for scheme in ttt.SCHEMES:
         for r in (rs if scheme != "none" else (1,)):
+            if scheme == "rep" and groups % r:
+                continue  # replica sets need r | N (ttt.scheme_placement refuses the rest)
             prof = ttt.epoch_profile(scheme, groups, r, model)
             rate = (1.0 / r) if scheme == "rep" else (1.0 if scheme == "none" else 0.4)
             need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses_replace(cfg, ckpt_cost_min=min(ckpt_costs)),
