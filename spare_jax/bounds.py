@@ -44,7 +44,15 @@ BOUNDS = {
     "work_hours": ("float", 1e-2, 1e6, "h"),
     "ckpt_cost": ("float", 0.0, 1e5, "min"),
     "restart": ("float", 0.0, 1e6, "min"),
-    "ckpt_interval": ("float", 1e-2, 1e7, "min"),
+    "ckpt_interval": ("float", 1e-3, 1e7, "min"),
+    # scenarios (SPEC §10): rates where float32 clocks stay finite and resolvable against the group clocks
+    "job_mtbf": ("float", 1e-2, 1e12, "min"),
+    "job_fraction": ("float", 0.0, 0.99, ""),
+    "domain_size": ("int", 1, 200_000, "groups"),
+    "domain_mtbf": ("float", 1e-2, 1e15, "min"),
+    "lemon_fraction": ("float", 0.0, 1.0, ""),
+    "lemon_factor": ("float", 1e-3, 1e4, ""),
+    "lemon_seed": ("int", 0, 2**63 - 1, ""),
 }
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group

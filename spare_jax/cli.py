@@ -97,6 +97,88 @@ def _failure_args(p):
                    help=_help("Weibull shape k (same mean per group)", "weibull_shape"))
 
 
+def _scenario_args(p):
+    """The ``Scenario`` flags (SPEC §10.1-10.4); a ``[scenario]`` table in ``--config`` sets the same keys,
+    plus ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the §1 model)."""
+    g = p.add_argument_group("scenario (SPEC §10; default: the paper's i.i.d. model)")
+    g.add_argument("--job-mtbf", type=_bounded("job_mtbf"), default=None,
+                   help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off)",
+                              "job_mtbf"))
+    g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
+                   help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
+    g.add_argument("--domain-size", type=_bounded("domain_size"), default=None,
+                   help=_help("groups per failure domain (contiguous physical ids; default: no domains)",
+                              "domain_size"))
+    g.add_argument("--domain-mtbf", type=_bounded("domain_mtbf"), default=None,
+                   help=_help("MTBF of one failure domain in minutes (with --domain-size)", "domain_mtbf"))
+    g.add_argument("--ring", default=None,
+                   help="ring order of the stacked placement: contiguous (default), interleaved (across the "
+                        "domains) or a file of physical group ids in ring order")
+    g.add_argument("--lemon-fraction", type=_bounded("lemon_fraction"), default=None,
+                   help=_help("fraction of groups that are lemons (default 0)", "lemon_fraction"))
+    g.add_argument("--lemon-factor", type=_bounded("lemon_factor"), default=None,
+                   help=_help("how many times as often a lemon fails (default 1)", "lemon_factor"))
+    g.add_argument("--lemon-seed", type=_bounded("lemon_seed"), default=None,
+                   help=_help("which groups are lemons (default 0)", "lemon_seed"))
+    g.add_argument("--group-mtbf-file", default=None,
+                   help="per-group MTBFs in minutes, one per physical group (overrides --mtbf and lemons)")
+    p.set_defaults(scenario_domains=None)
+
+
+def _scenario(args, groups: int):
+    """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N."""
+    from .scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
+
+    domains = list(args.scenario_domains or [])
+    if (args.domain_size is None) != (args.domain_mtbf is None):
+        raise ValueError("--domain-size and --domain-mtbf go together")
+    if args.domain_size is not None:
+        domains = [DomainLevel(args.domain_size, args.domain_mtbf)]
+    ring = args.ring or "contiguous"
+    if ring not in RINGS:
+        ring = read_ring_file(ring)
+    if args.job_mtbf is not None and args.job_fraction is not None:
+        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+    if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
+        raise ValueError("--lemon-fraction needs --lemon-factor")
+    scenario = Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None,
+                        domains=tuple(domains), ring=ring, lemon_fraction=args.lemon_fraction or 0.0,
+                        lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
+                        lemon_seed=args.lemon_seed or 0,
+                        group_mtbf_min=None if args.group_mtbf_file is None else
+                        read_group_mtbf_file(args.group_mtbf_file))
+    scenario.check(groups)
+    scenario.ring_order(groups)  # e.g. 'interleaved' without domains
+    return scenario
+
+
+def _scenario_table(section, path):
+    """``[scenario]`` of a config file: flag settings, plus ``domains`` (a list of {size, mtbf[, name]})."""
+    from .scenario import DomainLevel
+
+    if not isinstance(section, dict):
+        raise ValueError(f"--config: [scenario] in {path} must be a table")
+    table = dict(section)
+    levels = table.pop("domains", None)
+    parsed = None
+    if levels is not None:
+        if not isinstance(levels, list) or not all(isinstance(x, dict) for x in levels) or not levels:
+            raise ValueError("--config: scenario.domains must be a list of tables {size = G, mtbf = MIN}")
+        parsed = []
+        for level in levels:
+            extra = set(level) - {"size", "mtbf", "name"}
+            if extra or "size" not in level or "mtbf" not in level:
+                raise ValueError(f"--config: each scenario.domains entry needs size and mtbf (and may have a name), "
+                                 f"got {sorted(level)}")
+            size = check_bound("domain_size", level["size"], "scenario.domains.size")
+            mtbf = check_bound("domain_mtbf", level["mtbf"], "scenario.domains.mtbf")
+            name = level.get("name", "")
+            if not isinstance(name, str):
+                raise ValueError("--config: scenario.domains.name must be a string")
+            parsed.append(DomainLevel(size, mtbf, name))
+    return table, parsed
+
+
 def _run_args(p):
     p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
                    help=_help("trials per chunk (default: chosen from the working-set size; refused when "
@@ -219,11 +301,13 @@ def _simulate(args, simulate, width: int, bytes_per_item: int):
 
     model = _model(args)
     check_groups_redundancy(args.groups, args.redundancy)
+    scenario = _scenario(args, args.groups)
     _check_work_inputs(args, width, bytes_per_item)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     t0 = time.perf_counter()
     res = simulate(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
-                   devices=args.devices, progress=not args.quiet, out_dir=args.out)
+                   devices=args.devices, progress=not args.quiet, out_dir=args.out, scenario=scenario)
+    args.scenario_obj = scenario
     return model, placement, res, time.perf_counter() - t0
 
 
@@ -231,30 +315,45 @@ def cmd_wipeout(args) -> dict:
     from . import theory
     from .wipeout import simulate_wipeout
 
+    from .scenario import job_wide_uptime, single_domain_wipeout_fraction
+
     model, placement, res, elapsed = _simulate(args, simulate_wipeout, args.groups, 16)
+    scenario = args.scenario_obj
+    # the §1 theory holds where the scenario changes nothing but the ring order (i.i.d. groups, no domains);
+    # job-wide failures compose exactly with it for E[uptime]
+    iid = not scenario.domains and not scenario.uneven
+    paper = iid and scenario.job_rate_per_min(placement.groups, model.group_mtbf_min) == 0
     surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
-    exact_mean, exact_var = (None, None) if surv is None else theory.moments_from_survival(surv)
+    exact_mean, exact_var = (None, None) if surv is None or not paper else theory.moments_from_survival(surv)
     asym = theory.expected_failures_asymptotic(placement.kind, placement.groups, placement.redundancy)
-    ref = exact_mean if exact_mean is not None else asym
-    z = (res.mean - ref) / res.stderr if res.stderr > 0 else (0.0 if res.mean == ref else math.inf)
-    up_theory = None
-    if model.distribution == "exponential":
-        up_theory = theory.expected_uptime(surv if surv is not None else
-                                           theory.survival_poisson(placement.kind, placement.groups,
-                                                                   placement.redundancy),
-                                           placement.groups, model.group_rate_per_min)
+    ref = exact_mean if exact_mean is not None else (asym if paper else None)
+    z = None if ref is None else (
+        (res.mean - ref) / res.stderr if res.stderr > 0 else (0.0 if res.mean == ref else math.inf))
+    up_theory, p_job_theory = None, None
+    if model.distribution == "exponential" and iid:
+        surv_any = surv if surv is not None else theory.survival_poisson(placement.kind, placement.groups,
+                                                                        placement.redundancy)
+        up_theory, p_job_theory = job_wide_uptime(surv_any, placement.groups, model.group_rate_per_min,
+                                                  scenario.job_rate_per_min(placement.groups, model.group_mtbf_min))
+    extra = {}
+    if not scenario.is_default:
+        extra = {"scenario": scenario.describe(),
+                 "p_epoch_end_job_wide": res.ended_by_job / res.trials,
+                 "theory_p_epoch_end_job_wide": p_job_theory if iid else None,
+                 "p_wipeout_by_domain": res.fatal_by_domain / res.trials,
+                 "single_domain_wipeout_fraction": single_domain_wipeout_fraction(scenario, placement)}
     return {
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
         "trials": res.trials, "seed": res.seed,
         "mc_mean": res.mean, "mc_stderr": res.stderr,
-        "theory_exact": exact_mean, "theory_asymptotic": asym, "z_score": _clean(z),
-        "z_against": "exact" if exact_mean is not None else "asymptotic",
+        "theory_exact": exact_mean, "theory_asymptotic": asym if paper else None, "z_score": _clean(z),
+        "z_against": "exact" if exact_mean is not None else ("asymptotic" if paper else None),
         "mc_std": math.sqrt(res.var), "theory_std": None if exact_var is None else math.sqrt(exact_var),
         "endurable_failures_mean": res.mean - 1,
         "mc_quantiles": {"p01": res.quantile(0.01), "p50": res.quantile(0.5), "p99": res.quantile(0.99)},
         "distribution": model.distribution,
         "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": res.uptime_stderr_min,
-        "theory_epoch_uptime_min": up_theory,
+        "theory_epoch_uptime_min": up_theory, **extra,
         "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
         "chunk_size": res.chunk_size, "devices": res.devices,
         "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
@@ -272,8 +371,11 @@ def cmd_overhead(args) -> dict:
             raise ValueError(f"{', '.join(given)}: not used by overhead --placement random (it runs on the host, "
                              "unchunked); drop the flag or use stacked/block")
     model, placement, res, elapsed = _simulate(args, simulate_overhead, args.groups * args.redundancy, 8)
+    scenario = args.scenario_obj
+    paper = not scenario.domains and not scenario.uneven and not scenario.job_rate_per_min(
+        placement.groups, model.group_mtbf_min)
     th = None
-    if placement.kind in ("stacked", "block") and model.distribution == "exponential":
+    if placement.kind in ("stacked", "block") and model.distribution == "exponential" and paper:
         exact_k = placement.groups <= theory.EXACT_DP_MAX_N
         th = (theory.overhead_theory if exact_k else theory.overhead_theory_any_n)(
             placement.kind, placement.groups, placement.redundancy)
@@ -293,6 +395,8 @@ def cmd_overhead(args) -> dict:
         "depth_at_wipeout": {str(d): int(c) for d, c in enumerate(hist) if c},
         "mean_depth_thresholds": [float(x) for x in res.threshold_mean],
         "distribution": model.distribution,
+        **({} if scenario.is_default else {"scenario": scenario.describe(),
+                                           "mc_epoch_uptime_min": res.uptime_mean_min}),
         "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
     }
 
@@ -488,12 +592,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("wipeout", help="failures endured before a wipe-out: Monte Carlo vs exact theory")
     _common(p)
     _failure_args(p)
+    _scenario_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
 
     p = sub.add_parser("overhead", help="compute overhead of SPARe with adaptive reordering vs replication")
     _common(p, trials=20_000)
     _failure_args(p)
+    _scenario_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
@@ -602,17 +708,27 @@ def _apply_config(parser, argv):
     if sub is None:
         raise ValueError("--config needs a subcommand (e.g. spare-jax run --config run.toml)")
     for key, value in cfg.items():
-        if isinstance(value, dict) and key not in subs:
-            raise ValueError(f"--config: unknown section [{key}] in {path} (sections: {', '.join(subs)})")
+        if isinstance(value, dict) and key not in subs and key != "scenario":
+            raise ValueError(f"--config: unknown section [{key}] in {path} (sections: scenario, {', '.join(subs)})")
     # top-level keys apply to every subcommand; the subcommand's own table wins over them
     known = {a.dest: a for a in sub._actions}
     defaults = {}
-    for table in ({k: v for k, v in cfg.items() if not isinstance(v, dict)}, cfg.get(command, {})):
+    tables = [{k: v for k, v in cfg.items() if not isinstance(v, dict)}]
+    if "scenario" in cfg:
+        if "job_mtbf" not in known:
+            raise ValueError(f"--config: 'spare-jax {command}' takes no [scenario]")
+        scenario_table, levels = _scenario_table(cfg["scenario"], path)
+        tables.append(scenario_table)
+        if levels is not None:
+            defaults["scenario_domains"] = levels
+    tables.append(cfg.get(command, {}))
+    for table in tables:
         seen = {}
         for key, value in table.items():
             dest = key.replace("-", "_")
             if dest not in known or dest in ("help", "func", "title"):
-                where = f"[{command}]" if table is cfg.get(command) else "the top level"
+                where = (f"[{command}]" if table is cfg.get(command) else
+                         "[scenario]" if table is not tables[0] else "the top level")
                 raise ValueError(f"--config: unknown setting {key!r} for 'spare-jax {command}' (in {where})")
             if dest in seen:
                 raise ValueError(f"--config: {key!r} and {seen[dest]!r} set the same thing")

@@ -239,3 +239,82 @@ def test_overhead_default_scenario_is_unchanged_and_job_wide_limit():
     # a job-wide process that practically never fires gives the same Omega as the sampled-sojourn §1 run
     c = simulate_overhead(pl, 20_000, seed=1, scenario=Scenario(job_mtbf_min=1e12))
     assert abs(c.overhead - a.overhead_sampled) < 4 * math.hypot(c.overhead_stderr, a.overhead_sampled_stderr)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the command line
+
+
+def _cli(args, capsys):
+    from spare_jax.cli import main
+
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_scenario_flags_and_config_table(tmp_path, capsys):
+    import json
+
+    code, out, _ = _cli(["wipeout", "-N", "60", "-r", "3", "--trials", "4000", "--domain-size", "5",
+                         "--domain-mtbf", "20000", "--ring", "interleaved", "--job-mtbf", "3000", "--json",
+                         "--quiet"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["scenario"]["ring"] == "interleaved" and data["single_domain_wipeout_fraction"] == 0.0
+    assert 0 < data["p_epoch_end_job_wide"] < 1 and data["theory_exact"] is None
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('[scenario]\nring = "interleaved"\njob_fraction = 0.2\n'
+                   'domains = [{size = 5, mtbf = 20000, name = "switch"}, {size = 20, mtbf = 90000}]\n')
+    ring_file = tmp_path / "ring.txt"
+    ring_file.write_text("\n".join(str(g) for g in np.random.default_rng(0).permutation(60)) + "\n")
+    code, out, err = _cli(["wipeout", "-N", "60", "-r", "3", "--trials", "2000", "--config", str(cfg), "--json",
+                           "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert [d["size"] for d in data["scenario"]["domains"]] == [5, 20]
+    assert data["scenario"]["job_fraction"] == 0.2
+    code, out, err = _cli(["overhead", "-N", "60", "-r", "3", "--trials", "500", "--ring", str(ring_file),
+                           "--lemon-fraction", "0.1", "--lemon-factor", "4", "--json", "--quiet"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["scenario"]["ring"] == "custom"
+
+
+@pytest.mark.parametrize("flags,match", [
+    (["--domain-size", "0", "--domain-mtbf", "100"], "--domain-size"),
+    (["--domain-size", "61", "--domain-mtbf", "100"], "domain size"),
+    (["--domain-size", "5"], "go together"), (["--domain-size", "5", "--domain-mtbf", "-3"], "--domain-mtbf"),
+    (["--domain-size", "5", "--domain-mtbf", "nan"], "--domain-mtbf"),
+    (["--job-mtbf", "0"], "--job-mtbf"), (["--job-mtbf", "1e300"], "--job-mtbf"),
+    (["--job-fraction", "1"], "--job-fraction"), (["--job-mtbf", "5", "--job-fraction", "0.1"], "one of them"),
+    (["--lemon-fraction", "1.5", "--lemon-factor", "3"], "--lemon-fraction"),
+    (["--lemon-fraction", "-0.1", "--lemon-factor", "3"], "--lemon-fraction"),
+    (["--lemon-fraction", "0.1"], "--lemon-factor"), (["--lemon-factor", "0"], "--lemon-factor"),
+    (["--ring", "interleaved"], "needs failure domains"), (["--ring", "/nonexistent/ring.txt"], "cannot read"),
+    (["--group-mtbf-file", "/nonexistent"], "cannot read")])
+def test_cli_bad_scenario_input(flags, match, capsys):
+    code, out, err = _cli(["wipeout", "-N", "60", "-r", "3", "--trials", "100", "--quiet"] + flags, capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and match in err, err
+
+
+@pytest.mark.parametrize("content,match", [
+    ("0\n1\n1\n" + "\n".join(map(str, range(3, 60))), "permutation"), ("0 1 2", "permutation"),
+    ("0 x 2", "not a group id"), ("", "no group ids")])
+def test_cli_bad_ring_files(tmp_path, capsys, content, match):
+    path = tmp_path / "ring.txt"
+    path.write_text(content)
+    code, out, err = _cli(["wipeout", "-N", "60", "-r", "3", "--trials", "100", "--ring", str(path), "--quiet"], capsys)
+    assert code == 2 and out == "" and match in err, err
+
+
+@pytest.mark.parametrize("table,match", [
+    ("[scenario]\ndomains = [{size = 0, mtbf = 5}]\n", "scenario.domains.size"),
+    ("[scenario]\ndomains = [{size = 5}]\n", "needs size and mtbf"),
+    ("[scenario]\ndomains = 3\n", "list of tables"), ("[scenario]\nlemon_fraction = true\n", "number"),
+    ("[scenario]\nring_order = 'interleaved'\n", "unknown setting"), ("scenario = 3\n", "must be a table")])
+def test_cli_bad_scenario_config(tmp_path, capsys, table, match):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(table)
+    code, out, err = _cli(["wipeout", "-N", "60", "-r", "3", "--trials", "100", "--config", str(cfg), "--quiet"],
+                          capsys)
+    assert code == 2 and out == "" and match in err, err
