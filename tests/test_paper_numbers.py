@@ -111,3 +111,27 @@ def test_bad_arguments():
         theory.longest_circular_run(10, p=1.5)
     with pytest.raises(ValueError, match="failed"):
         theory.longest_circular_run(10, failed=11)
+
+
+@pytest.mark.slow  # ~10 s: optimize's optax tau search compiles per call
+def test_paper_numbers_experiment_at_toy_size(tmp_path):
+    """The experiment end to end at N = 40 (40k GPUs): both tables written, r* read from rstar_vs_n.csv and
+    cross-checked against a fresh optimize, the Rep baselines ordered (best Rep is the strongest baseline;
+    matched availability needs r <= SPARe's r*). One optimize call (its optax tau search dominates)."""
+    import json
+
+    from spare_jax import suite
+
+    (tmp_path / "rstar_vs_n.csv").write_text("groups,r_star_spare\n40,3\n")
+    out = suite.paper_numbers(str(tmp_path), groups=(40,), r_max=6, total_gpus=40_000.0, progress=False,
+                              sweeps={"restart_min": (60.0,)})
+    saved = json.loads((tmp_path / "paper_numbers.json").read_text())
+    assert (tmp_path / "paper_numbers.csv").stat().st_size > 0
+    assert saved["rstar"][0]["r_star_source"] == "rstar_vs_n.csv"
+    assert saved["rstar"][0]["longest_run_mean_p_half"] == pytest.approx(
+        theory.longest_circular_run(40, p=0.5)["mean"])
+    (row,) = out["sensitivity"]
+    assert row["groups"] == 40 and row["spare_r_star"] == 3
+    assert row["ttt_reduction_vs_best_rep"] <= row["ttt_reduction_vs_rep_same_r"] + 1e-6
+    assert row["rep_matched_r"] is not None and row["rep_matched_r"] <= row["spare_r_star"]
+    assert row["rep_matched_availability"] >= row["spare_availability"] - 1e-9
