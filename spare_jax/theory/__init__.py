@@ -1,0 +1,19 @@
+"""Closed forms, by quantity (SPEC §2). Each submodule states its derivations in its docstrings:
+
+* ``theory.wipeout``: exact and asymptotic P(T > k), E[T], Var[T], E[uptime] (stacked, block).
+* ``theory.depth``: P(d* <= d | k failures) by the queue DP, Omega, Bernoulli time profiles.
+* ``theory.renewed``: any i.i.d. law with renewed ages (hazard change of variable, order statistics).
+* ``theory.runs``: the longest circular run of failed groups (the paper's r* formula explained).
+"""
+
+from .wipeout import (  # noqa: F401
+    _EPS_ALIAS, _bennett_points, _log_binom, _log_falling, _saddle, _tilt, availability, expected_failures,
+    expected_failures_asymptotic, expected_uptime, log_coeff_power, moments_from_survival, survival_block,
+    survival_exact, survival_poisson, survival_stacked)
+from .depth import (  # noqa: F401
+    EXACT_DP_MAX_N, _binomial_mixture, _depth_cdf_stacked_one, depth_cdf, depth_cdf_bernoulli,
+    depth_profile_in_time, overhead_theory, overhead_theory_any_n)
+from .renewed import (  # noqa: F401
+    order_statistic_spacings, renewed_uptime_and_work, time_from_hazard)
+from .runs import (  # noqa: F401
+    _no_run_given_k, harmonic_over_ln2, longest_circular_run)
