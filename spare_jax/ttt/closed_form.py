@@ -1,0 +1,341 @@
+r"""Time-to-train: the configuration, the renewal-reward closed form, Young/Daly, tau* and the (r, tau)
+optimiser. The model and the derivation are in the package docstring (``spare_jax.ttt``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import theory
+from ..failures import FailureModel
+from ..placement import check_groups_redundancy
+
+
+SCHEMES = ("spare", "rep", "none")
+RESTART_SCALING = ("none", "linear", "quadratic")
+AGES = ("kept", "renewed")
+"""What a global restart does to the groups' failure clocks.
+
+``kept`` (default): the restart re-initialises every collective and replaces the *failed* hardware (those
+groups start at age 0); the surviving groups' GPUs are not rejuvenated and keep their age, so with an ageing
+law (Weibull k != 1) the next epoch's failure times are residual lifetimes conditional on the ages, and
+successive epochs are a Markov chain in the age vector, not i.i.d. ``renewed``: every group's clock
+restarts at each global restart (i.i.d. epochs; the model of the paper's closed forms). For exponential
+failures the two are the same model (memorylessness), so the defaults reproduce every exponential number.
+"""
+
+
+def check_ages(ages) -> str:
+    if ages not in AGES:
+        raise ValueError(f"ages must be one of {', '.join(AGES)}, got {ages!r}")
+    return ages
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+    """Time-to-train parameters (minutes unless named otherwise)."""
+
+    work_hours: float = 720.0
+    ckpt_cost_min: float = 5.0
+    restart_min: float = 60.0
+    restart_scaling: str = "none"  # restart time vs GPU count relative to the reference cluster
+    reference_gpus: float = 600_000.0
+
+    def __post_init__(self):
+        for name in ("work_hours", "ckpt_cost_min", "restart_min"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (name == "work_hours" and v <= 0):
+                raise ValueError(f"{name} must be a finite number {'> 0' if name == 'work_hours' else '>= 0'}, "
+                                 f"got {v!r}")
+        if self.restart_scaling not in RESTART_SCALING:
+            raise ValueError(f"restart_scaling must be one of {', '.join(RESTART_SCALING)}, got "
+                             f"{self.restart_scaling!r}")
+
+    def restart_for(self, gpus: float) -> float:
+        """Restart cost R for a cluster of ``gpus`` GPUs."""
+        power = RESTART_SCALING.index(self.restart_scaling)
+        return self.restart_min * (gpus / self.reference_gpus) ** power
+
+
+def scheme_placement(scheme: str, groups: int, redundancy: int) -> tuple[str, int]:
+    """(placement kind, r) used by a scheme: rep uses block (replica sets, so r must divide N), none r = 1.
+
+    ``rep`` with r not dividing N is refused: classic replication has no layout there (a silent fallback to
+    ``stacked`` would report a different scheme under the name ``rep``)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+    if scheme == "none":
+        return "stacked", 1
+    if scheme == "rep":
+        if redundancy < 1 or groups % redundancy:
+            raise ValueError(f"scheme 'rep' (replica sets, block placement) needs redundancy (r) to divide "
+                             f"groups (N): r={redundancy}, N={groups}")
+        return "block", redundancy
+    return "stacked", redundancy
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Theory
+
+
+@dataclasses.dataclass
+class EpochProfile:
+    """``S(t) = P(U > t)`` and ``H(t) = int_0^t E[1/d | U > u] du`` on a time grid (minutes)."""
+
+    scheme: str
+    groups: int
+    redundancy: int
+    t: np.ndarray
+    survival: np.ndarray
+    work: np.ndarray
+    mean_uptime_min: float
+
+    def as_jax(self):
+        return (jnp.asarray(self.t, jnp.float32), jnp.asarray(np.log(np.maximum(self.survival, 1e-300)), jnp.float32),
+                jnp.asarray(self.work, jnp.float32))
+
+
+def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel = FailureModel(),
+                  points: int | None = None, ages: str = "kept") -> EpochProfile:
+    """Exact-theory epoch profile (see the module docstring) for exponential failures, and for any Weibull
+    law with ``ages="renewed"``.
+
+    With renewed ages (or exponential failures) every group has failed by time t independently with
+    probability ``F(t)``; ``theory.depth_profile_in_time`` gives ``P(d*(t) <= d, U > t)`` on a grid of the
+    cumulative hazard ``x`` (``F = 1 - e^{-x}``), mapped to minutes by ``theory.time_from_hazard``
+    (``t = x / lambda``, Weibull ``t = scale x^{1/k}``). ``E[U] = int S(t) dt`` by the trapezoid rule on the
+    same grid (so the ratio uses one consistent S); it equals the order-statistic-spacing form
+    ``theory.renewed_uptime_and_work`` up to the quadrature error (tested).
+
+    ``ages="kept"`` (the default, see ``AGES``) with a non-exponential law has no closed form (epochs form
+    a Markov chain in the survivors' ages) and is refused: use ``ages="renewed"`` for the renewed model or
+    the Monte Carlo (``sample_epochs(..., ages="kept")``). For exponential failures the two are the same
+    model (memorylessness), so ``ages`` is irrelevant there.
+    """
+    n, r = check_groups_redundancy(groups, redundancy)
+    ages = check_ages(ages)
+    if model.distribution != "exponential" and ages == "kept":
+        raise ValueError("no closed form for non-exponential failures with ages='kept' (survivors keep their "
+                         "age across restarts, so epochs are a Markov chain): use ages='renewed' for the "
+                         "closed form of the renewed model, or the Monte Carlo (sample_epochs, ages='kept')")
+    kind, r = scheme_placement(scheme, n, r)
+    x, cdf = theory.depth_profile_in_time(kind, n, r, points, depth=(scheme == "spare"))
+    if model.distribution == "exponential":
+        t = x / model.group_rate_per_min  # unchanged exponential path (bit-for-bit the earlier numbers)
+    else:
+        t = theory.time_from_hazard(x, model)
+    s_t = cdf[:, r]
+    if scheme == "spare":
+        g_t = (np.diff(cdf, axis=1) / np.arange(1, r + 1)).sum(axis=1)
+    else:
+        g_t = s_t / (r if scheme == "rep" else 1)
+    rate = np.where(s_t > 1e-300, g_t / np.maximum(s_t, 1e-300), 0.0)  # E[1/d | U > t]
+    dt = np.diff(t)
+    work = np.concatenate([[0.0], np.cumsum(0.5 * (rate[1:] + rate[:-1]) * dt)])
+    mean_uptime = float(np.sum(0.5 * (s_t[1:] + s_t[:-1]) * dt))
+    return EpochProfile(scheme, n, r, t, s_t, work, mean_uptime)
+
+
+def _ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts: int, xp=jnp):
+    """Renewal-reward TTT (minutes) for log tau, summing checkpoints 1..max_ckpts; ``xp`` = jax.numpy
+    (differentiable) or numpy (vectorised over a trailing axis of ``log_tau`` values). Callers pass a
+    ``max_ckpts`` that reaches the end of the profile grid (``_ckpts_to_grid_end``); the numpy callers use
+    ``_ttt_closed_form_np``, which sums in blocks with no cap."""
+    tau = xp.exp(xp.asarray(log_tau))[..., None]
+    period = tau + ckpt
+    i = xp.arange(1, max_ckpts + 1)
+    c = i * period
+    s_start = c - period
+    surv = xp.exp(xp.interp(c, t, log_s, right=-1e4))
+    gain = xp.interp(s_start + tau, t, h) - xp.interp(s_start, t, h)
+    expected_work = xp.sum(surv * gain, axis=-1)
+    return work_min * (mean_uptime + restart) / expected_work
+
+
+def _ckpts_to_grid_end(t_end: float, tau: float, ckpt: float) -> int:
+    """Number of checkpoints completed by the end of the profile grid (+1): every term of E[Y] with
+    ``c_i <= t_end``. Beyond ``t_end`` the profile's survival is below 1e-13 (``depth_profile_in_time``) and
+    is taken as 0, exactly as in ``E[U] = int S``; no other truncation is made."""
+    return int(math.ceil(t_end / (tau + ckpt))) + 1
+
+
+_BLOCK_ELEMS = 1 << 22  # (taus x checkpoints) terms per block of the numpy sum
+JAX_MAX_CKPTS = 1 << 21  # largest static checkpoint count of the differentiable (optax) sum
+
+
+def _ttt_closed_form_np(taus, ckpt, restart, work_min, t, log_s, h, mean_uptime) -> np.ndarray:
+    r"""The closed form (float64, numpy) for an array of tau values, with ``E[Y] = \sum_i S(c_i) \Delta H_i``
+    summed in blocks of checkpoints until every tau's checkpoints pass the end of the profile grid (no cap on
+    their number: tau + C of 0.001 min over a 10^4-min grid is 10^7 terms, summed in ~ 3 blocks per 10^7)."""
+    taus = np.atleast_1d(np.asarray(taus, np.float64))
+    period = taus + ckpt
+    total = np.array([_ckpts_to_grid_end(float(t[-1]), float(x), ckpt) for x in taus])
+    block = int(min(total.max(), max(1024, _BLOCK_ELEMS // taus.size)))
+    acc = np.zeros(taus.size)
+    start = 0
+    while start < total.max():
+        i = np.arange(start + 1, start + block + 1, dtype=np.float64)
+        live = i[None, :] <= total[:, None]
+        c = i[None, :] * period[:, None]
+        s_start = c - period[:, None]
+        surv = np.exp(np.interp(c, t, log_s, right=-1e4))
+        gain = np.interp(s_start + taus[:, None], t, h) - np.interp(s_start, t, h)
+        acc += np.sum(np.where(live, surv * gain, 0.0), axis=-1)
+        start += block
+    with np.errstate(divide="ignore"):
+        return work_min * (mean_uptime + restart) / acc
+
+
+def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | None = None,
+                  points: int = 96) -> tuple[float, float]:
+    """(tau, TTT minutes) minimising the closed form on a log grid around the Daly interval (numpy)."""
+    restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
+    daly = young_daly(profile, cfg, gpus)["daly_min"]
+    taus = np.exp(np.linspace(math.log(max(0.05, daly / 20)), math.log(daly * 8), points))
+    log_s = np.log(np.maximum(profile.survival, 1e-300))
+    with np.errstate(divide="ignore"):  # intervals too short to commit anything give TTT = inf
+        vals = _ttt_closed_form_np(taus, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, profile.t, log_s,
+                                   profile.work, profile.mean_uptime_min)
+    best = int(np.argmin(vals))
+    # refine with a parabola in log tau
+    if 0 < best < points - 1:
+        x = np.log(taus[best - 1: best + 2])
+        y = vals[best - 1: best + 2]
+        den = (x[0] - x[1]) * (x[0] - x[2]) * (x[1] - x[2])
+        a = (x[2] * (y[1] - y[0]) + x[1] * (y[0] - y[2]) + x[0] * (y[2] - y[1])) / den
+        b = (x[2] ** 2 * (y[0] - y[1]) + x[1] ** 2 * (y[2] - y[0]) + x[0] ** 2 * (y[1] - y[2])) / den
+        if a > 0:
+            tau = float(np.exp(-b / (2 * a)))
+            return tau, float(ttt_theory(profile, tau, cfg, gpus)["ttt_hours"] * 60.0)
+    return float(taus[best]), float(vals[best])
+
+
+def ttt_theory(profile: EpochProfile, tau_min: float, cfg: TrainingConfig = TrainingConfig(),
+               gpus: float | None = None) -> dict:
+    """Closed-form time-to-train and availability for one interval tau (minutes)."""
+    if not (isinstance(tau_min, (int, float)) and math.isfinite(tau_min) and tau_min > 0):
+        raise ValueError(f"ckpt_interval (tau) must be a positive number of minutes, got {tau_min!r}")
+    restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
+    ttt = float(_ttt_closed_form_np([tau_min], cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, profile.t,
+                                    np.log(np.maximum(profile.survival, 1e-300)), profile.work,
+                                    profile.mean_uptime_min)[0])
+    epochs = ttt / (profile.mean_uptime_min + restart)
+    return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / cfg.work_hours,
+            "availability": profile.mean_uptime_min / (profile.mean_uptime_min + restart),
+            "goodput": cfg.work_hours * 60.0 / ttt, "expected_restarts": epochs,
+            "mean_uptime_min": profile.mean_uptime_min, "restart_min": restart}
+
+
+def young_daly(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None) -> dict:
+    m = profile.mean_uptime_min
+    restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
+    c = max(cfg.ckpt_cost_min, 1e-9)
+    return {"young_min": math.sqrt(2 * c * m), "daly_min": math.sqrt(2 * c * (m + restart))}
+
+
+def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None,
+                 steps: int = 150, learning_rate: float = 0.05) -> dict:
+    """tau* minimising the closed form, by Adam (optax) on log tau from the Daly interval (float32).
+
+    The differentiable sum needs a static number of checkpoint terms: every checkpoint up to the end of the
+    profile grid at the smallest tau searched (``_ckpts_to_grid_end``). Where that exceeds
+    ``JAX_MAX_CKPTS`` (tau + C tiny against the mean epoch) the optimum is taken from ``best_tau_grid``
+    instead (numpy, summed in blocks, no cap), rather than truncating the sum.
+    """
+    import optax
+
+    restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
+    start = young_daly(profile, cfg, gpus)["daly_min"]
+    tau_floor = max(0.05, 0.02 * start)
+    max_ckpts = _ckpts_to_grid_end(float(profile.t[-1]), tau_floor, cfg.ckpt_cost_min)
+    if max_ckpts > JAX_MAX_CKPTS:
+        tau = best_tau_grid(profile, cfg, gpus)[0]
+        return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
+    t, log_s, h = profile.as_jax()
+
+    def loss(log_tau):
+        return jnp.log(_ttt_closed_form(log_tau, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, t, log_s, h,
+                                        profile.mean_uptime_min, max_ckpts))
+
+    opt = optax.adam(learning_rate)
+    params = jnp.log(jnp.float32(start))
+    state = opt.init(params)
+    grad = jax.jit(jax.value_and_grad(loss))
+    best = (float("inf"), float(start))
+    for _ in range(steps):
+        value, g = grad(params)
+        if float(value) < best[0]:
+            best = (float(value), float(jnp.exp(params)))
+        updates, state = opt.update(g, state)
+        params = jnp.maximum(params + updates, math.log(tau_floor))
+    tau = best[1]
+    return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
+
+
+def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
+             cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False,
+             ages: str = "kept") -> dict:
+    """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
+    ``r_searched``), tau* (optax on the closed form), TTT and availability.
+
+    Closed form only: exponential failures (any ``ages``: the same model) or any Weibull law with
+    ``ages="renewed"``. Weibull with ``ages="kept"`` is refused (no closed form: the epochs are a Markov
+    chain in the survivors' ages); the message points to ``ages="renewed"`` for the renewed model's optimum
+    and to ``spare-jax ttt --ages kept`` to check that optimum by Monte Carlo.
+    """
+    from ..driver import Progress
+
+    n = check_groups_redundancy(groups, 1)[0]
+    ages = check_ages(ages)
+    if isinstance(r_max, bool) or int(r_max) < 1:
+        raise ValueError(f"r_max must be >= 1, got {r_max!r}")
+    if model.distribution != "exponential" and ages == "kept":
+        raise ValueError("optimize uses the closed form, which has no kept-ages version for non-exponential "
+                         "failures: use ages='renewed' (--ages renewed) for the optimum of the renewed model, "
+                         "then check it with the kept-ages Monte Carlo (spare-jax ttt --ages kept -r R "
+                         "--ckpt-interval TAU)")
+    gpus = n * model.gpus_per_group
+    out, curves = {}, {}
+
+    def r_values(scheme):
+        if scheme == "none":
+            return [1]
+        rs = range(1, min(int(r_max), n) + 1)
+        return [r for r in rs if n % r == 0] if scheme == "rep" else list(rs)
+
+    searched = {s: r_values(s) for s in schemes}
+    jobs = [(s, r) for s in schemes for r in searched[s]]
+    bar = Progress(len(jobs), f"optimize N={n} (closed form)", enabled=progress, unit="profile")
+    for scheme in schemes:
+        best = None
+        curves[scheme] = []
+        for r in searched[scheme]:
+            prof = epoch_profile(scheme, n, r, model, ages=ages)
+            tau, ttt_min = best_tau_grid(prof, cfg, gpus)
+            curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": ttt_min / 60.0})
+            if best is None or ttt_min < best[1]:
+                best = (r, ttt_min, prof)
+            bar.update(1)
+        r_star, _, prof = best
+        opt = optimize_tau(prof, cfg, gpus)
+        yd = young_daly(prof, cfg, gpus)
+        out[scheme] = {"r_star": r_star, "ckpt_interval_min": opt["ckpt_interval_min"],
+                       "ttt_hours": opt["ttt_hours"], "availability": opt["availability"],
+                       "ttt_over_w": opt["ttt_over_w"], "goodput": opt["goodput"],
+                       "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
+                       "mean_uptime_min": prof.mean_uptime_min, "r_searched": searched[scheme]}
+    bar.close()
+    result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
+              "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
+              "cluster_mtbf_min": model.cluster_mtbf_min(n), "distribution": model.distribution, "ages": ages,
+              "curves": curves}
+    if "rep" in searched:
+        result["rep_r_searched"] = ("divisors of N up to r_max (rep uses replica sets, which need r | N): "
+                                    + ", ".join(map(str, searched["rep"])))
+    if "spare" in out and "rep" in out:
+        result["ttt_reduction_vs_rep"] = 1.0 - out["spare"]["ttt_hours"] / out["rep"]["ttt_hours"]
+    return result

@@ -1,0 +1,391 @@
+r"""Time-to-train Monte Carlo: epoch pools (i.i.d. epochs), kept-age chains, and training runs assembled
+from them (see the package docstring of ``spare_jax.ttt``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import theory
+from ..failures import FailureModel
+from ..placement import check_groups_redundancy
+
+from .closed_form import TrainingConfig, check_ages, scheme_placement
+
+
+@dataclasses.dataclass
+class EpochPool:
+    """Sampled epochs: uptime ``U`` (minutes, float64[E]) and depth breakpoints ``b`` (float64[E, r+1]).
+
+    ``chain`` (int64[E], kept ages only): the chain (independent sequence of epochs from one cluster) each
+    epoch belongs to; a chain's epochs are contiguous and in order, and a training run never spans two.
+    """
+
+    scheme: str
+    groups: int
+    redundancy: int
+    uptime: np.ndarray
+    breakpoints: np.ndarray
+    chain: np.ndarray | None = None
+    ages: str = "renewed"
+
+
+def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
+                  model: FailureModel = FailureModel(), progress: bool = False, ages: str = "kept",
+                  chains: int | None = None, burn_in: int | None = None) -> EpochPool:
+    """Sample epochs of a scheme with the JAX kernels.
+
+    Exponential failures, or ``ages="renewed"``: ``epochs`` i.i.d. epochs (every group restored as new at
+    each restart; for exponential failures this is also the kept-ages model, by memorylessness, and the
+    numbers are those of earlier versions exactly).
+
+    Non-exponential failures with ``ages="kept"`` (the default; see ``AGES``): ``chains`` independent chains
+    (default 64) of ``ceil(epochs / chains)`` epochs each, after ``burn_in`` discarded epochs per chain
+    (default: ``kept_burn_in``, a cluster that has been in service with ages near their stationary law;
+    0 = a run on brand-new hardware), by ``sample_kept_chains``.
+    """
+    ages = check_ages(ages)
+    if model.distribution == "exponential" or ages == "renewed":
+        return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress)
+    chains = 64 if chains is None else int(chains)
+    if chains < 1:
+        raise ValueError(f"chains must be >= 1, got {chains}")
+    return sample_kept_chains(scheme, groups, redundancy, chains, -(-int(epochs) // chains), seed, model,
+                              burn_in=burn_in, progress=progress)
+
+
+def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
+                       model: FailureModel = FailureModel(), progress: bool = False) -> EpochPool:
+    """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages)."""
+    from ..driver import as_uint32_key_words, run_chunked
+    from ..failures import times_from_bits, trial_bits
+    from ..overhead import depth_thresholds
+    from ..placement import make_placement
+    from ..wipeout import WIPEOUT_STREAM, wipeout_from_bits
+
+    n, r = check_groups_redundancy(groups, redundancy)
+    kind, r = scheme_placement(scheme, n, r)
+    pl = make_placement(kind, n, r)
+    words = as_uint32_key_words(seed)
+
+    @jax.jit
+    def kernel(ids):
+        bits = trial_bits(words, ids, n, stream=WIPEOUT_STREAM)
+        t_count, w = wipeout_from_bits(bits, pl)
+        uptime = times_from_bits(w, model)
+        if scheme == "spare" and r > 1:
+            k = depth_thresholds(bits, t_count, pl)
+            times = times_from_bits(jnp.sort(bits, axis=1), model)
+            times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)
+            b = jnp.take_along_axis(times, k, axis=1)
+        else:
+            # depth r (rep) or 1 (none) for the whole epoch: all breakpoints but the last at 0
+            b = jnp.concatenate([jnp.zeros((uptime.shape[0], r), jnp.float32), uptime[:, None]], axis=1)
+        return uptime, b
+
+    ups, bps = [], []
+
+    def consume(index, host, saved=None):
+        ups.append(np.asarray(host[0], np.float64))
+        bps.append(np.asarray(host[1], np.float64))
+        return {}
+
+    run_chunked(kernel, epochs, None, consume, width=n * max(r, 2), desc=f"epochs {scheme} N={n} r={r}",
+                progress=progress, bytes_per_item=8)
+    return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps))
+
+
+
+
+# --- kept ages: epochs as a Markov chain in the age vector ------------------------------------------------
+
+KEPT_CHAIN_STREAM = 0x6B657074  # per-chain seed words: trial_bits(seed words, chain ids, 2, this stream)
+KEPT_EPOCH_STREAM = 0x6167650A  # epoch e of a chain: trial_bits(chain words, [e], N, this stream)
+KEPT_BURN_IN_MTBFS = 10.0  # default burn-in: this many group MTBFs of uptime per chain (sample_kept_chains)
+_TINY = float(np.finfo(np.float32).tiny)
+
+
+def residual_times(bits, ages, model: FailureModel):
+    r"""Residual lifetimes (minutes, float32 > 0) of groups of age ``ages`` from uniform ``bits``.
+
+    Conditional on surviving to age a, the residual lifetime t has cumulative hazard
+    ``Lambda(a + t) - Lambda(a) = E`` with ``E ~ Exp(1)`` (``E = -log(1 - u)``). Weibull
+    (``Lambda(x) = (x/s)^k``): ``t = s ((a/s)^k + E)^{1/k} - a``, evaluated without cancellation as
+    ``a expm1(log1p(E / z) / k)`` with ``z = (a/s)^k`` (and ``s E^{1/k}`` at age 0). Exponential: ``E / lambda``
+    whatever the age. Results are clamped to the smallest positive float32, so their bit patterns, read
+    as uint32, keep their order (positive IEEE floats order like their bits).
+    """
+    from ..failures import bits_to_uniform
+
+    e = -jnp.log1p(-bits_to_uniform(bits))
+    if model.distribution == "exponential":
+        t = e * jnp.float32(model.group_mtbf_min)
+    else:
+        k = jnp.float32(model.weibull_shape)
+        s = jnp.float32(model.weibull_scale_min)
+        z = (ages / s) ** k
+        old = ages * jnp.expm1(jnp.log1p(e / jnp.maximum(z, jnp.float32(1e-30))) / k)
+        new = s * (z + e) ** (1.0 / k) - ages
+        t = jnp.where(z > jnp.float32(1e-4), old, new)
+    return jnp.maximum(t, jnp.float32(_TINY))
+
+
+@functools.lru_cache(maxsize=32)
+def _kept_chain_fn(scheme: str, n: int, r: int, kind: str, model: FailureModel, length: int, depth: bool):
+    """jit(words, chain_ids uint32[C], ages float32[C, N], first_epoch) -> per-chain outputs of ``length``
+    epochs: (uptime float32[C, L], breakpoints float32[C, L, r+1] or None, final ages float32[C, N]).
+
+    Epoch e of chain c draws its bits with ``trial_bits(words_c, [e], N, KEPT_EPOCH_STREAM)``, ``words_c =
+    trial_bits(words, [c], 2, KEPT_CHAIN_STREAM)``: the bits depend only on (seed, chain, epoch, group), so
+    results are independent of how chains are chunked and of the block of epochs an epoch is computed in.
+    A ``lax.scan`` over epochs carries the ages; the per-epoch body is the i.i.d. kernel on residual times:
+    the wipe-out and depth breakpoints come from ``wipeout_from_bits`` / ``depth_thresholds`` on the
+    residual times' bit patterns (order-preserving). Then failed groups (``t <= w``) are replaced (age 0)
+    and survivors age by the uptime ``w``; ages do not advance during the restart R (failures are not
+    modelled during a restart, and ages count time under load).
+    """
+    from ..failures import trial_bits
+    from ..overhead import depth_thresholds
+    from ..placement import make_placement
+    from ..wipeout import wipeout_from_bits
+
+    pl = make_placement(kind, n, r)
+    with_depth = depth and scheme == "spare" and r > 1
+
+    def fn(words, chain_ids, ages0, first_epoch):
+        cw = trial_bits(words, chain_ids, 2, stream=KEPT_CHAIN_STREAM)  # (C, 2)
+        draw = jax.vmap(lambda w, e: trial_bits(w, e[None], n, stream=KEPT_EPOCH_STREAM)[0], in_axes=(0, None))
+
+        def step(ages, e):
+            t = residual_times(draw(cw, e), ages, model)
+            tb = jax.lax.bitcast_convert_type(t, jnp.uint32)
+            t_count, w = wipeout_from_bits(tb, pl)
+            up = jax.lax.bitcast_convert_type(w, jnp.float32)
+            if with_depth:
+                k = depth_thresholds(tb, t_count, pl)
+                times = jnp.concatenate([jnp.zeros((t.shape[0], 1), t.dtype), jnp.sort(t, axis=1)], axis=1)
+                b = jnp.take_along_axis(times, k, axis=1)
+            elif depth:
+                b = jnp.concatenate([jnp.zeros((up.shape[0], r), jnp.float32), up[:, None]], axis=1)
+            else:
+                b = jnp.zeros((up.shape[0], 0), jnp.float32)
+            ages = jnp.where(tb <= w[:, None], jnp.float32(0.0), ages + up[:, None])
+            return ages, (up, b)
+
+        epochs = jnp.asarray(first_epoch, jnp.uint32) + jnp.arange(length, dtype=jnp.uint32)
+        ages, (ups, bs) = jax.lax.scan(step, ages0, epochs)
+        return jnp.swapaxes(ups, 0, 1), jnp.swapaxes(bs, 0, 1), ages
+
+    return jax.jit(fn)
+
+
+def _run_kept_chains(scheme, n, r, kind, model, words, chain_ids, ages, first_epoch, length, depth, chunk,
+                     block: int = 256):
+    """Host loop over chunks of chains and blocks of epochs (fixed block length, so one compilation)."""
+    ups, bps = [], []
+    out_ages = np.empty_like(ages)
+    for c0 in range(0, chain_ids.size, chunk):
+        ids = chain_ids[c0:c0 + chunk]
+        a = jnp.asarray(ages[c0:c0 + chunk])
+        e, done, cu, cb = first_epoch, 0, [], []
+        while done < length:
+            step = min(block, length - done)
+            u, b, a = _kept_chain_fn(scheme, n, r, kind, model, step, depth)(words, jnp.asarray(ids, jnp.uint32), a, e)
+            cu.append(np.asarray(u, np.float64))
+            cb.append(np.asarray(b, np.float64))
+            e += step
+            done += step
+        out_ages[c0:c0 + chunk] = np.asarray(a)
+        if length:
+            ups.append(np.concatenate(cu, axis=1))
+            bps.append(np.concatenate(cb, axis=1))
+    if not length:
+        return np.zeros((chain_ids.size, 0)), np.zeros((chain_ids.size, 0, r + 1)), out_ages
+    return np.concatenate(ups), np.concatenate(bps), out_ages
+
+
+def kept_burn_in(kind: str, groups: int, redundancy: int, model: FailureModel) -> int:
+    """Default burn-in (epochs) of a kept-age chain: ``KEPT_BURN_IN_MTBFS`` group MTBFs of uptime, with the
+    epoch length estimated by the exponential theory (``theory.expected_uptime``), and at least 20 epochs.
+
+    Each group's age is a renewal process in uptime (replaced at the restart after it fails), whose age law
+    converges to the stationary ``P(age > a) ~ int_a S`` within a few mean lifetimes; measured at N = 600,
+    r = 6 (Weibull k = 0.7 and 1.5, 32 chains from new hardware): the mean uptime of epochs 5-20 is already
+    within the MC error (about 0.5%) of that of epochs 100-200.
+    """
+    surv = theory.survival_exact(kind, groups, redundancy) if kind in ("stacked", "block") else \
+        theory.survival_poisson(kind, groups, redundancy)
+    uptime = theory.expected_uptime(surv, groups, model.group_rate_per_min)
+    return int(max(20, math.ceil(KEPT_BURN_IN_MTBFS * model.group_mtbf_min / uptime)))
+
+
+def sample_kept_chains(scheme: str, groups: int, redundancy: int, chains: int, epochs_per_chain: int,
+                       seed: int = 0, model: FailureModel = FailureModel(), burn_in: int | None = None,
+                       progress: bool = False, chunk: int = 64) -> EpochPool:
+    """Kept ages (``AGES``): ``chains`` independent chains, each starting with every group at age 0 (new
+    hardware), running ``burn_in`` discarded epochs then ``epochs_per_chain`` recorded ones.
+
+    Chain c, epoch e (counted from the chain's start, burn-in included) is a pure function of (seed, c, e),
+    whatever ``chunk`` (chains per kernel call). Memory: ``chunk x min(L, 256) x (r + 2)`` floats per call.
+    ``burn_in`` default: ``kept_burn_in`` epochs (about 10 group MTBFs of uptime).
+    """
+    from ..driver import Progress, as_uint32_key_words
+
+    n, r = check_groups_redundancy(groups, redundancy)
+    kind, r = scheme_placement(scheme, n, r)
+    burn_in = kept_burn_in(kind, n, r, model) if burn_in is None else int(burn_in)
+    chains, epochs_per_chain = int(chains), int(epochs_per_chain)
+    if chains < 1 or epochs_per_chain < 1 or burn_in < 0:
+        raise ValueError(f"chains and epochs_per_chain must be >= 1 and burn_in >= 0, got {chains}, "
+                         f"{epochs_per_chain}, {burn_in}")
+    words = as_uint32_key_words(seed)
+    ids = np.arange(chains, dtype=np.uint32)
+    ages = np.zeros((chains, n), np.float32)
+    bar = Progress(chains * (burn_in + epochs_per_chain), f"kept-age chains {scheme} N={n} r={r}",
+                   enabled=progress)
+    if burn_in:
+        _, _, ages = _run_kept_chains(scheme, n, r, kind, model, words, ids, ages, 0, burn_in, False, chunk)
+        bar.update(chains * burn_in)
+    ups, bps, _ = _run_kept_chains(scheme, n, r, kind, model, words, ids, ages, burn_in, epochs_per_chain, True,
+                                   chunk)
+    bar.update(chains * epochs_per_chain)
+    bar.close()
+    chain = np.repeat(np.arange(chains), epochs_per_chain)
+    return EpochPool(scheme, n, r, ups.reshape(-1), bps.reshape(-1, r + 1), chain=chain, ages="kept")
+
+
+def _compute_time(t, tau, period):
+    """Phi(t): compute (non-checkpoint) time in [0, t]. The remainder is taken from the same quotient
+    (not a separate ``mod``), so t at an exact checkpoint time counts ``q tau`` whichever way it rounds."""
+    q = np.floor(t / period)
+    rem = np.clip(t - q * period, 0.0, None)
+    return q * tau + np.minimum(rem, tau)
+
+
+def _committed(breakpoints, upto, tau, period):
+    """Work committed by time ``upto`` (a checkpoint completion) for epochs with these breakpoints."""
+    depth = np.arange(1, breakpoints.shape[1])
+    b = np.minimum(breakpoints, upto[..., None])
+    phi = _compute_time(b, tau, period)
+    return (np.diff(phi, axis=-1) / depth).sum(axis=-1)
+
+
+def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = TrainingConfig(),
+                 gpus: float | None = None, max_runs: int | None = None,
+                 runs_per_chain: int | None = None) -> dict:
+    """Training runs assembled from consecutive epochs of ``pool``: TTT mean, standard error and more.
+
+    A pool with chains (kept ages) is cut into its chains first: a run never spans two chains, and at most
+    ``runs_per_chain`` runs are taken from each (None: as many as fit); chains are visited in order until
+    ``max_runs`` runs are assembled.
+    """
+    if not (math.isfinite(tau_min) and tau_min > 0):
+        raise ValueError(f"ckpt_interval (tau) must be a positive number of minutes, got {tau_min!r}")
+    restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
+    period = tau_min + cfg.ckpt_cost_min
+    work = cfg.work_hours * 60.0
+    ups = pool.uptime
+    m = np.floor(ups / period)
+    committed = _committed(pool.breakpoints, m * period, tau_min, period)
+    cum = np.concatenate([[0.0], np.cumsum(committed)])
+    runs = []
+    n_ep = ups.size
+    if pool.chain is None:
+        segments = [(0, n_ep)]
+    else:
+        cuts = np.concatenate([[0], np.nonzero(np.diff(pool.chain))[0] + 1, [n_ep]])
+        segments = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    for seg_start, seg_end in segments:
+        start, in_seg = seg_start, 0
+        while (start < seg_end and (max_runs is None or len(runs) < max_runs)
+               and (runs_per_chain is None or in_seg < runs_per_chain)):
+            # first epoch e >= start whose committed work completes the run
+            e = int(np.searchsorted(cum, cum[start] + work, side="left")) - 1
+            if e >= seg_end:
+                break
+            e = max(e, start)
+            before = cum[e] - cum[start]
+            # checkpoint index within epoch e at which committed work reaches W
+            i_ckpt = np.arange(1, int(m[e]) + 1)
+            inside = _committed(np.broadcast_to(pool.breakpoints[e], (i_ckpt.size, pool.breakpoints.shape[1])),
+                                i_ckpt * period, tau_min, period)
+            hit = np.nonzero(before + inside >= work - 1e-9)[0]
+            if hit.size == 0:  # pragma: no cover - guarded by the cumulative search
+                break
+            t_end = (i_ckpt[hit[0]]) * period
+            restarts = e - start
+            wall = float(np.sum(ups[start:e]) + restarts * restart + t_end)
+            uptime = float(np.sum(ups[start:e]) + t_end)
+            lost = float(np.sum(ups[start:e]) - np.sum(m[start:e] * period))
+            runs.append((wall, uptime, restarts, lost))
+            start = e + 1
+            in_seg += 1
+    if len(runs) < 2:
+        raise ValueError(f"the epoch pool ({n_ep} epochs) is too small for two runs of W = {cfg.work_hours} h; "
+                         "sample more epochs")
+    arr = np.array(runs)
+    wall = arr[:, 0] / 60.0
+    return {"runs": len(runs), "ttt_hours": float(wall.mean()),
+            "ttt_stderr_hours": float(wall.std(ddof=1) / math.sqrt(len(runs))),
+            "availability": float(arr[:, 1].sum() / arr[:, 0].sum()),
+            "goodput": float(work * len(runs) / arr[:, 0].sum()), "restarts_mean": float(arr[:, 2].mean()),
+            "lost_uptime_hours_mean": float(arr[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min}
+
+
+def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_min: float,
+                      cfg: TrainingConfig = TrainingConfig(), model: FailureModel = FailureModel(),
+                      gpus: float | None = None, seed: int = 0, ages: str = "kept",
+                      uptime_guess_min: float | None = None, rate_guess: float = 0.4, burn_in: int | None = None,
+                      progress: bool = False) -> tuple[dict, EpochPool]:
+    """Exactly ``runs`` training runs by Monte Carlo (``runs >= 2``): the pool is sampled, and re-sampled
+    larger (the same seed gives the same leading epochs) until it holds ``runs`` runs.
+
+    i.i.d. epochs (exponential, or renewed ages): runs are consecutive epochs of one pool (``simulate_ttt``
+    with ``max_runs``). Kept ages, non-exponential: ``runs`` independent chains, one run per chain, each
+    after its burn-in (``sample_kept_chains``), so the runs are independent and the standard error is
+    the plain one.
+    """
+    ages = check_ages(ages)
+    runs = int(runs)
+    if runs < 2:
+        raise ValueError(f"runs (trials) must be >= 2 for a standard error, got {runs}")
+    n, r = check_groups_redundancy(groups, redundancy)
+    kind, r = scheme_placement(scheme, n, r)
+    if uptime_guess_min is None:
+        surv = theory.survival_exact(kind, n, r)
+        uptime_guess_min = theory.expected_uptime(surv, n, model.group_rate_per_min)
+    kept = model.distribution != "exponential" and ages == "kept"
+    epochs = epochs_needed(uptime_guess_min, cfg, runs, rate_guess)
+    per_chain = max(8, -(-epochs // runs))
+    for _ in range(40):
+        if kept:
+            pool = sample_kept_chains(scheme, n, r, runs, per_chain, seed, model, burn_in=burn_in,
+                                      progress=progress)
+            got = _count_runs(pool, tau_min, cfg, gpus, runs, 1)
+        else:
+            pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress)
+            got = _count_runs(pool, tau_min, cfg, gpus, runs, None)
+        if got is not None and got["runs"] == runs:
+            return got, pool
+        have = 0 if got is None else got["runs"]
+        grow = max(1.5, 1.2 * runs / max(have, 1)) if not kept else 2.0
+        epochs, per_chain = int(math.ceil(epochs * grow)), int(math.ceil(per_chain * grow))
+    raise ValueError(f"could not assemble {runs} runs of W = {cfg.work_hours} h (the pool kept falling short)")
+
+
+def _count_runs(pool, tau, cfg, gpus, runs, per_chain):
+    try:
+        return simulate_ttt(pool, tau, cfg, gpus, max_runs=runs, runs_per_chain=per_chain)
+    except ValueError:
+        return None
+
+
+def epochs_needed(profile_uptime_min: float, cfg: TrainingConfig, runs: int, rate: float) -> int:
+    """Pool size for about ``runs`` runs: runs x W / (progress per epoch)."""
+    per_epoch = max(1e-9, rate * profile_uptime_min)
+    return int(min(5_000_000, max(2000, runs * cfg.work_hours * 60.0 / per_epoch * 1.3)))
