@@ -12,9 +12,10 @@ library functions use ``check`` for the same values where it is cheap. Why each 
 * ``weibull_shape``: 0.2..10. Outside it the float32 sampler loses the tails (k < 0.2: E^(1/k) spans
   > 40 decades; k > 10: E^(1/k) rounds to ties) and gamma(1 + 1/k) overflows for tiny k.
 * ``mtbf``, ``gpus_per_group``, ``reference_gpus``: per-flag ranges plus the derived per-group MTBF
-  (``GROUP_MTBF_RANGE``, 1e-3..1e7 min): float32 failure times stay finite and the fixed-point sum of the
-  epoch uptimes (2^24 per minute, int64 partial sums of 4096 values) cannot overflow (mean uptime
-  <= group MTBF <= 1e7 < 1.3e8 min; the largest Weibull(0.2) draw, 4.5e4 x the mean, < 5.5e11 min).
+  (``GROUP_MTBF_RANGE``, 1e-3..1e7 min), where the float32 failure times on the device stay finite and
+  resolvable (the host sums are exact at any magnitude: ``driver.ExactSum``).
+* scenario rates (``job_mtbf``, ``domain_mtbf``) up to 1e12-1e15 min: "practically never" (the limit tests
+  use them) while the float32 clocks stay finite; ``lemon_factor`` 1e-3..1e4.
 * ``work_hours``, ``ckpt_cost``, ``restart``, ``ckpt_interval``: minutes/hours in ranges where the
   closed form sums a bounded number of checkpoints; the time-to-train Monte Carlo is further refused up
   front when the closed form says the runs would need more epochs than ``TTT_EPOCHS_MAX`` (or more

@@ -1,0 +1,393 @@
+"""The command line's building blocks: flags with their bounds and help, the scenario flags and the
+``[scenario]`` config table, ``--config`` files, and the output (tables and strict JSON). The commands
+themselves are in ``spare_jax.cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+
+from .bounds import BOUNDS, GROUP_MTBF_RANGE
+from .bounds import check as check_bound
+from .bounds import describe as describe_bound
+from .bounds import flag as bounds_flag
+
+
+class CLIError(Exception):
+    """Bad input at the command line: printed as one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
+        raise CLIError(f"{self.prog}: {message}")
+
+
+_INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def _bounded(bound, flag=None):
+    """An argparse type for the setting ``bound`` of ``bounds.BOUNDS`` (ASCII digits only, in range)."""
+    kind = BOUNDS[bound][0]
+    flag = flag or bounds_flag(bound)
+
+    def parse(text):
+        text = str(text).strip()
+        if kind == "int":
+            if not _INT_TEXT.fullmatch(text):
+                raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}")
+            value = int(text)
+        else:
+            if not _FLOAT_TEXT.fullmatch(text):
+                raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {text!r}")
+            value = float(text)
+        try:
+            return check_bound(bound, value, flag)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.kind = kind
+    return parse
+
+
+def _help(text, bound):
+    return f"{text}; {describe_bound(bound)}"
+
+
+def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int | None = 8, groups: int = 600,
+            seed=True, trials_bound="trials"):
+    p.add_argument("-N", "--groups", type=_bounded("groups"), default=groups,
+                   help=_help(f"data-parallel groups N (default {groups})", "groups"))
+    if redundancy is not None:
+        p.add_argument("-r", "--redundancy", type=_bounded("redundancy"), default=redundancy,
+                       help=_help(f"redundancy r: shards per stack and holders per shard (default {redundancy})",
+                                  "redundancy"))
+    if placement:
+        p.add_argument("--placement", choices=("stacked", "block", "random"), default="stacked",
+                       help="shard placement (default stacked)")
+    if trials is not None:
+        p.add_argument("--trials", type=_bounded(trials_bound, "--trials"), default=trials,
+                       help=_help(f"Monte Carlo trials (default {trials})", trials_bound))
+    if seed:
+        p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _failure_args(p):
+    p.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
+                   help=_help("system MTBF in minutes at the reference cluster size (default 5 at 600k GPUs; "
+                              "the per-group MTBF mtbf*reference-gpus/gpus-per-group must lie in "
+                              f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min)", "mtbf"))
+    p.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=1000.0,
+                   help=_help("GPUs per data-parallel group (default 1000)", "gpus_per_group"))
+    p.add_argument("--reference-gpus", type=_bounded("reference_gpus"), default=600_000.0,
+                   help=_help("GPU count at which --mtbf is quoted (default 600000)", "reference_gpus"))
+    p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential")
+    p.add_argument("--weibull-shape", type=_bounded("weibull_shape"), default=1.0,
+                   help=_help("Weibull shape k (same mean per group)", "weibull_shape"))
+
+
+def _scenario_args(p):
+    """The ``Scenario`` flags (SPEC §10.1-10.4); a ``[scenario]`` table in ``--config`` sets the same keys,
+    plus ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the §1 model)."""
+    g = p.add_argument_group("scenario (SPEC §10; default: the paper's i.i.d. model)")
+    g.add_argument("--job-mtbf", type=_bounded("job_mtbf"), default=None,
+                   help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off)",
+                              "job_mtbf"))
+    g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
+                   help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
+    g.add_argument("--domain-size", type=_bounded("domain_size"), default=None,
+                   help=_help("groups per failure domain (contiguous physical ids; default: no domains)",
+                              "domain_size"))
+    g.add_argument("--domain-mtbf", type=_bounded("domain_mtbf"), default=None,
+                   help=_help("MTBF of one failure domain in minutes (with --domain-size)", "domain_mtbf"))
+    g.add_argument("--ring", default=None,
+                   help="ring order of the stacked placement: contiguous (default), interleaved (across the "
+                        "domains) or a file of physical group ids in ring order")
+    g.add_argument("--lemon-fraction", type=_bounded("lemon_fraction"), default=None,
+                   help=_help("fraction of groups that are lemons (default 0)", "lemon_fraction"))
+    g.add_argument("--lemon-factor", type=_bounded("lemon_factor"), default=None,
+                   help=_help("how many times as often a lemon fails (default 1)", "lemon_factor"))
+    g.add_argument("--lemon-seed", type=_bounded("lemon_seed"), default=None,
+                   help=_help("which groups are lemons (default 0)", "lemon_seed"))
+    g.add_argument("--group-mtbf-file", default=None,
+                   help="per-group MTBFs in minutes, one per physical group (overrides --mtbf and lemons)")
+    p.set_defaults(scenario_domains=None)
+
+
+def _scenario(args, groups: int):
+    """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N."""
+    from .scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
+
+    domains = list(args.scenario_domains or [])
+    if (args.domain_size is None) != (args.domain_mtbf is None):
+        raise ValueError("--domain-size and --domain-mtbf go together")
+    if args.domain_size is not None:
+        domains = [DomainLevel(args.domain_size, args.domain_mtbf)]
+    ring = args.ring or "contiguous"
+    if ring not in RINGS:
+        ring = read_ring_file(ring)
+    if args.job_mtbf is not None and args.job_fraction is not None:
+        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+    if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
+        raise ValueError("--lemon-fraction needs --lemon-factor")
+    scenario = Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None,
+                        domains=tuple(domains), ring=ring, lemon_fraction=args.lemon_fraction or 0.0,
+                        lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
+                        lemon_seed=args.lemon_seed or 0,
+                        group_mtbf_min=None if args.group_mtbf_file is None else
+                        read_group_mtbf_file(args.group_mtbf_file))
+    scenario.check(groups)
+    scenario.ring_order(groups)  # e.g. 'interleaved' without domains
+    return scenario
+
+
+def _scenario_table(section, path):
+    """``[scenario]`` of a config file: flag settings, plus ``domains`` (a list of {size, mtbf[, name]})."""
+    from .scenario import DomainLevel
+
+    if not isinstance(section, dict):
+        raise ValueError(f"--config: [scenario] in {path} must be a table")
+    table = dict(section)
+    levels = table.pop("domains", None)
+    parsed = None
+    if levels is not None:
+        if not isinstance(levels, list) or not all(isinstance(x, dict) for x in levels) or not levels:
+            raise ValueError("--config: scenario.domains must be a list of tables {size = G, mtbf = MIN}")
+        parsed = []
+        for level in levels:
+            extra = set(level) - {"size", "mtbf", "name"}
+            if extra or "size" not in level or "mtbf" not in level:
+                raise ValueError(f"--config: each scenario.domains entry needs size and mtbf (and may have a name), "
+                                 f"got {sorted(level)}")
+            size = check_bound("domain_size", level["size"], "scenario.domains.size")
+            mtbf = check_bound("domain_mtbf", level["mtbf"], "scenario.domains.mtbf")
+            name = level.get("name", "")
+            if not isinstance(name, str):
+                raise ValueError("--config: scenario.domains.name must be a string")
+            parsed.append(DomainLevel(size, mtbf, name))
+    return table, parsed
+
+
+def _run_args(p):
+    p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
+                   help=_help("trials per chunk (default: chosen from the working-set size; refused when "
+                              "its working set exceeds half the RAM)", "chunk_size"))
+    p.add_argument("--devices", type=_bounded("devices"), default=None,
+                   help="JAX devices to shard trials over (default: all)")
+    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes (locked "
+                   "while a run uses it)")
+    p.add_argument("--distributed", action="store_true",
+                   help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
+
+
+def _model(args):
+    from .failures import FailureModel
+
+    group_mtbf = args.mtbf * args.reference_gpus / args.gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"--mtbf x --reference-gpus / --gpus-per-group (the per-group MTBF) must be in "
+                         f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min, got {group_mtbf:g}")
+    return FailureModel(args.distribution, args.mtbf, args.reference_gpus, args.gpus_per_group,
+                        args.weibull_shape)
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v == 0 or 1e-3 <= abs(v) < 1e7:
+            return f"{v:.6g}"
+        return f"{v:.4e}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x) for x in v)
+    if isinstance(v, dict):
+        return "; ".join(f"{k}={_fmt(x)}" for k, x in v.items())
+    return str(v)
+
+
+def print_table(title: str, rows: dict, out=None) -> None:
+    out = out or sys.stdout
+    width = max(len(k) for k in rows) if rows else 0
+    print(title, file=out)
+    print("-" * max(len(title), 20), file=out)
+    for k, v in rows.items():
+        print(f"  {k:<{width}}  {_fmt(v)}", file=out)
+
+
+def emit(args, title: str, result: dict) -> None:
+    if args.json:
+        print(json.dumps(strict_json(result), allow_nan=False))
+    else:
+        print_table(title, {k: v for k, v in result.items()
+                            if not (isinstance(v, list) and len(v) > 8 or k == "per_event")})
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if not np.isfinite(o) else float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+def strict_json(o):
+    """A copy of ``o`` that ``json.dumps(..., allow_nan=False)`` accepts: numpy scalars and arrays become
+    Python values, NaN and +-inf become None (strict JSON has no NaN/Infinity)."""
+    import numpy as np
+
+    if isinstance(o, dict):
+        return {str(k): strict_json(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [strict_json(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return strict_json(o.tolist())
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if math.isfinite(o) else None
+    if o is None or isinstance(o, (int, str)):
+        return o
+    return _json_default(o)
+
+
+def _clean(v):
+    """NaN/inf -> None so that --json is strict JSON."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+
+
+def _training_args(p):
+    p.add_argument("--work-hours", type=_bounded("work_hours"), default=720.0,
+                   help=_help("failure-free work W in hours at depth 1 (default 720)", "work_hours"))
+    p.add_argument("--ckpt-cost", type=_bounded("ckpt_cost"), default=5.0,
+                   help=_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
+    p.add_argument("--restart", type=_bounded("restart"), default=60.0,
+                   help=_help("global restart cost R in minutes at the reference size (default 60)", "restart"))
+    p.add_argument("--restart-scaling", choices=("none", "linear", "quadratic"), default="none",
+                   help="restart cost vs GPU count relative to --reference-gpus (default none)")
+
+
+def _ages_arg(p):
+    p.add_argument("--ages", choices=("kept", "renewed"), default="kept",
+                   help="at a global restart only failed groups are replaced; survivors keep their age (kept, "
+                        "default) or every clock restarts (renewed); identical for exponential failures")
+
+
+def _training(args):
+    from .ttt import TrainingConfig
+
+    return TrainingConfig(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
+                          args.reference_gpus)
+
+
+def _config_value(action, key, value):
+    """A TOML value checked like the flag it stands for: booleans for switches, numbers (not booleans)
+    for numeric settings, strings for the rest."""
+    if isinstance(action, argparse._StoreTrueAction):
+        if not isinstance(value, bool):
+            raise ValueError(f"--config: {key} must be true or false, got {value!r}")
+        return value
+    kind = getattr(action.type, "kind", None)
+    if kind is not None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"--config: {key} must be a number, got {value!r}")
+        if kind == "int":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError(f"--config: {key} must be an integer, got {value!r}")
+                value = int(value)
+            text = str(value)
+        else:
+            text = repr(float(value)) if math.isfinite(value) else str(value)
+        try:
+            return action.type(text)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"--config: {exc}") from None
+    if not isinstance(value, str):
+        raise ValueError(f"--config: {key} must be a string, got {value!r}")
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"--config: {key} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
+    return value
+
+
+def _apply_config(parser, argv):
+    """``--config FILE.toml``: set the subcommand's defaults from the file; flags on the line win."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
+        return argv
+    path = None
+    rest = []
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        if a == "--config":
+            if i + 1 >= len(argv):
+                raise CLIError("spare-jax: error: --config needs a file")
+            path = argv[i + 1]
+            next(it, None)
+        elif a.startswith("--config="):
+            path = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            cfg = tomllib.load(fh)
+    except OSError as exc:
+        raise ValueError(f"--config: cannot read {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"--config: {path} is not valid TOML: {exc}") from None
+    command = next((a for a in rest if not a.startswith("-")), None)
+    subs = parser._subparsers._group_actions[0].choices
+    sub = subs.get(command) if command else None
+    if sub is None:
+        raise ValueError("--config needs a subcommand (e.g. spare-jax run --config run.toml)")
+    for key, value in cfg.items():
+        if isinstance(value, dict) and key not in subs and key != "scenario":
+            raise ValueError(f"--config: unknown section [{key}] in {path} (sections: scenario, {', '.join(subs)})")
+    # top-level keys apply to every subcommand; the subcommand's own table wins over them
+    known = {a.dest: a for a in sub._actions}
+    defaults = {}
+    tables = [{k: v for k, v in cfg.items() if not isinstance(v, dict)}]
+    if "scenario" in cfg:
+        if "job_mtbf" not in known:
+            raise ValueError(f"--config: 'spare-jax {command}' takes no [scenario]")
+        scenario_table, levels = _scenario_table(cfg["scenario"], path)
+        tables.append(scenario_table)
+        if levels is not None:
+            defaults["scenario_domains"] = levels
+    tables.append(cfg.get(command, {}))
+    for table in tables:
+        seen = {}
+        for key, value in table.items():
+            dest = key.replace("-", "_")
+            if dest not in known or dest in ("help", "func", "title"):
+                where = (f"[{command}]" if table is cfg.get(command) else
+                         "[scenario]" if table is not tables[0] else "the top level")
+                raise ValueError(f"--config: unknown setting {key!r} for 'spare-jax {command}' (in {where})")
+            if dest in seen:
+                raise ValueError(f"--config: {key!r} and {seen[dest]!r} set the same thing")
+            seen[dest] = key
+            defaults[dest] = _config_value(known[dest], key, value)
+    sub.set_defaults(**defaults)
+    return rest
