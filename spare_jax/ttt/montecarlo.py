@@ -100,8 +100,6 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps))
 
 
-
-
 # --- kept ages: epochs as a Markov chain in the age vector ------------------------------------------------
 
 KEPT_CHAIN_STREAM = 0x6B657074  # per-chain seed words: trial_bits(seed words, chain ids, 2, this stream)
