@@ -5,6 +5,8 @@ simulation of the same model, measured in the same run on the same machine.
   straightforward vectorised NumPy version (exponential failure times, gather through the holders table,
   min over shards of max over holders) and of a per-event SimPy simulation (one process per group; on each
   failure the holder counts of its shards drop; the epoch ends at the first shard with none left).
+* scenario: the wipe-out kernel under a ``Scenario`` (failure domains of 5 groups with an interleaved ring
+  and job-wide interruptions), as a slowdown against the plain kernel (target: within 2x).
 * overhead: trials/s of the depth-threshold kernel against a NumPy version of the same computation (the
   binary search over k with the cumulative-sum/maximum queue test, vectorised over trials and depths).
 
@@ -160,6 +162,23 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     jax_mean = state["sum"] / state["n"]
     jax_se = math.sqrt(max(0.0, state["sq"] / state["n"] - jax_mean ** 2) / state["n"])
 
+    # the same kernel under a Scenario (SPEC §10): failure domains of 5 groups, interleaved ring, job-wide
+    from .scenario import DomainLevel, Scenario
+    from .wipeout import scenario_wipeout_kernel
+
+    scenario = Scenario(domains=(DomainLevel(min(5, groups), 50_000.0),), ring="interleaved", job_mtbf_min=2000.0)
+    sfn = jax.jit(lambda ids: scenario_wipeout_kernel(words, ids, pl, model, scenario)[0])
+    sstate = {"start": 0}
+
+    def scenario_step():
+        ids = jax.device_put(np.arange(sstate["start"], sstate["start"] + chunk_size, dtype=np.uint32), sharding)
+        np.asarray(sfn(ids))
+        sstate["start"] += chunk_size
+        return chunk_size
+
+    scenario_step()
+    scenario_rate, _ = _timed(scenario_step, seconds)
+
     rng = np.random.default_rng(1)
     np_chunk = 2048
     np_acc = []
@@ -193,6 +212,8 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     return {
         "groups": groups, "redundancy": redundancy, "placement": "stacked",
         "wipeout_trials_per_s": jax_rate, "numpy_trials_per_s": np_rate, "speedup_vs_numpy": jax_rate / np_rate,
+        "scenario_wipeout_trials_per_s": scenario_rate, "scenario_slowdown": jax_rate / scenario_rate,
+        "scenario": scenario.describe(),
         "des_trials_per_s": des_rate, "speedup_vs_des": jax_rate / des_rate,
         "overhead_trials_per_s": over_rate, "overhead_numpy_trials_per_s": onp_rate,
         "overhead_speedup_vs_numpy": over_rate / onp_rate,
