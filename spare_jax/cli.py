@@ -174,20 +174,27 @@ def cmd_reorder(args) -> dict:
     }
 
 
+def _check_ckpt_count(tau, cfg, prof) -> None:
+    """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
+    checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
+    from .bounds import TTT_CKPTS_MAX
+
+    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)
+    if ckpts > TTT_CKPTS_MAX:
+        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
+                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
+                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
+
+
 def _check_ttt_feasible(args, cfg, r, tau, gpus, epochs, prof, th) -> None:
     """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
     ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
     with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the pool the
     MC would sample."""
-    from .bounds import TTT_CELLS_MAX, TTT_CKPTS_MAX, TTT_EPOCHS_MAX
+    from .bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
 
     need = args.trials * (th["expected_restarts"] + 1.0)
     width = args.groups * max(r, 2)
-    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)  # checkpoints in a long (tail) epoch
-    if ckpts > TTT_CKPTS_MAX:
-        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
-                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
-                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
     if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
         raise ValueError(f"ttt: {args.trials} run(s) would sample about {max(need, epochs):.3g} epochs of "
                          f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
@@ -219,6 +226,7 @@ def cmd_ttt(args) -> dict:
     prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages)
     if tau is None:
         tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
+    _check_ckpt_count(tau, cfg, prof)
     th = ttt.ttt_theory(prof, tau, cfg, gpus)
     if kept:
         renewed_ttt = th["ttt_hours"]

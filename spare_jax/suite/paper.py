@@ -106,8 +106,10 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
                "rep_r_star": rp["r_star"], "rep_tau_min": rp["ckpt_interval_min"], "rep_ttt_hours": rp["ttt_hours"],
                "rep_availability": rp["availability"],
                "ttt_reduction_vs_best_rep": res["ttt_reduction_vs_rep"],
-               "rep_same_r_ttt_hours": curve["rep"][r_star], "rep_same_r_availability": a_rep[r_star],
-               "ttt_reduction_vs_rep_same_r": 1.0 - curve["spare"][r_star] / curve["rep"][r_star],
+               # Rep needs r | N (block replica sets): no same-r baseline where r* does not divide N
+               "rep_same_r_ttt_hours": curve["rep"].get(r_star), "rep_same_r_availability": a_rep.get(r_star),
+               "ttt_reduction_vs_rep_same_r": None if r_star not in curve["rep"]
+               else 1.0 - curve["spare"][r_star] / curve["rep"][r_star],
                "rep_matched_r": matched,
                "rep_matched_availability": None if matched is None else a_rep[matched],
                "rep_matched_ttt_hours": None if matched is None else curve["rep"][matched],
@@ -116,7 +118,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
         results[key] = row
         _log(f"  sensitivity R={restart_min:g} MTBF={system_mtbf_min:g} C={ckpt_cost_min:g} G={gpus_per_group:g} "
              f"(N={n}): SPARe r*={r_star} vs Rep r*={rp['r_star']}: {res['ttt_reduction_vs_rep']:.1%} shorter; "
-             f"vs Rep r={r_star}: {row['ttt_reduction_vs_rep_same_r']:.1%}; "
+             f"vs Rep r={r_star}: {row['ttt_reduction_vs_rep_same_r'] or float('nan'):.1%}; "
              f"vs Rep at matched availability (r={matched}): {row['ttt_reduction_vs_rep_matched'] or float('nan'):.1%}")
         return row
 

@@ -164,6 +164,8 @@ def _ckpts_to_grid_end(t_end: float, tau: float, ckpt: float) -> int:
 
 
 _BLOCK_ELEMS = 1 << 22  # (taus x checkpoints) terms per block of the numpy sum
+MAX_CLOSED_FORM_TERMS = 5e8  # checkpoints summed for one tau (about a minute on 2 cores): refused beyond
+GRID_MAX_TERMS = 1e6  # checkpoints per tau of best_tau_grid's search grid
 JAX_MAX_CKPTS = 1 << 21  # largest static checkpoint count of the differentiable (optax) sum
 
 
@@ -174,6 +176,10 @@ def _ttt_closed_form_np(taus, ckpt, restart, work_min, t, log_s, h, mean_uptime)
     taus = np.atleast_1d(np.asarray(taus, np.float64))
     period = taus + ckpt
     total = np.array([_ckpts_to_grid_end(float(t[-1]), float(x), ckpt) for x in taus])
+    if total.max() > MAX_CLOSED_FORM_TERMS:
+        raise ValueError(f"ckpt_interval {taus[np.argmax(total)]:g} min (+ ckpt_cost {ckpt:g}) is too short for "
+                         f"epochs of up to {t[-1]:.3g} min: the closed form would sum {total.max():.3g} checkpoints "
+                         f"(limit {MAX_CLOSED_FORM_TERMS:.0e}); use a longer interval")
     block = int(min(total.max(), max(1024, _BLOCK_ELEMS // taus.size)))
     acc = np.zeros(taus.size)
     start = 0
@@ -195,7 +201,10 @@ def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | 
     """(tau, TTT minutes) minimising the closed form on a log grid around the Daly interval (numpy)."""
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
     daly = young_daly(profile, cfg, gpus)["daly_min"]
-    taus = np.exp(np.linspace(math.log(max(0.05, daly / 20)), math.log(daly * 8), points))
+    # the grid's low end keeps every tau's checkpoint sum within GRID_MAX_TERMS (a bounded search; an
+    # interval that short is still evaluated exactly by ttt_theory when asked for)
+    low = max(0.05, daly / 20, float(profile.t[-1]) / GRID_MAX_TERMS - cfg.ckpt_cost_min)
+    taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 8, 2 * low)), points))
     log_s = np.log(np.maximum(profile.survival, 1e-300))
     with np.errstate(divide="ignore"):  # intervals too short to commit anything give TTT = inf
         vals = _ttt_closed_form_np(taus, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, profile.t, log_s,
