@@ -144,40 +144,39 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
         chunk_size = auto_chunk(groups, len(devs))
     chunk_size = -(-chunk_size // len(devs)) * len(devs)
 
-    wfn = jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0])
-    state = {"start": 0, "sum": 0.0, "sq": 0.0, "n": 0}
+    def kernel_rate(fn, chunk, consume=None):
+        """Steady-state trials/s of ``fn(ids)`` over consecutive chunks of trial ids (compiled first);
+        ``consume`` sees each chunk's host result after the warm-up."""
+        start = [0]
 
-    def wipe_step():
-        ids = jax.device_put(np.arange(state["start"], state["start"] + chunk_size, dtype=np.uint32), sharding)
-        t_count = np.asarray(wfn(ids), dtype=np.float64)
-        state["start"] += chunk_size
-        state["sum"] += t_count.sum()
-        state["sq"] += (t_count ** 2).sum()
-        state["n"] += t_count.size
-        return chunk_size
+        def step(warm=False):
+            ids = jax.device_put(np.arange(start[0], start[0] + chunk, dtype=np.uint32), sharding)
+            out = np.asarray(fn(ids))
+            start[0] += chunk
+            if consume is not None and not warm:
+                consume(out)
+            return chunk
 
-    wipe_step()  # compile
-    state.update(sum=0.0, sq=0.0, n=0)
-    jax_rate, _ = _timed(wipe_step, seconds)
-    jax_mean = state["sum"] / state["n"]
-    jax_se = math.sqrt(max(0.0, state["sq"] / state["n"] - jax_mean ** 2) / state["n"])
+        step(warm=True)
+        return _timed(step, seconds)[0]
+
+    t_sums = np.zeros(3)  # n, sum T, sum T^2
+
+    def add_t(t_count):
+        t = t_count.astype(np.float64)
+        t_sums[:] += (t.size, t.sum(), (t * t).sum())
+
+    jax_rate = kernel_rate(jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0]), chunk_size, add_t)
+    jax_mean = t_sums[1] / t_sums[0]
+    jax_se = math.sqrt(max(0.0, t_sums[2] / t_sums[0] - jax_mean ** 2) / t_sums[0])
 
     # the same kernel under a Scenario (SPEC §10): failure domains of 5 groups, interleaved ring, job-wide
     from .scenario import DomainLevel, Scenario
     from .wipeout import scenario_wipeout_kernel
 
     scenario = Scenario(domains=(DomainLevel(min(5, groups), 50_000.0),), ring="interleaved", job_mtbf_min=2000.0)
-    sfn = jax.jit(lambda ids: scenario_wipeout_kernel(words, ids, pl, model, scenario)[0])
-    sstate = {"start": 0}
-
-    def scenario_step():
-        ids = jax.device_put(np.arange(sstate["start"], sstate["start"] + chunk_size, dtype=np.uint32), sharding)
-        np.asarray(sfn(ids))
-        sstate["start"] += chunk_size
-        return chunk_size
-
-    scenario_step()
-    scenario_rate, _ = _timed(scenario_step, seconds)
+    scenario_rate = kernel_rate(jax.jit(lambda ids: scenario_wipeout_kernel(words, ids, pl, model, scenario)[0]),
+                                chunk_size)
 
     rng = np.random.default_rng(1)
     np_chunk = 2048
@@ -189,18 +188,9 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     des_t = simpy_wipeout(pl, des_trials, seed=2)
     des_rate = des_trials / (time.perf_counter() - t0)
 
-    ofn = jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
-                                              jnp.zeros(groups + 1, jnp.float32))[0])
-    ostate = {"start": 0}
-
-    def over_step():
-        ids = jax.device_put(np.arange(ostate["start"], ostate["start"] + overhead_chunk, dtype=np.uint32), sharding)
-        np.asarray(ofn(ids))
-        ostate["start"] += overhead_chunk
-        return overhead_chunk
-
-    over_step()
-    over_rate, _ = _timed(over_step, seconds)
+    over_rate = kernel_rate(jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
+                                                              jnp.zeros(groups + 1, jnp.float32))[0]),
+                            overhead_chunk)
     onp_rate, _ = _timed(lambda: (numpy_depth_thresholds(pl, 256, rng), 256)[1], seconds)
 
     def mean_se(x):

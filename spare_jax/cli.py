@@ -287,16 +287,13 @@ def cmd_bench(args) -> dict:
 def cmd_run(args) -> dict:
     import os
 
+    from .driver import check_writable_dir
     from .suite import format_summary, run_suite
 
     out = args.out_dir
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"--out-dir {out} exists and is not a directory")
-    parent = out if os.path.isdir(out) else os.path.dirname(os.path.abspath(out))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"--out-dir {out}: {parent} is not a writable directory")
+    check_writable_dir(out, "--out-dir")
     summary = run_suite(args.out_dir, quick=args.quick, seed=args.seed, progress=not args.quiet)
     if not args.json:
         print(format_summary(summary))

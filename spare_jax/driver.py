@@ -140,6 +140,16 @@ def _params_digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def check_writable_dir(path: str, flag: str) -> None:
+    """``path`` (a directory, existing or to be created) can be written: its nearest existing ancestor is a
+    writable directory (ValueError naming ``flag`` otherwise)."""
+    parent = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: {parent} is not a writable directory")
+
+
 class ChunkStore:
     """Per-chunk sufficient statistics on disk: ``out_dir/run.json`` + ``out_dir/chunks/NNNNNNNN.npz``.
 
@@ -164,11 +174,7 @@ class ChunkStore:
         chunks = os.path.join(out_dir, "chunks")
         if os.path.lexists(chunks) and not os.path.isdir(chunks):
             raise ValueError(f"--out {out_dir}: {chunks} is not a directory")
-        parent = out_dir if os.path.isdir(out_dir) else os.path.dirname(os.path.abspath(out_dir))
-        while not os.path.exists(parent):
-            parent = os.path.dirname(parent)
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-            raise ValueError(f"--out {out_dir}: {parent} is not a writable directory")
+        check_writable_dir(out_dir, "--out")
 
     def __init__(self, out_dir: str, params: dict):
         self.out_dir = out_dir

@@ -43,7 +43,10 @@ import numpy as np
 
 DISTRIBUTIONS = ("exponential", "weibull")
 
-def _check_positive(name: str, value) -> float:
+def check_positive(name: str, value) -> float:
+    """``value`` as a positive finite float (ValueError naming ``name`` otherwise; booleans refused)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -74,10 +77,10 @@ class FailureModel:
     def __post_init__(self):
         if self.distribution not in DISTRIBUTIONS:
             raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)}, got {self.distribution!r}")
-        _check_positive("mtbf (system_mtbf_min)", self.system_mtbf_min)
-        _check_positive("reference_gpus", self.reference_gpus)
-        _check_positive("gpus_per_group", self.gpus_per_group)
-        _check_positive("weibull_shape", self.weibull_shape)
+        check_positive("mtbf (system_mtbf_min)", self.system_mtbf_min)
+        check_positive("reference_gpus", self.reference_gpus)
+        check_positive("gpus_per_group", self.gpus_per_group)
+        check_positive("weibull_shape", self.weibull_shape)
 
     @property
     def per_gpu_mtbf_min(self) -> float:

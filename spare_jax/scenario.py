@@ -40,19 +40,9 @@ import math
 
 import numpy as np
 
+from .failures import check_positive
+
 RINGS = ("contiguous", "interleaved")
-
-
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +57,7 @@ class DomainLevel:
         if isinstance(self.size, bool) or not isinstance(self.size, (int, np.integer)) or int(self.size) < 1:
             raise ValueError(f"domain size must be an integer >= 1, got {self.size!r}")
         object.__setattr__(self, "size", int(self.size))
-        object.__setattr__(self, "mtbf_min", _positive("domain mtbf (minutes)", self.mtbf_min))
+        object.__setattr__(self, "mtbf_min", check_positive("domain mtbf (minutes)", self.mtbf_min))
 
     def count(self, groups: int) -> int:
         """Domains at this level for ``groups`` groups (the last may be short)."""
@@ -104,7 +94,7 @@ class Scenario:
 
     def __post_init__(self):
         if self.job_mtbf_min is not None:
-            object.__setattr__(self, "job_mtbf_min", _positive("job_mtbf (minutes)", self.job_mtbf_min))
+            object.__setattr__(self, "job_mtbf_min", check_positive("job_mtbf (minutes)", self.job_mtbf_min))
         if self.job_fraction is not None:
             f = self.job_fraction
             if isinstance(f, bool) or not isinstance(f, (int, float)) or not math.isfinite(f) or not 0 <= f < 1:
@@ -124,13 +114,13 @@ class Scenario:
         if isinstance(q, bool) or not isinstance(q, (int, float)) or not math.isfinite(q) or not 0 <= q <= 1:
             raise ValueError(f"lemon_fraction must be a number in [0, 1], got {q!r}")
         object.__setattr__(self, "lemon_fraction", float(q))
-        object.__setattr__(self, "lemon_factor", _positive("lemon_factor", self.lemon_factor))
+        object.__setattr__(self, "lemon_factor", check_positive("lemon_factor", self.lemon_factor))
         if isinstance(self.lemon_seed, bool) or not isinstance(self.lemon_seed, (int, np.integer)) \
                 or not 0 <= int(self.lemon_seed) < 2**63:
             raise ValueError(f"lemon_seed must be an integer in [0, 2^63), got {self.lemon_seed!r}")
         if self.group_mtbf_min is not None:
             object.__setattr__(self, "group_mtbf_min",
-                               tuple(_positive("group mtbf (minutes)", v) for v in self.group_mtbf_min))
+                               tuple(check_positive("group mtbf (minutes)", v) for v in self.group_mtbf_min))
 
     # -- what is on ---------------------------------------------------------------------------------------
     @property
@@ -223,47 +213,44 @@ def lemon_groups(groups: int, fraction: float, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).permutation(groups)[:count])
 
 
-def read_ring_file(path: str) -> tuple[int, ...]:
-    """A ring order from a text file: physical group ids in ring order, separated by commas, spaces or
-    newlines; ``#`` starts a comment."""
-    ids = []
-    try:
-        with open(path) as fh:
-            for line in fh:
-                line = line.split("#", 1)[0]
-                for tok in line.replace(",", " ").split():
-                    if not tok.isascii() or not tok.lstrip("-").isdigit():
-                        raise ValueError(f"ring file {path}: {tok!r} is not a group id")
-                    ids.append(int(tok))
-    except OSError as exc:
-        raise ValueError(f"cannot read ring file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"ring file {path} is not a text file") from None
-    if not ids:
-        raise ValueError(f"ring file {path} holds no group ids")
-    return tuple(ids)
-
-
-def read_group_mtbf_file(path: str) -> tuple[float, ...]:
-    """Per-group MTBFs (minutes) from a text file: one value per physical group, in group order."""
+def _read_tokens(path: str, what: str, parse) -> tuple:
+    """Values from a text file: separated by commas, spaces or newlines, ``#`` starts a comment; ``parse``
+    maps a token to a value or raises ValueError with its own message."""
     values = []
     try:
         with open(path) as fh:
             for line in fh:
-                line = line.split("#", 1)[0]
-                for tok in line.replace(",", " ").split():
-                    try:
-                        v = float(tok)
-                    except ValueError:
-                        raise ValueError(f"group MTBF file {path}: {tok!r} is not a number") from None
-                    values.append(_positive(f"group MTBF in {path}", v))
+                for tok in line.split("#", 1)[0].replace(",", " ").split():
+                    values.append(parse(tok))
     except OSError as exc:
-        raise ValueError(f"cannot read group MTBF file {path}: {exc.strerror}") from None
+        raise ValueError(f"cannot read {what} {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
-        raise ValueError(f"group MTBF file {path} is not a text file") from None
+        raise ValueError(f"{what} {path} is not a text file") from None
     if not values:
-        raise ValueError(f"group MTBF file {path} holds no values")
+        raise ValueError(f"{what} {path} holds no values")
     return tuple(values)
+
+
+def read_ring_file(path: str) -> tuple[int, ...]:
+    """A ring order from a text file: physical group ids in ring order."""
+    def group_id(tok):
+        if not tok.isascii() or not tok.lstrip("-").isdigit():
+            raise ValueError(f"ring file {path}: {tok!r} is not a group id")
+        return int(tok)
+
+    return _read_tokens(path, "ring file", group_id)
+
+
+def read_group_mtbf_file(path: str) -> tuple[float, ...]:
+    """Per-group MTBFs (minutes) from a text file: one value per physical group, in group order."""
+    def mtbf(tok):
+        try:
+            value = float(tok)
+        except ValueError:
+            raise ValueError(f"group MTBF file {path}: {tok!r} is not a number") from None
+        return check_positive(f"group MTBF in {path}", value)
+
+    return _read_tokens(path, "group MTBF file", mtbf)
 
 
 def single_domain_wipeout_fraction(scenario: Scenario, placement) -> float | None:

@@ -299,7 +299,7 @@ def test_cli_bad_scenario_input(flags, match, capsys):
 
 @pytest.mark.parametrize("content,match", [
     ("0\n1\n1\n" + "\n".join(map(str, range(3, 60))), "permutation"), ("0 1 2", "permutation"),
-    ("0 x 2", "not a group id"), ("", "no group ids")])
+    ("0 x 2", "not a group id"), ("", "holds no values")])
 def test_cli_bad_ring_files(tmp_path, capsys, content, match):
     path = tmp_path / "ring.txt"
     path.write_text(content)
