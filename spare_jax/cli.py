@@ -14,7 +14,7 @@ import warnings
 
 from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
     CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
-    _run_args, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
+    _job_args, _job_rate, _run_args, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
 
 EXIT_BAD_INPUT = 2
 
@@ -223,7 +223,9 @@ def cmd_ttt(args) -> dict:
     # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
     # closed form gives the default tau and a reference number, the Monte Carlo the answer
     kept = model.distribution != "exponential" and args.ages == "kept"
-    prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages)
+    job_rate = _job_rate(args, args.groups, model)
+    prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages,
+                             job_rate=job_rate)
     if tau is None:
         tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
     _check_ckpt_count(tau, cfg, prof)
@@ -238,7 +240,8 @@ def cmd_ttt(args) -> dict:
                         prof, th)
     t0 = time.perf_counter()
     mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.trials, tau, cfg, model, gpus, args.seed,
-                                     args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet)
+                                     args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet,
+                                     job_rate=job_rate)
     half = 1.96 * mc["ttt_stderr_hours"]
     return {
         "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
@@ -253,6 +256,7 @@ def cmd_ttt(args) -> dict:
         "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
         "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
         "ages": args.ages, "renewed_theory_ttt_hours": renewed_ttt,
+        "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
         "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
         "elapsed_s": time.perf_counter() - t0,
     }
@@ -261,8 +265,9 @@ def cmd_ttt(args) -> dict:
 def cmd_optimize(args) -> dict:
     from . import ttt
 
-    res = ttt.optimize(args.groups, args.r_max, _model(args), _training(args), progress=not args.quiet,
-                       ages=args.ages)
+    model = _model(args)
+    res = ttt.optimize(args.groups, args.r_max, model, _training(args), progress=not args.quiet,
+                       ages=args.ages, job_rate=_job_rate(args, args.groups, model))
     if not args.curves:
         res.pop("curves")
     return res
@@ -336,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum)",
                               "ckpt_interval"))
     _ages_arg(p)
+    _job_args(p)
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
@@ -346,6 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_help("largest r searched (default 20)", "r_max"))
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
     _ages_arg(p)
+    _job_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")

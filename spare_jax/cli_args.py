@@ -94,15 +94,32 @@ def _failure_args(p):
                    help=_help("Weibull shape k (same mean per group)", "weibull_shape"))
 
 
-def _scenario_args(p):
-    """The ``Scenario`` flags (SPEC §10.1-10.4); a ``[scenario]`` table in ``--config`` sets the same keys,
-    plus ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the §1 model)."""
+def _job_args(p):
+    """The job-wide part of the scenario (SPEC §10.1): the only part ``ttt``/``optimize`` take so far (it
+    composes exactly with the closed form)."""
     g = p.add_argument_group("scenario (SPEC §10; default: the paper's i.i.d. model)")
     g.add_argument("--job-mtbf", type=_bounded("job_mtbf"), default=None,
                    help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off)",
                               "job_mtbf"))
     g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
                    help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
+    return g
+
+
+def _job_rate(args, groups: int, model) -> float:
+    """mu, the job-wide interruption rate per minute, of ``--job-mtbf`` / ``--job-fraction`` (0 when off)."""
+    from .scenario import Scenario
+
+    if args.job_mtbf is not None and args.job_fraction is not None:
+        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+    return Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None).job_rate_per_min(
+        groups, model.group_mtbf_min)
+
+
+def _scenario_args(p):
+    """The ``Scenario`` flags (SPEC §10.1-10.4); a ``[scenario]`` table in ``--config`` sets the same keys,
+    plus ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the §1 model)."""
+    g = _job_args(p)
     g.add_argument("--domain-size", type=_bounded("domain_size"), default=None,
                    help=_help("groups per failure domain (contiguous physical ids; default: no domains)",
                               "domain_size"))
@@ -375,6 +392,8 @@ def _apply_config(parser, argv):
         scenario_table, levels = _scenario_table(cfg["scenario"], path)
         tables.append(scenario_table)
         if levels is not None:
+            if "domain_size" not in known:
+                raise ValueError(f"--config: 'spare-jax {command}' takes no failure domains (scenario.domains) yet")
             defaults["scenario_domains"] = levels
     tables.append(cfg.get(command, {}))
     for table in tables:

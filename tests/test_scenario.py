@@ -318,3 +318,56 @@ def test_cli_bad_scenario_config(tmp_path, capsys, table, match):
     code, out, err = _cli(["wipeout", "-N", "60", "-r", "3", "--trials", "100", "--config", str(cfg), "--quiet"],
                           capsys)
     assert code == 2 and out == "" and match in err, err
+
+
+# ---------------------------------------------------------------------------------------------------------
+# job-wide failures in the time-to-train (closed form and Monte Carlo)
+
+
+def test_ttt_none_with_job_wide_failures_is_the_classical_formula():
+    """`none`: every group failure and every job-wide interruption ends the epoch, so epochs are exponential
+    with rate N lambda + mu and TTT = (W/tau)(1/Lambda + R)(e^{Lambda (tau + C)} - 1)."""
+    from spare_jax import ttt
+
+    n, mu, tau = 16, 1 / 900.0, 30.0
+    cfg = ttt.TrainingConfig()
+    prof = ttt.epoch_profile("none", n, 1, MODEL, job_rate=mu)
+    lam_total = n * MODEL.group_rate_per_min + mu
+    want = (cfg.work_hours * 60 / tau) * (1 / lam_total + cfg.restart_min) * math.expm1(lam_total * (tau + cfg.ckpt_cost_min))
+    assert ttt.ttt_theory(prof, tau, cfg)["ttt_hours"] * 60 == pytest.approx(want, rel=2e-4)
+    assert prof.mean_uptime_min == pytest.approx(1 / lam_total, rel=1e-4)
+
+
+def test_ttt_spare_with_job_wide_failures_closed_form_vs_mc_and_uptime():
+    from spare_jax import ttt
+
+    n, r, mu = 60, 3, 1 / 2000.0
+    cfg = ttt.TrainingConfig(work_hours=200.0)
+    prof = ttt.epoch_profile("spare", n, r, MODEL, job_rate=mu)
+    up, _ = job_wide_uptime(theory.survival_stacked(n, r), n, MODEL.group_rate_per_min, mu)
+    assert prof.mean_uptime_min == pytest.approx(up, rel=2e-3)
+    tau = ttt.best_tau_grid(prof, cfg)[0]
+    th = ttt.ttt_theory(prof, tau, cfg)["ttt_hours"]
+    mc, pool = ttt.simulate_ttt_runs("spare", n, r, 60, tau, cfg, MODEL, seed=4, job_rate=mu)
+    assert abs(pool.uptime.mean() - up) < 4 * pool.uptime.std() / math.sqrt(pool.uptime.size)
+    assert abs(mc["ttt_hours"] - th) < 4 * mc["ttt_stderr_hours"] + 0.01 * th  # the closed form is a ratio
+    plain = ttt.ttt_theory(ttt.epoch_profile("spare", n, r, MODEL), tau, cfg)["ttt_hours"]
+    assert th > plain  # the job-wide process costs time
+
+
+def test_cli_optimize_and_ttt_take_job_wide_failures(capsys):
+    import json
+
+    code, out, err = _cli(["optimize", "-N", "60", "--r-max", "6", "--job-fraction", "0.25", "--json", "--quiet"],
+                          capsys)
+    assert code == 0, err
+    with_job = json.loads(out)
+    code, out, _ = _cli(["optimize", "-N", "60", "--r-max", "6", "--json", "--quiet"], capsys)
+    without = json.loads(out)
+    assert with_job["job_mtbf_min"] == pytest.approx(1 / (0.25 / 0.75 * 60 / MODEL.group_mtbf_min))
+    assert with_job["schemes"]["spare"]["ttt_hours"] > without["schemes"]["spare"]["ttt_hours"]
+    code, out, err = _cli(["ttt", "-N", "60", "-r", "3", "--trials", "4", "--work-hours", "50", "--job-mtbf", "3000",
+                           "--json", "--quiet"], capsys)
+    assert code == 0, err and json.loads(out)["job_mtbf_min"] == 3000.0
+    code, out, err = _cli(["ttt", "-N", "60", "-r", "3", "--domain-size", "5", "--quiet"], capsys)
+    assert code == 2 and "--domain-size" in err

@@ -100,7 +100,7 @@ class EpochProfile:
 
 
 def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel = FailureModel(),
-                  points: int | None = None, ages: str = "kept") -> EpochProfile:
+                  points: int | None = None, ages: str = "kept", job_rate: float = 0.0) -> EpochProfile:
     """Exact-theory epoch profile (see the module docstring) for exponential failures, and for any Weibull
     law with ``ages="renewed"``.
 
@@ -115,6 +115,11 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     a Markov chain in the survivors' ages) and is refused: use ``ages="renewed"`` for the renewed model or
     the Monte Carlo (``sample_epochs(..., ages="kept")``). For exponential failures the two are the same
     model (memorylessness), so ``ages`` is irrelevant there.
+
+    ``job_rate`` (per minute; ``Scenario.job_rate_per_min``): job-wide interruptions (SPEC §10.1), a Poisson
+    process independent of the group failures that ends the epoch like a wipe-out. Exactly:
+    ``S_J(t) = S(t) e^{-mu t}``, and the depth given that the epoch is still up is unchanged
+    (``E[1/d | U_J > t] = E[1/d | U > t]``), so only the survival (and ``E[U] = int S_J``) change.
     """
     n, r = check_groups_redundancy(groups, redundancy)
     ages = check_ages(ages)
@@ -129,11 +134,16 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     else:
         t = theory.time_from_hazard(x, model)
     s_t = cdf[:, r]
+    job_rate = float(job_rate)
+    if not (math.isfinite(job_rate) and job_rate >= 0):
+        raise ValueError(f"job_rate must be a finite number >= 0, got {job_rate!r}")
     if scheme == "spare":
         g_t = (np.diff(cdf, axis=1) / np.arange(1, r + 1)).sum(axis=1)
     else:
         g_t = s_t / (r if scheme == "rep" else 1)
     rate = np.where(s_t > 1e-300, g_t / np.maximum(s_t, 1e-300), 0.0)  # E[1/d | U > t]
+    if job_rate > 0:
+        s_t = s_t * np.exp(-job_rate * t)
     dt = np.diff(t)
     work = np.concatenate([[0.0], np.cumsum(0.5 * (rate[1:] + rate[:-1]) * dt)])
     mean_uptime = float(np.sum(0.5 * (s_t[1:] + s_t[:-1]) * dt))
@@ -287,7 +297,7 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
 
 def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
              cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False,
-             ages: str = "kept") -> dict:
+             ages: str = "kept", job_rate: float = 0.0) -> dict:
     """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
     ``r_searched``), tau* (optax on the closed form), TTT and availability.
 
@@ -323,7 +333,7 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
         best = None
         curves[scheme] = []
         for r in searched[scheme]:
-            prof = epoch_profile(scheme, n, r, model, ages=ages)
+            prof = epoch_profile(scheme, n, r, model, ages=ages, job_rate=job_rate)
             tau, ttt_min = best_tau_grid(prof, cfg, gpus)
             curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": ttt_min / 60.0})
             if best is None or ttt_min < best[1]:
@@ -341,6 +351,7 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
     result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
               "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
               "cluster_mtbf_min": model.cluster_mtbf_min(n), "distribution": model.distribution, "ages": ages,
+              "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
               "curves": curves}
     if "rep" in searched:
         result["rep_r_searched"] = ("divisors of N up to r_max (rep uses replica sets, which need r | N): "

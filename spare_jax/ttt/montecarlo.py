@@ -37,7 +37,7 @@ class EpochPool:
 
 def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
                   model: FailureModel = FailureModel(), progress: bool = False, ages: str = "kept",
-                  chains: int | None = None, burn_in: int | None = None) -> EpochPool:
+                  chains: int | None = None, burn_in: int | None = None, job_rate: float = 0.0) -> EpochPool:
     """Sample epochs of a scheme with the JAX kernels.
 
     Exponential failures, or ``ages="renewed"``: ``epochs`` i.i.d. epochs (every group restored as new at
@@ -48,10 +48,14 @@ def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: 
     (default 64) of ``ceil(epochs / chains)`` epochs each, after ``burn_in`` discarded epochs per chain
     (default: ``kept_burn_in``, a cluster that has been in service with ages near their stationary law;
     0 = a run on brand-new hardware), by ``sample_kept_chains``.
+
+    ``job_rate`` > 0 (i.i.d. epochs only): job-wide interruptions end an epoch at ``min(U, J)``.
     """
     ages = check_ages(ages)
     if model.distribution == "exponential" or ages == "renewed":
-        return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress)
+        return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress, job_rate)
+    if job_rate:
+        raise ValueError("job-wide failures are not simulated with kept ages yet; use ages='renewed'")
     chains = 64 if chains is None else int(chains)
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
@@ -59,11 +63,17 @@ def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: 
                               burn_in=burn_in, progress=progress)
 
 
+JOB_STREAM = 7  # trial_bits stream of the job-wide interruption time in the epoch pools
+
+
 def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
-                       model: FailureModel = FailureModel(), progress: bool = False) -> EpochPool:
-    """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages)."""
+                       model: FailureModel = FailureModel(), progress: bool = False,
+                       job_rate: float = 0.0) -> EpochPool:
+    """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages); with ``job_rate``
+    each epoch also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints
+    cut there."""
     from ..driver import as_uint32_key_words, run_chunked
-    from ..failures import times_from_bits, trial_bits
+    from ..failures import exponential_from_bits, times_from_bits, trial_bits
     from ..overhead import depth_thresholds
     from ..placement import make_placement
     from ..wipeout import WIPEOUT_STREAM, wipeout_from_bits
@@ -72,6 +82,7 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
     kind, r = scheme_placement(scheme, n, r)
     pl = make_placement(kind, n, r)
     words = as_uint32_key_words(seed)
+    job_rate = float(job_rate)
 
     @jax.jit
     def kernel(ids):
@@ -86,6 +97,10 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
         else:
             # depth r (rep) or 1 (none) for the whole epoch: all breakpoints but the last at 0
             b = jnp.concatenate([jnp.zeros((uptime.shape[0], r), jnp.float32), uptime[:, None]], axis=1)
+        if job_rate > 0:
+            job = exponential_from_bits(trial_bits(words, ids, 1, stream=JOB_STREAM)[:, 0]) * jnp.float32(1 / job_rate)
+            uptime = jnp.minimum(uptime, job)
+            b = jnp.minimum(b, uptime[:, None])
         return uptime, b
 
     ups, bps = [], []
@@ -339,7 +354,7 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
                       cfg: TrainingConfig = TrainingConfig(), model: FailureModel = FailureModel(),
                       gpus: float | None = None, seed: int = 0, ages: str = "kept",
                       uptime_guess_min: float | None = None, rate_guess: float = 0.4, burn_in: int | None = None,
-                      progress: bool = False) -> tuple[dict, EpochPool]:
+                      progress: bool = False, job_rate: float = 0.0) -> tuple[dict, EpochPool]:
     """Exactly ``runs`` training runs by Monte Carlo (``runs >= 2``): the pool is sampled, and re-sampled
     larger (the same seed gives the same leading epochs) until it holds ``runs`` runs.
 
@@ -358,6 +373,8 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
         surv = theory.survival_exact(kind, n, r)
         uptime_guess_min = theory.expected_uptime(surv, n, model.group_rate_per_min)
     kept = model.distribution != "exponential" and ages == "kept"
+    if kept and job_rate:
+        raise ValueError("job-wide failures are not simulated with kept ages yet; use ages='renewed'")
     epochs = epochs_needed(uptime_guess_min, cfg, runs, rate_guess)
     per_chain = max(8, -(-epochs // runs))
     for _ in range(40):
@@ -366,7 +383,7 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
                                       progress=progress)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, 1)
         else:
-            pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress)
+            pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, None)
         if got is not None and got["runs"] == runs:
             return got, pool
