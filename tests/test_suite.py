@@ -21,3 +21,15 @@ def test_every_stage_runs_and_writes_its_outputs(tmp_path):
     text = suite.format_summary({"rows": [{"quantity": "x", "theory": 1.0, "mc": 1.01, "mc_ci95": 0.02,
                                            "paper": "y"}], "elapsed_s": 1.0})
     assert "theory" in text and "paper" in text
+
+
+def test_scenarios_experiment_at_toy_size(tmp_path):
+    from spare_jax import suite
+
+    out = suite.scenarios(str(tmp_path), groups=40, rs=(2, 3), trials=400, job_fractions=(0.0, 0.3), r_max=4,
+                          progress=False)
+    assert (tmp_path / "scenarios.png").stat().st_size > 0
+    assert len(out["uptime"]) == 2 * 3 * 2 and len(out["job_wide"]) == 2
+    contiguous = [x for x in out["uptime"] if x["ring"] == "contiguous" and x["job_mtbf_min"] is None]
+    assert all(x["single_domain_wipeout_fraction"] == 1.0 for x in contiguous)  # domains of 5 >= r
+    assert out["job_wide"][1]["spare_ttt_hours"] > out["job_wide"][0]["spare_ttt_hours"]

@@ -1,0 +1,116 @@
+"""Real clusters (SPEC §10): ring order against failure domains, and job-wide interruptions against r* and
+SPARe's advantage over replication (``experiments/scenarios.py``)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import plotting, theory
+from ..failures import FailureModel
+from ..placement import make_placement
+from ..scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
+from ..wipeout import simulate_wipeout
+from .common import _log
+
+RINGS = ("contiguous", "interleaved", "random")
+
+
+def _ring(name: str, groups: int, seed: int):
+    if name == "random":
+        return tuple(int(g) for g in np.random.default_rng(seed).permutation(groups))
+    return name
+
+
+def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12), domain_size: int = 5,
+              domain_mtbf_min: float = 50_000.0, job_mtbf_min: float = 2000.0, trials: int = 50_000,
+              job_fractions=(0.0, 0.1, 0.2, 0.3), r_max: int = 20, seed: int = 0, progress: bool = True) -> dict:
+    """Two experiments, one figure (``scenarios.png``) and their data (``scenarios_uptime.csv``,
+    ``scenarios_job_wide.csv``):
+
+    1. E[epoch uptime] vs r (Monte Carlo, ``trials`` epochs per point) for contiguous, interleaved and random
+       ring orders, with failure domains of ``domain_size`` groups (MTBF ``domain_mtbf_min``) alone and with
+       job-wide interruptions (``job_mtbf_min``), against the §1 exact uptime without domains.
+    2. ``ttt.optimize`` (closed form, exact for job-wide failures) with a fraction f of all interruptions
+       job-wide: r*, tau*, TTT and the reduction against the best replication.
+    """
+    from .. import ttt
+
+    model = FailureModel()
+    lam = model.group_rate_per_min
+    rows = []
+    for with_job in (False, True):
+        for ring in RINGS:
+            for r in rs:
+                sc = Scenario(domains=(DomainLevel(domain_size, domain_mtbf_min),), ring=_ring(ring, groups, seed),
+                              job_mtbf_min=job_mtbf_min if with_job else None)
+                pl = make_placement("stacked", groups, r)
+                mc = simulate_wipeout(pl, trials, seed=seed, scenario=sc)
+                rows.append({"groups": groups, "redundancy": r, "ring": ring, "job_mtbf_min": sc.job_mtbf_min,
+                             "domain_size": domain_size, "domain_mtbf_min": domain_mtbf_min, "trials": trials,
+                             "mc_epoch_uptime_min": mc.uptime_mean_min,
+                             "mc_epoch_uptime_stderr_min": mc.uptime_stderr_min, "mc_mean_T": mc.mean,
+                             "p_wipeout_by_domain": mc.fatal_by_domain / trials,
+                             "p_epoch_end_job_wide": mc.ended_by_job / trials,
+                             "single_domain_wipeout_fraction": single_domain_wipeout_fraction(sc, pl)})
+                _log(f"  scenario N={groups} r={r:>2} ring={ring:<11} job={'on ' if with_job else 'off'} "
+                     f"uptime {mc.uptime_mean_min:8.1f} ± {mc.uptime_stderr_min:.1f} min")
+    no_domains = [{"redundancy": r, "with_job": with_job,
+                   "uptime": job_wide_uptime(theory.survival_stacked(groups, r), groups, lam,
+                                             1 / job_mtbf_min if with_job else 0.0)[0]}
+                  for with_job in (False, True) for r in rs]
+    job_rows = []
+    for f in job_fractions:
+        mu = Scenario(job_fraction=f or None).job_rate_per_min(groups, model.group_mtbf_min)
+        res = ttt.optimize(groups, r_max, model, job_rate=mu, progress=progress)
+        sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
+        job_rows.append({"groups": groups, "job_fraction": f, "job_mtbf_min": None if mu == 0 else 1 / mu,
+                         "spare_r_star": sp["r_star"], "spare_tau_min": sp["ckpt_interval_min"],
+                         "spare_ttt_hours": sp["ttt_hours"], "spare_availability": sp["availability"],
+                         "rep_r_star": rp["r_star"], "rep_ttt_hours": rp["ttt_hours"],
+                         "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"]})
+        _log(f"  job-wide fraction {f:.2f}: SPARe r*={sp['r_star']} TTT {sp['ttt_hours']:.0f} h, Rep r*={rp['r_star']} "
+             f"{rp['ttt_hours']:.0f} h, reduction {res['ttt_reduction_vs_rep']:.1%}")
+    plotting.write_csv(os.path.join(out_dir, "scenarios_uptime.csv"), rows)
+    plotting.write_csv(os.path.join(out_dir, "scenarios_job_wide.csv"), job_rows)
+    _plot(rows, no_domains, job_rows, groups, domain_size, domain_mtbf_min, job_mtbf_min,
+          os.path.join(out_dir, "scenarios.png"))
+    return {"uptime": rows, "job_wide": job_rows}
+
+
+def _plot(rows, no_domains, job_rows, groups, size, domain_mtbf, job_mtbf, path):
+    fig, (ax1, ax2) = plotting.new_figure(2, width=6.0, height=4.6)
+    styles = {"contiguous": ("tab:red", "o"), "interleaved": ("tab:blue", "s"), "random": ("tab:green", "^")}
+    for with_job, ls in ((False, "-"), (True, "--")):
+        for ring, (color, marker) in styles.items():
+            sel = [x for x in rows if x["ring"] == ring and (x["job_mtbf_min"] is not None) == with_job]
+            ax1.errorbar([x["redundancy"] for x in sel], [x["mc_epoch_uptime_min"] for x in sel],
+                         yerr=[2 * x["mc_epoch_uptime_stderr_min"] for x in sel], fmt=marker + ls, color=color,
+                         ms=4, capsize=2, mfc="none" if with_job else color,
+                         label=f"{ring}{' + job-wide' if with_job else ''}")
+        ref = [x for x in no_domains if x["with_job"] == with_job]
+        ax1.plot([x["redundancy"] for x in ref], [x["uptime"] for x in ref], ":", color="k", lw=1,
+                 label="no domains, exact" + (" (+ job-wide)" if with_job else ""))
+    ax1.set_yscale("log")
+    plotting.integer_x(ax1)
+    ax1.set_xlabel("redundancy r")
+    ax1.set_ylabel("E[epoch uptime] (min), MC ± 2 s.e.")
+    ax1.set_title(f"Ring order vs domains of {size} groups (MTBF {domain_mtbf:,.0f} min)\n"
+                  f"N = {groups}; dashed: job-wide interruptions every {job_mtbf:,.0f} min", fontsize=9)
+    ax1.grid(alpha=0.3, which="both")
+    ax1.legend(fontsize=6.5, ncol=2)
+    f = [100 * x["job_fraction"] for x in job_rows]
+    ax2.plot(f, [100 * x["ttt_reduction_vs_rep"] for x in job_rows], "o-", color="tab:blue",
+             label="TTT reduction vs best Rep (%)")
+    ax2.set_xlabel("job-wide share of all interruptions (%)")
+    ax2.set_ylabel("TTT reduction, best SPARe+CKPT vs best Rep+CKPT (%)")
+    ax2.grid(alpha=0.3)
+    ax3 = ax2.twinx()
+    ax3.step(f, [x["spare_r_star"] for x in job_rows], where="mid", color="tab:gray", label="SPARe r*")
+    ax3.set_ylabel("SPARe r*")
+    ax3.set_ylim(0, max(x["spare_r_star"] for x in job_rows) + 2)
+    lines = ax2.get_lines() + ax3.get_lines()
+    ax2.legend(lines, [ln.get_label() for ln in lines], fontsize=8, loc="upper right")
+    ax2.set_title(f"Job-wide interruptions (closed form, N = {groups})", fontsize=9)
+    plotting.save(fig, path)
