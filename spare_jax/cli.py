@@ -57,9 +57,8 @@ def _simulate(args, simulate, width: int, bytes_per_item: int):
 
 def cmd_wipeout(args) -> dict:
     from . import theory
+    from .scenario import EXACT_SMALL_MAX_N, exact_epoch_small, job_wide_uptime, single_domain_wipeout_fraction
     from .wipeout import simulate_wipeout
-
-    from .scenario import job_wide_uptime, single_domain_wipeout_fraction
 
     model, placement, res, elapsed = _simulate(args, simulate_wipeout, args.groups, 16)
     scenario = args.scenario_obj
@@ -79,12 +78,18 @@ def cmd_wipeout(args) -> dict:
                                                                         placement.redundancy)
         up_theory, p_job_theory = job_wide_uptime(surv_any, placement.groups, model.group_rate_per_min,
                                                   scenario.job_rate_per_min(placement.groups, model.group_mtbf_min))
+    p_dom_theory = None
+    if model.distribution == "exponential" and not iid and placement.groups <= EXACT_SMALL_MAX_N:
+        exact = exact_epoch_small(scenario, placement, model.group_mtbf_min)  # 2^N-state chain
+        up_theory, p_job_theory, p_dom_theory = exact["uptime_min"], exact["p_job_end"], exact["p_fatal_domain"]
+    elif iid:
+        p_dom_theory = 0.0
     extra = {}
     if not scenario.is_default:
         extra = {"scenario": scenario.describe(),
                  "p_epoch_end_job_wide": res.ended_by_job / res.trials,
-                 "theory_p_epoch_end_job_wide": p_job_theory if iid else None,
-                 "p_wipeout_by_domain": res.fatal_by_domain / res.trials,
+                 "theory_p_epoch_end_job_wide": p_job_theory,
+                 "p_wipeout_by_domain": res.fatal_by_domain / res.trials, "theory_p_wipeout_by_domain": p_dom_theory,
                  "single_domain_wipeout_fraction": single_domain_wipeout_fraction(scenario, placement)}
     return {
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,

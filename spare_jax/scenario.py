@@ -292,3 +292,68 @@ def job_wide_uptime(surv: np.ndarray, groups: int, group_rate: float, job_rate: 
     log_pi = np.concatenate([[0.0], np.cumsum(np.log(rates) - np.log(rates + job_rate))[:-1]])
     weight = np.asarray(surv[:groups], np.float64) * np.exp(log_pi) / (rates + job_rate)
     return math.fsum(weight), math.fsum(weight * job_rate)
+
+
+EXACT_SMALL_MAX_N = 14  # 2^N failure sets
+
+
+def exact_epoch_small(scenario: Scenario, placement, group_mtbf_min: float) -> dict:
+    r"""Exact epoch statistics under a scenario for small N (<= ``EXACT_SMALL_MAX_N``), exponential clocks.
+
+    Derivation. The set S of failed groups is a continuous-time Markov chain on the 2^N subsets: from S each
+    up group g fails at rate ``lambda_g`` (its multiplier times 1/MTBF), each domain with an up member fires at
+    its rate ``1/M`` and takes S to ``S | domain``, and the job-wide process ends the epoch at rate ``mu``.
+    S is absorbing once some shard has no holder up (a wipe-out). Transitions only add groups, so the
+    first-step equations are triangular in the subset order (a superset is a larger bitmask) and solve
+    exactly from the full set down:
+
+    .. math::  E[U_S] = \frac{1 + \sum_{S'} q_{S S'} E[U_{S'}]}{q_S}, \qquad
+               P^{job}_S = \frac{\mu + \sum_{S'} q_{S S'} P^{job}_{S'}}{q_S}, \qquad
+               P^{dom}_S = \frac{\sum_{S' \text{ wiped by a domain}} q_{S S'} + \sum_{S' \text{ alive}} q_{S S'}
+               P^{dom}_{S'}}{q_S},
+
+    with ``q_S`` the total exit rate and the sums over non-wiped targets (wiped targets contribute 0 to
+    E[U] and P^job). Returns ``uptime_min`` (from all up), ``p_job_end`` and ``p_fatal_domain``.
+    """
+    n = placement.groups
+    if n > EXACT_SMALL_MAX_N:
+        raise ValueError(f"exact scenario epochs need N <= {EXACT_SMALL_MAX_N} (2^N states), got {n}")
+    scenario.check(n)
+    ring = scenario.ring_order(n)
+    holders = ring[placement.holders]  # physical holders of each shard
+    shard_masks = [sum(1 << int(g) for g in row) for row in holders]
+    rates = scenario.rate_multipliers(n, group_mtbf_min) / group_mtbf_min
+    domains = []
+    for level in scenario.domains:
+        members = level.members(n)
+        for d in range(level.count(n)):
+            domains.append((sum(1 << g for g in np.flatnonzero(members == d)), 1.0 / level.mtbf_min))
+    mu = scenario.job_rate_per_min(n, group_mtbf_min)
+    size = 1 << n
+    uptime, p_job, p_dom = np.zeros(size), np.zeros(size), np.zeros(size)
+    wiped = np.array([any(m & s == s for s in shard_masks) for m in range(size)])
+    for m in range(size - 1, -1, -1):
+        if wiped[m]:
+            continue
+        q, acc_u, acc_j, acc_d = mu, 1.0, mu, 0.0
+        for g in range(n):
+            if not m >> g & 1:
+                t = m | (1 << g)
+                q += rates[g]
+                if not wiped[t]:
+                    acc_u += rates[g] * uptime[t]
+                    acc_j += rates[g] * p_job[t]
+                    acc_d += rates[g] * p_dom[t]
+        for mask, rate in domains:
+            t = m | mask
+            if t == m:
+                continue
+            q += rate
+            if wiped[t]:
+                acc_d += rate
+            else:
+                acc_u += rate * uptime[t]
+                acc_j += rate * p_job[t]
+                acc_d += rate * p_dom[t]
+        uptime[m], p_job[m], p_dom[m] = acc_u / q, acc_j / q, acc_d / q
+    return {"uptime_min": float(uptime[0]), "p_job_end": float(p_job[0]), "p_fatal_domain": float(p_dom[0])}

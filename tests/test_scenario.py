@@ -371,3 +371,51 @@ def test_cli_optimize_and_ttt_take_job_wide_failures(capsys):
     assert code == 0, err and json.loads(out)["job_mtbf_min"] == 3000.0
     code, out, err = _cli(["ttt", "-N", "60", "-r", "3", "--domain-size", "5", "--quiet"], capsys)
     assert code == 2 and "--domain-size" in err
+
+
+# ---------------------------------------------------------------------------------------------------------
+# exact epochs for small N (the 2^N-state chain) with domains, lemons and job-wide failures
+
+
+def test_exact_small_equals_the_reference_enumeration_without_domains():
+    from spare_jax.scenario import exact_epoch_small
+
+    for n, r, kind, job in [(8, 2, "stacked", 500.0), (9, 3, "block", 2000.0), (6, 6, "stacked", None)]:
+        got = exact_epoch_small(Scenario(job_mtbf_min=job), make_placement(kind, n, r), MODEL.group_mtbf_min)
+        assert got["uptime_min"] == pytest.approx(
+            ref.exact_uptime_no_domains(n, r, MODEL.group_mtbf_min, job, placement=kind), rel=1e-12)
+        if job:
+            assert got["p_job_end"] == pytest.approx(
+                ref.exact_job_end_prob_no_domains(n, r, MODEL.group_mtbf_min, job, placement=kind), rel=1e-12)
+        assert got["p_fatal_domain"] == 0.0
+
+
+@pytest.mark.parametrize("n,r,scenario", [
+    (12, 3, Scenario(domains=(DomainLevel(3, 20_000.0),), ring="interleaved", job_mtbf_min=4000.0)),
+    (12, 3, Scenario(domains=(DomainLevel(3, 20_000.0),))),
+    (10, 2, Scenario(domains=(DomainLevel(4, 5000.0), DomainLevel(10, 40_000.0)), lemon_fraction=0.2,
+                     lemon_factor=5.0, lemon_seed=3)),
+])
+def test_exact_small_against_the_engine_and_the_reference(n, r, scenario):
+    from spare_jax.scenario import exact_epoch_small
+
+    exact = exact_epoch_small(scenario, make_placement("stacked", n, r), MODEL.group_mtbf_min)
+    mc = simulate_wipeout(make_placement("stacked", n, r), 60_000, seed=12, scenario=scenario)
+    assert abs(mc.uptime_mean_min - exact["uptime_min"]) < 4 * mc.uptime_stderr_min
+    for count, p in ((mc.fatal_by_domain, exact["p_fatal_domain"]), (mc.ended_by_job, exact["p_job_end"])):
+        assert abs(count / mc.trials - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-9) / mc.trials)
+    mtbf = MODEL.group_mtbf_min / scenario.rate_multipliers(n, MODEL.group_mtbf_min)
+    out = _reference(n, r, 6000, 21, scenario=scenario, group_mtbf=mtbf)
+    se = out["uptime"].std(ddof=1) / math.sqrt(out["uptime"].size)
+    assert abs(out["uptime"].mean() - exact["uptime_min"]) < 4 * se
+
+
+def test_cli_reports_the_exact_small_n_theory(capsys):
+    import json
+
+    code, out, err = _cli(["wipeout", "-N", "12", "-r", "3", "--domain-size", "3", "--domain-mtbf", "20000",
+                           "--trials", "20000", "--json", "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["theory_epoch_uptime_min"] is not None and data["theory_p_wipeout_by_domain"] > 0
+    assert abs(data["mc_epoch_uptime_min"] - data["theory_epoch_uptime_min"]) < 4 * data["mc_epoch_uptime_stderr_min"]
