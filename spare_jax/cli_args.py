@@ -106,12 +106,16 @@ def _job_args(p):
     return g
 
 
+def _check_job_flags(args) -> None:
+    if args.job_mtbf is not None and args.job_fraction is not None:
+        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+
+
 def _job_rate(args, groups: int, model) -> float:
     """mu, the job-wide interruption rate per minute, of ``--job-mtbf`` / ``--job-fraction`` (0 when off)."""
     from .scenario import Scenario
 
-    if args.job_mtbf is not None and args.job_fraction is not None:
-        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+    _check_job_flags(args)
     return Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None).job_rate_per_min(
         groups, model.group_mtbf_min)
 
@@ -151,8 +155,7 @@ def _scenario(args, groups: int):
     ring = args.ring or "contiguous"
     if ring not in RINGS:
         ring = read_ring_file(ring)
-    if args.job_mtbf is not None and args.job_fraction is not None:
-        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+    _check_job_flags(args)
     if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
         raise ValueError("--lemon-fraction needs --lemon-factor")
     scenario = Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None,

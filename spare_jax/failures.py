@@ -165,10 +165,14 @@ def bits_to_uniform(bits):
     return ((bits >> 8).astype(jnp.float32) + 0.5) * jnp.float32(2.0 ** -24)
 
 
+def exponential_from_bits(bits):
+    """Standard exponential variates (float32) from uint32 bits, monotone in the bits."""
+    return -jnp.log1p(-bits_to_uniform(bits))
+
+
 def times_from_bits(bits, model: FailureModel):
     """Failure times (minutes, float32) from uniform bits; monotone in ``bits`` so ranks are kept."""
-    u = bits_to_uniform(bits)
-    e = -jnp.log1p(-u)  # standard exponential; accurate for early failures (small u)
+    e = exponential_from_bits(bits)  # standard exponential; accurate for early failures (small u)
     if model.distribution == "exponential":
         return e * jnp.float32(model.group_mtbf_min)
     return jnp.float32(model.weibull_scale_min) * e ** jnp.float32(1.0 / model.weibull_shape)
@@ -178,11 +182,6 @@ def sample_failure_times(key, shape, model: FailureModel = FailureModel()):
     """Failure times of ``shape`` i.i.d. groups (minutes), a pure function of ``key``."""
     bits = jax.random.bits(key, shape, jnp.uint32)
     return times_from_bits(bits, model)
-
-
-def exponential_from_bits(bits):
-    """Standard exponential variates (float32) from uint32 bits, monotone in the bits."""
-    return -jnp.log1p(-bits_to_uniform(bits))
 
 
 def bits_from_times(times, model: FailureModel):
