@@ -54,6 +54,7 @@ BOUNDS = {
     "lemon_fraction": ("float", 0.0, 1.0, ""),
     "lemon_factor": ("float", 1e-3, 1e4, ""),
     "lemon_seed": ("int", 0, 2**63 - 1, ""),
+    "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
 }
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group

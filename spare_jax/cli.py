@@ -10,11 +10,12 @@ import argparse
 import math
 import sys
 import time
+import types
 import warnings
 
 from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
     CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
-    _job_args, _job_rate, _run_args, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
+    _run_args, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
 
 EXIT_BAD_INPUT = 2
 
@@ -223,32 +224,45 @@ def cmd_ttt(args) -> dict:
 
     check_groups_redundancy(args.groups, r)
     _check_work_inputs(args, args.groups * max(r, 2), 8)
+    scenario = _scenario(args, args.groups)
     gpus = args.groups * model.gpus_per_group
-    theory_ttt, tau, yd, renewed_ttt = None, args.ckpt_interval, None, None
+    theory_ttt, tau, yd, renewed_ttt, pool_est = None, args.ckpt_interval, None, None, None
     # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
-    # closed form gives the default tau and a reference number, the Monte Carlo the answer
+    # closed form gives the default tau and a reference number, the Monte Carlo the answer. Domains, ring
+    # orders and lemons have no closed form: a pilot pool of epochs gives tau and the renewal-reward estimate
     kept = model.distribution != "exponential" and args.ages == "kept"
-    job_rate = _job_rate(args, args.groups, model)
-    prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages,
-                             job_rate=job_rate)
-    if tau is None:
-        tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
-    _check_ckpt_count(tau, cfg, prof)
-    th = ttt.ttt_theory(prof, tau, cfg, gpus)
-    if kept:
-        renewed_ttt = th["ttt_hours"]
+    job_rate = scenario.job_rate_per_min(args.groups, model.group_mtbf_min)
+    if scenario.needs_kernel:
+        from .ttt.pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
+
+        pilot = sample_scenario_epochs(args.scheme, args.groups, r, DEFAULT_POOL_EPOCHS, args.seed, model, scenario,
+                                       progress=not args.quiet)
+        prof = pilot_profile = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
+        if tau is None:
+            tau = best_tau_pool(pilot, cfg, gpus)[0]
+        _check_ckpt_count(tau, cfg, pilot_profile)
+        th = pool_est = pool_theory(pilot, tau, cfg, gpus)
     else:
-        theory_ttt = th["ttt_hours"]
-        yd = ttt.young_daly(prof, cfg, gpus)
+        prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages,
+                                 job_rate=job_rate)
+        if tau is None:
+            tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
+        _check_ckpt_count(tau, cfg, prof)
+        th = ttt.ttt_theory(prof, tau, cfg, gpus)
+        if kept:
+            renewed_ttt = th["ttt_hours"]
+        else:
+            theory_ttt = th["ttt_hours"]
+            yd = ttt.young_daly(prof, cfg, gpus)
     rate_guess = 1 / th["ttt_over_w"] / th["availability"]
     _check_ttt_feasible(args, cfg, r, tau, gpus, ttt.epochs_needed(prof.mean_uptime_min, cfg, args.trials, rate_guess),
                         prof, th)
     t0 = time.perf_counter()
     mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.trials, tau, cfg, model, gpus, args.seed,
                                      args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet,
-                                     job_rate=job_rate)
+                                     job_rate=job_rate, scenario=scenario)
     half = 1.96 * mc["ttt_stderr_hours"]
-    return {
+    out = {
         "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "trials": mc["runs"],
         "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
@@ -265,14 +279,25 @@ def cmd_ttt(args) -> dict:
         "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
         "elapsed_s": time.perf_counter() - t0,
     }
+    if not scenario.is_default:
+        out["scenario"] = scenario.describe()
+    if pool_est is not None:
+        # the renewal-reward estimate W (mean U + R) / mean committed work on the pilot pool (no closed form)
+        out["renewal_ttt_hours"] = pool_est["ttt_hours"]
+        out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
+        out["renewal_epochs"] = pool_est["epochs"]
+    return out
 
 
 def cmd_optimize(args) -> dict:
     from . import ttt
 
     model = _model(args)
+    scenario = _scenario(args, args.groups)
     res = ttt.optimize(args.groups, args.r_max, model, _training(args), progress=not args.quiet,
-                       ages=args.ages, job_rate=_job_rate(args, args.groups, model))
+                       ages=args.ages, scenario=scenario, epochs=args.epochs, seed=args.pool_seed)
+    if not scenario.is_default:
+        res.setdefault("scenario", scenario.describe())
     if not args.curves:
         res.pop("curves")
     return res
@@ -343,10 +368,11 @@ def build_parser() -> argparse.ArgumentParser:
     _training_args(p)
     p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare")
     p.add_argument("--ckpt-interval", type=_bounded("ckpt_interval"), default=None,
-                   help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum)",
-                              "ckpt_interval"))
+                   help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum; "
+                              "under a scenario with domains, a ring order or lemons: the optimum on the "
+                              "sampled epochs)", "ckpt_interval"))
     _ages_arg(p)
-    _job_args(p)
+    _scenario_args(p)
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
@@ -357,7 +383,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_help("largest r searched (default 20)", "r_max"))
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
     _ages_arg(p)
-    _job_args(p)
+    _scenario_args(p)
+    p.add_argument("--epochs", type=_bounded("pool_epochs", "--epochs"), default=None,
+                   help=_help("epochs sampled per scheme and r under a scenario with no closed form (domains, "
+                              "a ring order, lemons; default 20000)", "pool_epochs"))
+    p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
+                   help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")

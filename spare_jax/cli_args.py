@@ -95,8 +95,7 @@ def _failure_args(p):
 
 
 def _job_args(p):
-    """The job-wide part of the scenario (SPEC §10.1): the only part ``ttt``/``optimize`` take so far (it
-    composes exactly with the closed form)."""
+    """The job-wide part of the scenario flags (SPEC §10.1)."""
     g = p.add_argument_group("scenario (SPEC §10; default: the paper's i.i.d. model)")
     g.add_argument("--job-mtbf", type=_bounded("job_mtbf"), default=None,
                    help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off)",
@@ -109,15 +108,6 @@ def _job_args(p):
 def _check_job_flags(args) -> None:
     if args.job_mtbf is not None and args.job_fraction is not None:
         raise ValueError("--job-mtbf and --job-fraction: give one of them")
-
-
-def _job_rate(args, groups: int, model) -> float:
-    """mu, the job-wide interruption rate per minute, of ``--job-mtbf`` / ``--job-fraction`` (0 when off)."""
-    from .scenario import Scenario
-
-    _check_job_flags(args)
-    return Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None).job_rate_per_min(
-        groups, model.group_mtbf_min)
 
 
 def _scenario_args(p):

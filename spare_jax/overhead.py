@@ -124,6 +124,25 @@ def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel,
     return thresholds, stats
 
 
+def scenario_depth_path(words, trial_ids, placement: Placement, model: FailureModel, scenario):
+    """The depth path of an epoch under a ``Scenario``: ``(thresholds int32[C, r+1], times float32[C, N+1],
+    t_end int32[C])``, the depth d lasting from ``times[K_{d-1}]`` to ``times[K_d]`` (minutes; ``times[0] = 0``
+    and every time capped at the epoch's end). Shared by ``scenario_overhead_kernel`` and the time-to-train
+    epoch pools (``ttt.pool``); see ``scenario_overhead_kernel`` for the construction."""
+    from .failures import scenario_failure_times
+    from .wipeout import shard_loss_bits
+
+    keys, _, job_key, to_time = scenario_failure_times(words, trial_ids, placement.groups, model, scenario)
+    w = shard_loss_bits(keys, placement).min(axis=1)
+    ended_by_job = job_key < w
+    end = jnp.minimum(w, job_key)
+    t_end = (keys <= end[:, None]).sum(axis=1, dtype=jnp.int32) + ended_by_job.astype(jnp.int32)
+    thresholds = depth_thresholds(keys, t_end, placement)
+    times = to_time(jnp.minimum(jnp.sort(keys, axis=1), end[:, None]))
+    times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
+    return thresholds, times, t_end
+
+
 def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario):
     """Pure kernel under a ``Scenario``: the same outputs as ``overhead_kernel``, sojourns sampled.
 
@@ -136,18 +155,8 @@ def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: Fail
     hold the sampled ones. Ties (a domain event fails several groups at one instant) give zero-length
     segments, so the time integrals are unaffected by where a threshold falls inside a tie.
     """
-    from .failures import scenario_failure_times
-    from .wipeout import shard_loss_bits
-
     r = placement.redundancy
-    keys, _, job_key, to_time = scenario_failure_times(words, trial_ids, placement.groups, model, scenario)
-    w = shard_loss_bits(keys, placement).min(axis=1)
-    ended_by_job = job_key < w
-    end = jnp.minimum(w, job_key)
-    t_end = (keys <= end[:, None]).sum(axis=1, dtype=jnp.int32) + ended_by_job.astype(jnp.int32)
-    thresholds = depth_thresholds(keys, t_end, placement)
-    times = to_time(jnp.minimum(jnp.sort(keys, axis=1), end[:, None]))
-    times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
+    thresholds, times, t_end = scenario_depth_path(words, trial_ids, placement, model, scenario)
     depth = jnp.arange(1, r + 1, dtype=jnp.float32)
     seg = (jnp.take_along_axis(times, thresholds[:, 1:], axis=1)
            - jnp.take_along_axis(times, thresholds[:, :-1], axis=1))

@@ -130,6 +130,13 @@ class Scenario:
                 and self.ring == "contiguous" and not self.uneven)
 
     @property
+    def needs_kernel(self) -> bool:
+        """True when a part beyond job-wide failures is on (domains, a ring order other than contiguous,
+        uneven groups): no closed form, the scenario kernels simulate it. Job-wide failures alone compose
+        exactly with the §1 theory."""
+        return bool(self.domains) or self.ring != "contiguous" or self.uneven
+
+    @property
     def uneven(self) -> bool:
         return self.group_mtbf_min is not None or (self.lemon_fraction > 0 and self.lemon_factor != 1.0)
 

@@ -168,10 +168,11 @@ def test_scenarios_that_do_not_fit_the_cluster_are_refused(scenario, match):
 # overhead under a scenario, against a brute-force event walk with depth by Hall's condition
 
 
-def _hall_depth_tables(n, r):
-    """For every nonempty set S of shards (bitmask over the N shards of the stacked placement over the ring
-    positions): |S| and the bitmask of ring positions holding some shard of S."""
-    holders = [[(j - l) % n for l in range(r)] for j in range(n)]
+def _hall_depth_tables(n, r, kind="stacked"):
+    """For every nonempty set S of shards (bitmask over the N shards of the stacked or block placement over
+    the ring positions): |S| and the bitmask of ring positions holding some shard of S."""
+    holders = ([[(j - l) % n for l in range(r)] for j in range(n)] if kind == "stacked" else
+               [[j // r * r + l for l in range(r)] for j in range(n)])
     sizes, unions = [], []
     for s in range(1, 1 << n):
         members = [j for j in range(n) if s >> j & 1]
@@ -180,25 +181,26 @@ def _hall_depth_tables(n, r):
     return np.array(sizes), np.array(unions, dtype=np.int64)
 
 
-def _brute_overhead(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf):
-    """Omega = E[U]/E[W] and its delta-method s.e. by walking events in time order; d* = the least d with
-    |S| <= d |alive holders of S| for every shard set S (Hall's condition for the b-matching)."""
-    sizes, unions = _hall_depth_tables(n, r)
+def _brute_paths(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf, placement_kind="stacked"):
+    """Per epoch: its uptime U and its depth path [(start, end, depth), ...] (minutes), by walking events
+    in time order; d* = the least d with |S| <= d |alive holders of S| for every shard set S (Hall's
+    condition for the b-matching). ``group_mtbf``: one value or one per physical group."""
+    sizes, unions = _hall_depth_tables(n, r, placement_kind)
     popcount = np.array([bin(x).count("1") for x in range(1 << n)])
     position = np.argsort(ring)  # ring position of each physical group
-    u_all, w_all = np.empty(trials), np.empty(trials)
+    epochs = []
     for t in range(trials):
-        fail = rng.exponential(group_mtbf, n)
+        fail = rng.exponential(1.0, n) * np.asarray(group_mtbf, dtype=float)
         for size, mtbf in domains:
             clocks = rng.exponential(mtbf, -(-n // size))
             fail = np.minimum(fail, clocks[np.arange(n) // size])
         job = rng.exponential(job_mtbf) if job_mtbf else np.inf
-        alive, now, work = (1 << n) - 1, 0.0, 0.0
+        alive, now, path = (1 << n) - 1, 0.0, []
         depth = 1
         for when in np.unique(fail):
             if when > job:
                 break
-            work += (when - now) / depth
+            path.append((now, when, depth))
             now = when
             for g in np.flatnonzero(fail == when):
                 alive &= ~(1 << int(position[g]))
@@ -209,9 +211,17 @@ def _brute_overhead(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf):
         else:
             when = job
         if job < when or not np.isfinite(when):
-            work += (job - now) / depth
+            path.append((now, job, depth))
             now = job
-        u_all[t], w_all[t] = now, work
+        epochs.append((now, path))
+    return epochs
+
+
+def _brute_overhead(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf):
+    """Omega = E[U]/E[W] and its delta-method s.e. over ``_brute_paths``."""
+    epochs = _brute_paths(n, r, trials, rng, ring=ring, domains=domains, job_mtbf=job_mtbf, group_mtbf=group_mtbf)
+    u_all = np.array([u for u, _ in epochs])
+    w_all = np.array([sum((b - a) / d for a, b, d in path) for _, path in epochs])
     ratio = u_all.mean() / w_all.mean()
     se = np.std(u_all - ratio * w_all, ddof=1) / math.sqrt(trials) / w_all.mean()
     return ratio, se
@@ -419,3 +429,103 @@ def test_cli_reports_the_exact_small_n_theory(capsys):
     data = json.loads(out)
     assert data["theory_epoch_uptime_min"] is not None and data["theory_p_wipeout_by_domain"] > 0
     assert abs(data["mc_epoch_uptime_min"] - data["theory_epoch_uptime_min"]) < 4 * data["mc_epoch_uptime_stderr_min"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# time-to-train under a scenario with no closed form (domains, ring orders, uneven groups)
+
+
+def _brute_renewal_ttt(epochs, tau, cfg):
+    """W (mean U + R) / mean Y and its delta-method s.e. (minutes), Y the work committed by the epoch's last
+    checkpoint: every compute window [(i-1)(tau+C), (i-1)(tau+C)+tau] with i(tau+C) <= U, each overlap
+    with a depth piece counted at rate 1/d."""
+    period = tau + cfg.ckpt_cost_min
+    u = np.array([e[0] for e in epochs])
+    y = np.zeros(u.size)
+    for k, (up, path) in enumerate(epochs):
+        for i in range(1, int(up // period) + 1):
+            lo, hi = (i - 1) * period, (i - 1) * period + tau
+            y[k] += sum(max(0.0, min(hi, b) - max(lo, a)) / d for a, b, d in path)
+    cycle = u + cfg.restart_min
+    ratio = cycle.mean() / y.mean()
+    se = np.std(cycle - ratio * y, ddof=1) / math.sqrt(u.size) / y.mean()
+    return cfg.work_hours * 60 * ratio, cfg.work_hours * 60 * se
+
+
+@pytest.mark.parametrize("scheme,r,ring,job,uneven", [
+    ("spare", 3, "interleaved", None, False),
+    ("spare", 3, "contiguous", 4000.0, True),
+    ("rep", 2, "contiguous", None, False),
+])
+def test_scenario_ttt_pool_against_brute_force(scheme, r, ring, job, uneven):
+    """The engine's epoch pool under a scenario (domains, ring, job-wide, per-group MTBFs) gives the same
+    renewal-reward TTT as a brute-force event walk with Hall's-condition depths (written in this file)."""
+    from spare_jax import ttt
+    from spare_jax.ttt.pool import pool_theory, sample_scenario_epochs
+
+    n, tau = 8, 40.0
+    cfg = ttt.TrainingConfig(work_hours=100.0)
+    mtbfs = tuple(MODEL.group_mtbf_min / (4.0 if g in (1, 6) else 1.0) for g in range(n)) if uneven else None
+    sc = Scenario(domains=(DomainLevel(2, 3000.0),), ring=ring, job_mtbf_min=job, group_mtbf_min=mtbfs)
+    pool = sample_scenario_epochs(scheme, n, r, 40_000, seed=5, model=MODEL, scenario=sc)
+    got = pool_theory(pool, tau, cfg)
+    if scheme == "rep":  # replica sets: d = r throughout; the brute walk's depth is Hall's, so set it to r
+        epochs = [(u, [(a, b, r) for a, b, _ in path]) for u, path in
+                  _brute_paths(n, r, 5000, np.random.default_rng(2), ring=sc.ring_order(n), domains=[(2, 3000.0)],
+                               job_mtbf=job, group_mtbf=MODEL.group_mtbf_min if mtbfs is None else mtbfs,
+                               placement_kind="block")]
+    else:
+        epochs = _brute_paths(n, r, 5000, np.random.default_rng(2), ring=sc.ring_order(n), domains=[(2, 3000.0)],
+                              job_mtbf=job, group_mtbf=MODEL.group_mtbf_min if mtbfs is None else mtbfs)
+    want, want_se = _brute_renewal_ttt(epochs, tau, cfg)
+    z = _z(got["ttt_hours"] * 60, got["ttt_stderr_hours"] * 60, want, want_se)
+    assert abs(z) < 4, (got["ttt_hours"] * 60, want, z)
+
+
+def test_scenario_ttt_runs_agree_with_the_renewal_estimate_and_the_limits():
+    """Runs assembled from the scenario pool agree with the pool's renewal-reward estimate; with domains
+    that practically never fail the scenario pool agrees with the closed form of the §1 model."""
+    from spare_jax import ttt
+    from spare_jax.ttt.pool import best_tau_pool, pool_theory, sample_scenario_epochs
+
+    n, r = 60, 3
+    cfg = ttt.TrainingConfig(work_hours=200.0)
+    sc = Scenario(domains=(DomainLevel(5, 20_000.0),), ring="interleaved")
+    pilot = sample_scenario_epochs("spare", n, r, 20_000, seed=1, model=MODEL, scenario=sc)
+    tau = best_tau_pool(pilot, cfg)[0]
+    est = pool_theory(pilot, tau, cfg)
+    mc, pool = ttt.simulate_ttt_runs("spare", n, r, 80, tau, cfg, MODEL, seed=1, scenario=sc,
+                                     uptime_guess_min=est["mean_uptime_min"])
+    assert mc["runs"] == 80 and np.array_equal(pool.uptime[:1000], pilot.uptime[:1000])  # same leading epochs
+    assert abs(mc["ttt_hours"] - est["ttt_hours"]) < 4 * math.hypot(mc["ttt_stderr_hours"], est["ttt_stderr_hours"]) \
+        + 0.01 * est["ttt_hours"]
+    # limit: domain events that never come -> the §1 closed form (itself within ~1% of the MC, see test_ttt)
+    never = Scenario(domains=(DomainLevel(5, 1e15),))
+    lim = pool_theory(sample_scenario_epochs("spare", n, r, 20_000, seed=2, model=MODEL, scenario=never), tau, cfg)
+    closed = ttt.ttt_theory(ttt.epoch_profile("spare", n, r, MODEL), tau, cfg)["ttt_hours"]
+    assert abs(lim["ttt_hours"] - closed) < 4 * lim["ttt_stderr_hours"] + 0.01 * closed
+    # domains cost time: the contiguous ring puts a stack's holders in one domain
+    worse = pool_theory(sample_scenario_epochs("spare", n, r, 20_000, seed=1, model=MODEL,
+                                               scenario=Scenario(domains=sc.domains)), tau, cfg)
+    assert worse["ttt_hours"] > est["ttt_hours"] + 4 * math.hypot(worse["ttt_stderr_hours"], est["ttt_stderr_hours"])
+
+
+def test_cli_ttt_and_optimize_under_domains(capsys):
+    import json
+
+    flags = ["-N", "40", "--domain-size", "4", "--domain-mtbf", "20000", "--ring", "interleaved", "--work-hours", "50",
+             "--json", "--quiet"]
+    code, out, err = _cli(["ttt", "-r", "3", "--trials", "6"] + flags, capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["theory_ttt_hours"] is None and res["renewal_ttt_hours"] > 0
+    assert res["scenario"]["ring"] == "interleaved"
+    code, out, err = _cli(["optimize", "--r-max", "2", "--epochs", "500", "--curves"] + flags, capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["method"].startswith("Monte Carlo") and res["epochs_per_r"] == 500
+    assert [c["r"] for c in res["curves"]["spare"]] == [1, 2]
+    assert all(c["ttt_stderr_hours"] > 0 for c in res["curves"]["spare"])
+    code, _, err = _cli(["optimize", "--r-max", "2", "--distribution", "weibull", "--weibull-shape", "0.7", "--ages",
+                         "renewed"] + flags, capsys)
+    assert code == 2 and "exponential" in err

@@ -297,7 +297,8 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
 
 def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
              cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False,
-             ages: str = "kept", job_rate: float = 0.0) -> dict:
+             ages: str = "kept", job_rate: float = 0.0, scenario=None, epochs: int | None = None,
+             seed: int = 0) -> dict:
     """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
     ``r_searched``), tau* (optax on the closed form), TTT and availability.
 
@@ -305,6 +306,11 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
     ``ages="renewed"``. Weibull with ``ages="kept"`` is refused (no closed form: the epochs are a Markov
     chain in the survivors' ages); the message points to ``ages="renewed"`` for the renewed model's optimum
     and to ``spare-jax ttt --ages kept`` to check that optimum by Monte Carlo.
+
+    ``scenario`` (``scenario.Scenario``): its job-wide rate replaces ``job_rate``; with domains, a ring order
+    or uneven groups (``needs_kernel``) there is no closed form and each (scheme, r) is estimated on a Monte
+    Carlo pool of ``epochs`` epochs (``pool.optimize_pool``, exponential failures; default
+    ``pool.DEFAULT_POOL_EPOCHS``), the same ``seed`` for every r.
     """
     from ..driver import Progress
 
@@ -318,6 +324,17 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
                          "then check it with the kept-ages Monte Carlo (spare-jax ttt --ages kept -r R "
                          "--ckpt-interval TAU)")
     gpus = n * model.gpus_per_group
+    if scenario is not None:
+        scenario.check(n)
+        job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
+    if scenario is not None and scenario.needs_kernel:
+        from .pool import DEFAULT_POOL_EPOCHS, optimize_pool
+
+        res = optimize_pool(n, r_max, model, cfg, scenario, epochs or DEFAULT_POOL_EPOCHS, seed, schemes, progress)
+        return _optimize_result(res["schemes"], res["curves"], n, gpus, cfg, model, ages, job_rate,
+                                {s: v["r_searched"] for s, v in res["schemes"].items()},
+                                method=res["method"], epochs_per_r=res["epochs_per_r"], seed=res["seed"],
+                                scenario=scenario.describe())
     out, curves = {}, {}
 
     def r_values(scheme):
@@ -348,10 +365,14 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
                        "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
                        "mean_uptime_min": prof.mean_uptime_min, "r_searched": searched[scheme]}
     bar.close()
+    return _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, method="closed form")
+
+
+def _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, **extra) -> dict:
     result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
               "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
               "cluster_mtbf_min": model.cluster_mtbf_min(n), "distribution": model.distribution, "ages": ages,
-              "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
+              "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None, **extra,
               "curves": curves}
     if "rep" in searched:
         result["rep_r_searched"] = ("divisors of N up to r_max (rep uses replica sets, which need r | N): "

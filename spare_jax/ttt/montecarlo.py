@@ -354,7 +354,7 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
                       cfg: TrainingConfig = TrainingConfig(), model: FailureModel = FailureModel(),
                       gpus: float | None = None, seed: int = 0, ages: str = "kept",
                       uptime_guess_min: float | None = None, rate_guess: float = 0.4, burn_in: int | None = None,
-                      progress: bool = False, job_rate: float = 0.0) -> tuple[dict, EpochPool]:
+                      progress: bool = False, job_rate: float = 0.0, scenario=None) -> tuple[dict, EpochPool]:
     """Exactly ``runs`` training runs by Monte Carlo (``runs >= 2``): the pool is sampled, and re-sampled
     larger (the same seed gives the same leading epochs) until it holds ``runs`` runs.
 
@@ -362,6 +362,9 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
     with ``max_runs``). Kept ages, non-exponential: ``runs`` independent chains, one run per chain, each
     after its burn-in (``sample_kept_chains``), so the runs are independent and the standard error is
     the plain one.
+
+    ``scenario`` with domains, a ring order or uneven groups (``Scenario.needs_kernel``): i.i.d. epochs from
+    ``pool.sample_scenario_epochs`` (its job-wide part included; ``job_rate`` is then ignored).
     """
     ages = check_ages(ages)
     runs = int(runs)
@@ -369,11 +372,14 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
         raise ValueError(f"runs (trials) must be >= 2 for a standard error, got {runs}")
     n, r = check_groups_redundancy(groups, redundancy)
     kind, r = scheme_placement(scheme, n, r)
-    if uptime_guess_min is None:
+    scenario_pool = scenario is not None and scenario.needs_kernel
+    if uptime_guess_min is None and not scenario_pool:
         surv = theory.survival_exact(kind, n, r)
         uptime_guess_min = theory.expected_uptime(surv, n, model.group_rate_per_min)
     kept = model.distribution != "exponential" and ages == "kept"
-    if kept and job_rate:
+    if scenario_pool and uptime_guess_min is None:
+        raise ValueError("simulate_ttt_runs under a scenario needs uptime_guess_min (e.g. a pilot pool's mean)")
+    if kept and (job_rate or scenario_pool):
         raise ValueError("job-wide failures are not simulated with kept ages yet; use ages='renewed'")
     epochs = epochs_needed(uptime_guess_min, cfg, runs, rate_guess)
     per_chain = max(8, -(-epochs // runs))
@@ -383,7 +389,12 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
                                       progress=progress)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, 1)
         else:
-            pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate)
+            if scenario_pool:
+                from .pool import sample_scenario_epochs
+
+                pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario, progress)
+            else:
+                pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, None)
         if got is not None and got["runs"] == runs:
             return got, pool
