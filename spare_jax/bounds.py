@@ -55,6 +55,11 @@ BOUNDS = {
     "lemon_factor": ("float", 1e-3, 1e4, ""),
     "lemon_seed": ("int", 0, 2**63 - 1, ""),
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
+    # ring search (spare-jax place)
+    "search_steps": ("int", 0, 1_000_000, "swap steps"),
+    "search_trials": ("int", 10, 1_000_000, "epochs per search step"),
+    "proposals": ("int", 1, 1024, "swaps proposed per step"),
+    "random_orders": ("int", 0, 100, ""),
 }
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group

@@ -303,6 +303,36 @@ def cmd_optimize(args) -> dict:
     return res
 
 
+def cmd_place(args) -> dict:
+    import os
+
+    from .place import search_ring
+
+    model = _model(args)
+    scenario = _scenario(args, args.groups)
+    _check_work_inputs(args, args.groups, 16)
+    if args.ring_out is not None:
+        parent = os.path.dirname(os.path.abspath(args.ring_out))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise ValueError(f"--ring-out: cannot write to {parent}")
+    res = search_ring(args.groups, args.redundancy, model, scenario, args.placement, args.search_trials,
+                      args.steps, args.proposals, args.trials, args.random_orders, args.seed,
+                      progress=not args.quiet)
+    out = res.as_dict()
+    ring = out.pop("best_ring")
+    if args.ring_out is not None:
+        with open(args.ring_out, "w") as fh:
+            fh.write("# ring order found by spare-jax place (ring position i: physical group), best: "
+                     f"{res.best_name}\n" + "\n".join(map(str, ring)) + "\n")
+        out["ring_file"] = args.ring_out
+    if args.json:
+        out["best_ring"] = list(ring)
+    else:
+        out["orders"] = "; ".join(f"{o['name']} {o['uptime_min']:.1f}±{o['uptime_stderr_min']:.1f}"
+                                  for o in res.orders)
+    return out
+
+
 def cmd_bench(args) -> dict:
     from .bench import run_bench
     from .placement import check_groups_redundancy
@@ -390,6 +420,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
                    help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
+
+    p = sub.add_parser("place", help="search the ring order that maximises E[epoch uptime] under a scenario, "
+                                     "against contiguous, interleaved and random orders")
+    _common(p, trials=100_000)
+    _failure_args(p)
+    _scenario_args(p)
+    p.add_argument("--steps", type=_bounded("search_steps", "--steps"), default=200,
+                   help=_help("local-search steps (default 200)", "search_steps"))
+    p.add_argument("--search-trials", type=_bounded("search_trials"), default=2000,
+                   help=_help("fresh epochs per search step (default 2000)", "search_trials"))
+    p.add_argument("--proposals", type=_bounded("proposals"), default=8,
+                   help=_help("random swaps tried per step (default 8)", "proposals"))
+    p.add_argument("--random-orders", type=_bounded("random_orders"), default=3,
+                   help=_help("seeded random orders among the starting points (default 3)", "random_orders"))
+    p.add_argument("--ring-out", default=None, help="write the best order here (a ring file for --ring)")
+    p.set_defaults(func=cmd_place, title="Ring order search (--trials: epochs per final evaluation)")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
     _common(p, trials=None, placement=False, seed=False)  # run_bench takes no seed
