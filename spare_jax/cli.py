@@ -333,6 +333,27 @@ def cmd_place(args) -> dict:
     return out
 
 
+def cmd_presets(args) -> dict:
+    from .presets import PRESETS
+
+    if args.json:
+        return {name: p.as_dict() for name, p in PRESETS.items()}
+    for name, p in PRESETS.items():
+        print(f"{name}: {p.description}")
+        print("  settings: " + ", ".join(f"--{k.replace('_', '-')} {v:.6g}" if isinstance(v, float) else
+                                         f"--{k.replace('_', '-')} {v}" for k, v in p.settings.items()))
+        for d in p.domains:
+            print(f"  domain level {d.get('name', '')}: {d['size']} groups, MTBF {d['mtbf']:.6g} min per domain")
+        for k, v in p.derived.items():
+            print(f"  derived {k}: {v}")
+        for src in p.sources:
+            print(f"  source: {src}")
+        for a in p.assumptions:
+            print(f"  assumption: {a}")
+    args.printed = True
+    return {}
+
+
 def cmd_bench(args) -> dict:
     from .bench import run_bench
     from .placement import check_groups_redundancy
@@ -437,6 +458,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ring-out", default=None, help="write the best order here (a ring file for --ring)")
     p.set_defaults(func=cmd_place, title="Ring order search (--trials: epochs per final evaluation)")
 
+    p = sub.add_parser("presets", help="the --preset clusters: settings, sources and assumptions")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_presets, title="Presets")
+
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
     _common(p, trials=None, placement=False, seed=False)  # run_bench takes no seed
     p.add_argument("--full", action="store_true", help="longer, steadier measurements")
@@ -471,6 +497,8 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
             warnings.simplefilter("ignore", RuntimeWarning)
             result = args.func(args)
+        if getattr(args, "preset", None) and isinstance(result, dict):
+            result = {"preset": args.preset, **result}
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
         return 0

@@ -92,6 +92,12 @@ def _failure_args(p):
     p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential")
     p.add_argument("--weibull-shape", type=_bounded("weibull_shape"), default=1.0,
                    help=_help("Weibull shape k (same mean per group)", "weibull_shape"))
+    from .presets import PRESETS
+
+    p.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                   help="published cluster parameters as defaults (flags and --config win); `spare-jax presets` "
+                        "lists them with their sources")
+    p.set_defaults(preset_job_mtbf=None)
 
 
 def _job_args(p):
@@ -146,9 +152,12 @@ def _scenario(args, groups: int):
     if ring not in RINGS:
         ring = read_ring_file(ring)
     _check_job_flags(args)
+    job_mtbf = args.job_mtbf
+    if job_mtbf is None and args.job_fraction is None:
+        job_mtbf = getattr(args, "preset_job_mtbf", None)  # a preset's job-wide rate, unless a flag says otherwise
     if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
         raise ValueError("--lemon-fraction needs --lemon-factor")
-    scenario = Scenario(job_mtbf_min=args.job_mtbf, job_fraction=args.job_fraction or None,
+    scenario = Scenario(job_mtbf_min=job_mtbf, job_fraction=args.job_fraction or None,
                         domains=tuple(domains), ring=ring, lemon_fraction=args.lemon_fraction or 0.0,
                         lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
                         lemon_seed=args.lemon_seed or 0,
@@ -340,6 +349,7 @@ def _config_value(action, key, value):
 def _apply_config(parser, argv):
     """``--config FILE.toml``: set the subcommand's defaults from the file; flags on the line win."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _apply_preset(parser, argv)
     if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
         return argv
     path = None
@@ -401,5 +411,43 @@ def _apply_config(parser, argv):
                 raise ValueError(f"--config: {key!r} and {seen[dest]!r} set the same thing")
             seen[dest] = key
             defaults[dest] = _config_value(known[dest], key, value)
+    sub.set_defaults(**defaults)
+    return rest
+
+
+def _apply_preset(parser, argv):
+    """``--preset NAME``: the preset's settings become the subcommand's defaults (``--config`` and flags on
+    the line win); settings a subcommand does not take are skipped. Returns argv without the flag."""
+    from .presets import get_preset
+    from .scenario import DomainLevel
+
+    rest, name = [], None
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        if a == "--preset":
+            if i + 1 >= len(argv):
+                raise CLIError("spare-jax: error: --preset needs a name")
+            name = argv[i + 1]
+            next(it, None)
+        elif a.startswith("--preset="):
+            name = a.split("=", 1)[1]
+        else:
+            rest.append(a)
+    if name is None:
+        return argv
+    preset = get_preset(name)
+    command = next((a for a in rest if not a.startswith("-")), None)
+    sub = parser._subparsers._group_actions[0].choices.get(command) if command else None
+    if sub is None or "preset" not in {a.dest for a in sub._actions}:
+        raise ValueError(f"--preset needs a subcommand that takes it (wipeout, overhead, ttt, optimize, place), "
+                         f"got {command!r}")
+    known = {a.dest for a in sub._actions}
+    defaults = {k: v for k, v in preset.settings.items() if k in known and k != "job_mtbf"}
+    defaults["preset"] = name
+    if "job_mtbf" in preset.settings and "job_mtbf" in known:
+        defaults["preset_job_mtbf"] = preset.settings["job_mtbf"]
+    if preset.domains and "domain_size" in known:
+        defaults["scenario_domains"] = [DomainLevel(d["size"], d["mtbf"], d.get("name", "")) for d in preset.domains]
     sub.set_defaults(**defaults)
     return rest

@@ -378,7 +378,8 @@ def test_cli_optimize_and_ttt_take_job_wide_failures(capsys):
     assert with_job["schemes"]["spare"]["ttt_hours"] > without["schemes"]["spare"]["ttt_hours"]
     code, out, err = _cli(["ttt", "-N", "60", "-r", "3", "--trials", "4", "--work-hours", "50", "--job-mtbf", "3000",
                            "--json", "--quiet"], capsys)
-    assert code == 0, err and json.loads(out)["job_mtbf_min"] == 3000.0
+    assert code == 0, err
+    assert json.loads(out)["job_mtbf_min"] == 3000.0
     code, out, err = _cli(["ttt", "-N", "60", "-r", "3", "--domain-size", "5", "--quiet"], capsys)
     assert code == 2 and "--domain-size" in err
 
