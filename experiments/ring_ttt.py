@@ -1,0 +1,15 @@
+"""Time-to-train vs r for the contiguous, interleaved and searched ring orders under failure domains (with and
+without job-wide interruptions), and r* and SPARe's advantage vs the job-wide share on the cluster-100k preset.
+
+    python experiments/ring_ttt.py            # N = 600, 20,000 epochs per point, 100 search steps per r
+    python experiments/ring_ttt.py --quick    # N = 120, 3,000 epochs, 20 search steps, r in 2, 4, 6
+
+Writes figures/ring_ttt.csv, figures/ring_ttt_job_share.csv and figures/ring_ttt.png.
+"""
+from spare_jax.suite import experiment_args, ring_ttt
+
+args = experiment_args(__doc__)
+if args.quick:
+    ring_ttt(args.out, groups=120, rs=(2, 4, 6), epochs=3000, search_steps=20, job_shares=(0.0, 0.3), seed=args.seed)
+else:
+    ring_ttt(args.out, seed=args.seed)

@@ -1,0 +1,126 @@
+"""Ring orders and job-wide interruptions in time-to-train (SPEC §10.1-10.3; ``experiments/ring_ttt.py``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from .. import plotting
+from ..failures import FailureModel
+from ..scenario import DomainLevel, Scenario
+from .common import _log
+
+ORDERS = ("contiguous", "interleaved", "searched")
+
+
+def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12), domain_size: int = 5,
+             domain_mtbf_min: float = 50_000.0, job_mtbf_min: float = 2000.0, epochs: int = 20_000,
+             search_steps: int = 100, preset: str = "cluster-100k", job_shares=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3),
+             r_max: int = 20, seed: int = 0, progress: bool = True) -> dict:
+    """Two experiments, one figure (``ring_ttt.png``) and their data (``ring_ttt.csv``, ``ring_ttt_job_share.csv``):
+
+    1. SPARe's time-to-train vs r at N = ``groups`` with failure domains (``domain_size`` groups, MTBF
+       ``domain_mtbf_min``), for the contiguous, interleaved and searched (``place.search_ring`` per r) ring
+       orders, without and with job-wide interruptions (``job_mtbf_min``); Rep+CKPT on the same orders at the
+       divisors of N. Every point: a pool of ``epochs`` epochs, tau* on the pool (``ttt.pool``), ± 1 s.e.
+    2. On the ``preset`` cluster's group-failure rate (domains off, so the closed form is exact): r*, TTT and
+       SPARe's reduction against the best Rep when a share s of all interruptions is job-wide (the group
+       failures held fixed, job-wide rate s / (1 - s) times theirs).
+    """
+    from .. import ttt
+    from ..place import search_ring
+    from ..presets import get_preset
+    from ..ttt.pool import best_tau_pool, pool_theory, sample_scenario_epochs
+
+    model = FailureModel()
+    cfg = ttt.TrainingConfig()
+    gpus = groups * model.gpus_per_group
+    domains = (DomainLevel(domain_size, domain_mtbf_min),)
+    rows = []
+    searched = {}
+    for r in rs:
+        found = search_ring(groups, r, model, Scenario(domains=domains), steps=search_steps, eval_trials=20_000,
+                            seed=seed)
+        searched[r] = found.best_ring
+        _log(f"  ring search r={r}: best {found.best_name} "
+             + ", ".join(f"{o['name']} {o['uptime_min']:.0f}" for o in found.orders))
+    for with_job in (False, True):
+        for order in ORDERS:
+            for scheme in ("spare", "rep"):
+                for r in rs:
+                    if scheme == "rep" and groups % r:
+                        continue
+                    ring = tuple(int(g) for g in searched[r]) if order == "searched" else order
+                    sc = Scenario(domains=domains, ring=ring, job_mtbf_min=job_mtbf_min if with_job else None)
+                    pool = sample_scenario_epochs(scheme, groups, r, epochs, seed, model, sc)
+                    tau, _ = best_tau_pool(pool, cfg, gpus)
+                    th = pool_theory(pool, tau, cfg, gpus)
+                    rows.append({"groups": groups, "scheme": scheme, "redundancy": r, "ring": order,
+                                 "job_mtbf_min": sc.job_mtbf_min, "domain_size": domain_size,
+                                 "domain_mtbf_min": domain_mtbf_min, "epochs": epochs, "ckpt_interval_min": tau,
+                                 "ttt_hours": th["ttt_hours"], "ttt_stderr_hours": th["ttt_stderr_hours"],
+                                 "mean_uptime_min": th["mean_uptime_min"], "availability": th["availability"]})
+                    _log(f"  {scheme:<5} r={r:>2} ring={order:<11} job={'on ' if with_job else 'off'} "
+                         f"TTT {th['ttt_hours']:8.0f} ± {th['ttt_stderr_hours']:.0f} h  (E[U] {th['mean_uptime_min']:.0f} min)")
+    p = get_preset(preset)
+    s = p.settings
+    pmodel = FailureModel(system_mtbf_min=s["mtbf"], reference_gpus=s["reference_gpus"],
+                          gpus_per_group=s["gpus_per_group"])
+    pcfg = dataclasses.replace(cfg, restart_min=s["restart"], work_hours=s["work_hours"])
+    n = s["groups"]
+    share_rows = []
+    for share in job_shares:
+        mu = Scenario(job_fraction=share or None).job_rate_per_min(n, pmodel.group_mtbf_min)
+        res = ttt.optimize(n, r_max, pmodel, pcfg, job_rate=mu, progress=progress)
+        sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
+        share_rows.append({"preset": preset, "groups": n, "job_share": share, "job_mtbf_min": 1 / mu if mu else None,
+                           "spare_r_star": sp["r_star"], "spare_ttt_hours": sp["ttt_hours"],
+                           "rep_r_star": rp["r_star"], "rep_ttt_hours": rp["ttt_hours"],
+                           "none_ttt_hours": res["schemes"]["none"]["ttt_hours"],
+                           "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"]})
+        _log(f"  {preset} job share {share:.2f}: SPARe r*={sp['r_star']} {sp['ttt_hours']:.0f} h, Rep r*={rp['r_star']} "
+             f"{rp['ttt_hours']:.0f} h, reduction {res['ttt_reduction_vs_rep']:.1%}")
+    plotting.write_csv(os.path.join(out_dir, "ring_ttt.csv"), rows)
+    plotting.write_csv(os.path.join(out_dir, "ring_ttt_job_share.csv"), share_rows)
+    _plot(rows, share_rows, groups, domain_size, domain_mtbf_min, job_mtbf_min, preset, pcfg,
+          os.path.join(out_dir, "ring_ttt.png"))
+    return {"ttt": rows, "job_share": share_rows}
+
+
+def _plot(rows, share_rows, groups, size, domain_mtbf, job_mtbf, preset, pcfg, path):
+    fig, (ax1, ax2) = plotting.new_figure(2, width=6.0, height=4.6)
+    colors = {"contiguous": "tab:red", "interleaved": "tab:blue", "searched": "tab:green"}
+    for with_job, ls in ((False, "-"), (True, "--")):
+        for order, color in colors.items():
+            for scheme, marker in (("spare", "o"), ("rep", "x")):
+                sel = [x for x in rows if x["ring"] == order and x["scheme"] == scheme
+                       and (x["job_mtbf_min"] is not None) == with_job]
+                if not sel:
+                    continue
+                ax1.errorbar([x["redundancy"] for x in sel], [x["ttt_hours"] for x in sel],
+                             yerr=[x["ttt_stderr_hours"] for x in sel], fmt=marker + ls, color=color, ms=4,
+                             capsize=2, mfc="none" if with_job else color, alpha=0.85 if scheme == "spare" else 0.5,
+                             label=f"{'SPARe' if scheme == 'spare' else 'Rep'} {order}{' + job-wide' if with_job else ''}")
+    ax1.set_yscale("log")
+    plotting.integer_x(ax1)
+    ax1.set_xlabel("redundancy r")
+    ax1.set_ylabel("time-to-train (h), MC renewal-reward ± 1 s.e.")
+    ax1.set_title(f"N = {groups}, domains of {size} groups (MTBF {domain_mtbf:,.0f} min)\n"
+                  f"dashed: + job-wide every {job_mtbf:,.0f} min; W = 720 h, C = 5 min, R = 60 min", fontsize=9)
+    ax1.grid(alpha=0.3, which="both")
+    ax1.legend(fontsize=6, ncol=2)
+    share = [100 * x["job_share"] for x in share_rows]
+    ax2.plot(share, [x["spare_ttt_hours"] for x in share_rows], "o-", color="tab:blue", label="SPARe+CKPT (r*)")
+    ax2.plot(share, [x["rep_ttt_hours"] for x in share_rows], "x-", color="tab:orange", label="Rep+CKPT (r*)")
+    ax2.plot(share, [x["none_ttt_hours"] for x in share_rows], "^-", color="tab:gray", label="CKPT only")
+    for x in share_rows:
+        ax2.annotate(f"r*={x['spare_r_star']}\n{100 * x['ttt_reduction_vs_rep']:.0f}%",
+                     (100 * x["job_share"], x["spare_ttt_hours"]), fontsize=6, textcoords="offset points",
+                     xytext=(0, -18), ha="center")
+    ax2.set_xlabel("job-wide share of all interruptions (%)")
+    ax2.set_ylabel("time-to-train (h), closed form")
+    ax2.set_title(f"{preset}: group failures fixed, job-wide share added\n(labels: SPARe r*, reduction vs best "
+                  f"Rep); R = {pcfg.restart_min:g} min, W = {pcfg.work_hours:g} h", fontsize=9)
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=8)
+    plotting.save(fig, path)
