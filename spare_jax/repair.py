@@ -111,7 +111,7 @@ class Repair:
         return out
 
 
-def _check_model(model: FailureModel) -> None:
+def check_model(model: FailureModel) -> None:
     if model.distribution != "exponential":
         raise ValueError("repair (--repair-time) supports exponential group failures only for now "
                          "(Weibull ages across repairs are not modelled)")
@@ -280,7 +280,7 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
 
     if repair is None:
         raise ValueError("simulate_repair needs a Repair (repair time and law)")
-    _check_model(model)
+    check_model(model)
     if placement is None:
         placement = make_placement(kind, groups, redundancy, seed=seed)
     trials = _check_int("trials", trials)
