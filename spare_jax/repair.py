@@ -40,8 +40,8 @@ event of a trial uses ``trial_bits(words, ids, 2, stream=REPAIR_STREAM + k)`` (a
 processes exactly one event per step, so its k-th event is at step k whatever the chunk: results depend only
 on (seed, trial id), never on the chunk size or the device count.
 
-A call runs at most ``max_steps`` steps; trials still running then are returned *censored* (their uptime is
-the time reached, a lower bound) and counted, never dropped.
+A trial runs at most ``max_events`` events; one still running then is returned *censored* (its uptime is the
+time reached, a lower bound) and counted, never dropped (per trial, so censoring is chunk-independent too).
 """
 
 from __future__ import annotations
@@ -55,14 +55,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
-from .failures import FailureModel, bits_to_uniform, check_positive, exponential_from_bits, trial_bits
+from .failures import (FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key,
+                       threefry2x32, trial_bits)
 from .placement import Placement, make_placement
 
 REPAIR_LAWS = ("fixed", "exp", "lognormal")
 REPAIR_STREAM = 0x10000000  # + event index: the per-event draws (repair time or a fresh clock, domain clock)
 DOMAIN_REPAIR_STREAM = 0x20000000  # + event index: the repair times of a domain event's members
-DEFAULT_MAX_STEPS = 1 << 24
-DEFAULT_CHUNK = 1024
+DEFAULT_MAX_EVENTS = 1 << 24
+DEFAULT_CHUNK = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,107 +133,189 @@ def _static_tables(placement: Placement, model: FailureModel, scenario):
     return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
 
 
+def _row_bits(words, trial_ids, streams, width: int):
+    """``uint32[C, width]``: row c equals ``trial_bits(words, trial_ids[c:c+1], width, stream=streams[c])``
+    (a per-row stream: each lane of the kernel is at its own event index)."""
+    half = (int(width) + 1) // 2
+    k0, k1 = stream_key(words, jnp.asarray(streams, jnp.uint32))
+    pairs = jnp.arange(half, dtype=jnp.uint32)
+    first, second = threefry2x32(k0[:, None], k1[:, None], jnp.asarray(trial_ids, jnp.uint32)[:, None],
+                                 pairs[None, :])
+    return jnp.concatenate([first, second], axis=1)[:, : int(width)]
+
+
+def _build_tree(leaves, size: int):
+    """Tournament tree over ``leaves`` (``float32[L, P]``, P a power of 2): ``(val, idx)`` of shape
+    ``[L, 2P]``, node ``k``'s children ``2k, 2k+1``, the root at 1, leaf ``i`` at ``P + i``; each node holds
+    the least time below it and its leaf (ties to the left, like ``argmin``)."""
+    lanes = leaves.shape[0]
+    vals, idxs = [leaves], [jnp.broadcast_to(jnp.arange(size, dtype=jnp.int32), leaves.shape)]
+    while vals[-1].shape[1] > 1:
+        v = vals[-1].reshape(lanes, -1, 2)
+        i = idxs[-1].reshape(lanes, -1, 2)
+        left = v[..., 0] <= v[..., 1]
+        vals.append(jnp.where(left, v[..., 0], v[..., 1]))
+        idxs.append(jnp.where(left, i[..., 0], i[..., 1]))
+    pad_v, pad_i = jnp.full((lanes, 1), jnp.inf, jnp.float32), jnp.zeros((lanes, 1), jnp.int32)
+    return jnp.concatenate([pad_v] + vals[::-1], axis=1), jnp.concatenate([pad_i] + idxs[::-1], axis=1)
+
+
 def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
-                  max_steps: int = DEFAULT_MAX_STEPS):
+                  max_events: int = DEFAULT_MAX_EVENTS, lanes: int | None = None):
     """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``.
 
     ``failures`` counts group failures (each group a domain event downs counts once; the fatal event's
-    included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end).
+    included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end). A trial
+    still running after ``max_events`` events is censored (uptime = the time reached).
+
+    Work layout: ``lanes`` trials run at once (default 256 on CPU, a quarter of the chunk otherwise); a lane whose epoch ended takes
+    the next trial of the chunk (lanes are refilled in batches, when an eighth of them is idle), so a long
+    epoch does not hold the others up. The next event of a lane is the root of a tournament tree over its N
+    groups' times: a failure or a rejoin updates one leaf and its ``log2 N`` ancestors; a domain event rebuilds
+    the tree. A trial's results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
     """
     n, r = placement.groups, placement.redundancy
     c = trial_ids.shape[0]
+    if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
+        lanes = 256 if jax.default_backend() == "cpu" else c // 4
+    lanes = max(1, min(c, int(lanes)))
+    size = 1 << max(0, (n - 1).bit_length())
+    depth = size.bit_length() - 1
     mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
     mean_j = jnp.asarray(mean)
     stack = jnp.asarray(placement.stack)  # shards of each ring position
     holders = jnp.asarray(placement.holders)  # ring positions holding each shard
     inf = jnp.float32(jnp.inf)
     nd = dom_mean.size
-    # initial clocks: the static kernels' streams
-    next_t = exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)) * mean_j
+    # every trial's initial clocks: the static kernels' streams
+    init_t = exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)) * mean_j
+    if size > n:
+        init_t = jnp.concatenate([init_t, jnp.full((c, size - n), inf)], axis=1)
     if nd:
-        dom_t = jnp.concatenate(
+        init_dom = jnp.concatenate(
             [exponential_from_bits(trial_bits(words, trial_ids, level.count(n), stream=1 + i)) * level.mtbf_min
              for i, level in enumerate(scenario.domains)], axis=1)
         dom_mean_j = jnp.asarray(dom_mean)
     else:
-        dom_t = jnp.full((c, 1), inf)
+        init_dom = jnp.full((c, 1), inf)
         dom_mean_j = jnp.ones((1,), jnp.float32)
     job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
     if job_rate > 0:
-        job_t = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(scenario.domains))[:, 0]) \
+        init_job = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(scenario.domains))[:, 0]) \
             * jnp.float32(1.0 / job_rate)
     else:
-        job_t = jnp.full((c,), inf)
+        init_job = jnp.full((c,), inf)
+    rows = jnp.arange(lanes)
+    base = rows * (2 * size)
     pos = jnp.arange(n, dtype=jnp.int32)
-    rows = jnp.arange(c)
 
-    def body(state):
-        step, next_t, down, dom_t, done, end_t, nfail, by_job, events = state
-        active = ~done
-        i = jnp.argmin(next_t, axis=1)
-        tg = next_t[rows, i]
+    def body(st):
+        (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out) = st
+        # tv, ti, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
+        ids = trial_ids[jnp.minimum(slot, c - 1)]
+        i = ti[base + 1]
+        tg = tv[base + 1]
         k = jnp.argmin(dom_t, axis=1)
         td = dom_t[rows, k]
         is_job = active & (job_t <= jnp.minimum(tg, td))
         is_dom = active & ~is_job & (td < tg)
         is_grp = active & ~is_job & ~is_dom
-        bits = trial_bits(words, trial_ids, 2, stream=REPAIR_STREAM + step)
-        u0 = bits_to_uniform(bits[:, 0])
-        was_down = down[rows, i]
+        bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2)
+        was_down = down[rows * n + i]
         fresh = tg + exponential_from_bits(bits[:, 0]) * mean_j[i]  # a rejoined group's next failure
-        back = tg + repair.sample(u0)  # a failed group's rejoin
-        onehot = (pos[None, :] == i[:, None]) & is_grp[:, None]
-        next_t = jnp.where(onehot, jnp.where(was_down, fresh, back)[:, None], next_t)
-        down = down ^ onehot
+        back = tg + repair.sample(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
+        new = jnp.where(is_grp, jnp.where(was_down, fresh, back), tg)
+        down = down.at[rows * n + i].set(was_down ^ is_grp, unique_indices=True)
+        node = size + i
+        tv = tv.at[base + node].set(new, unique_indices=True)
+        for _ in range(depth):  # the leaf's ancestors
+            node = node >> 1
+            lv, rv = tv[base + 2 * node], tv[base + 2 * node + 1]
+            left = lv <= rv
+            tv = tv.at[base + node].set(jnp.where(left, lv, rv), unique_indices=True)
+            ti = ti.at[base + node].set(jnp.where(left, ti[base + 2 * node], ti[base + 2 * node + 1]),
+                                        unique_indices=True)
         failed = is_grp & ~was_down
         # wipe-out after a single failure: only the r shards of group i, through their holders
-        hs = holders[stack[i]].reshape(c, r * r)
-        wiped = failed & jnp.take_along_axis(down, hs, axis=1).reshape(c, r, r).all(axis=2).any(axis=1)
+        hs = holders[stack[i]].reshape(lanes, r * r)
+        wiped = failed & down[rows[:, None] * n + hs].reshape(lanes, r, r).all(axis=2).any(axis=1)
         nfail = nfail + failed.astype(jnp.int32)
 
         def domain_event(args):
-            next_t, down, dom_t, nfail = args
-            member = jnp.zeros((c, n), bool)
+            tv, ti, down, dom_t, nfail = args
+            tv, ti, down = tv.reshape(lanes, 2 * size), ti.reshape(lanes, 2 * size), down.reshape(lanes, n)
+            member = jnp.zeros((lanes, n), bool)
             for dp in dom_of_pos:
                 member = member | (jnp.asarray(dp)[None, :] == k[:, None])
             hit = member & ~down & is_dom[:, None]
-            rep = td[:, None] + repair.sample(
-                bits_to_uniform(trial_bits(words, trial_ids, n, stream=DOMAIN_REPAIR_STREAM + step)))
-            next_t = jnp.where(hit, rep, next_t)
+            rep = td[:, None] + repair.sample(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
+            leaves = tv[:, size:]
+            leaves = leaves.at[:, :n].set(jnp.where(hit, rep, leaves[:, :n]))
+            tv, ti = _build_tree(leaves, size)
             down = down | hit
             nfail = nfail + hit.sum(axis=1, dtype=jnp.int32)
             new_clock = td + exponential_from_bits(bits[:, 1]) * dom_mean_j[k]
             dom_t = jnp.where((jnp.arange(dom_t.shape[1])[None, :] == k[:, None]) & is_dom[:, None],
                               new_clock[:, None], dom_t)
             lost = is_dom & down[:, holders].all(axis=2).any(axis=1)
-            return next_t, down, dom_t, nfail, lost
+            return tv.reshape(-1), ti.reshape(-1), down.reshape(-1), dom_t, nfail, lost
 
         if nd:
-            next_t, down, dom_t, nfail, lost = jax.lax.cond(
-                is_dom.any(), domain_event,
-                lambda a: (*a, jnp.zeros((c,), bool)), (next_t, down, dom_t, nfail))
+            tv, ti, down, dom_t, nfail, lost = jax.lax.cond(
+                is_dom.any(), domain_event, lambda a: (*a, jnp.zeros((lanes,), bool)), (tv, ti, down, dom_t, nfail))
             wiped = wiped | lost
-        finish = is_job | wiped
+        ev = ev + active.astype(jnp.int32)
         t_event = jnp.where(is_job, job_t, jnp.where(is_dom, td, tg))
-        end_t = jnp.where(active, t_event, end_t)
-        events = events + active.astype(jnp.int32)
-        return (step + 1, next_t, down, dom_t, done | finish, end_t, nfail, by_job | is_job, events)
+        censor = active & ~is_job & ~wiped & (ev >= max_events)
+        finish = is_job | wiped | censor
+        at = jnp.where(finish, slot, c)  # out of range: dropped
+        out = (out[0].at[at].set(t_event, mode="drop"), out[1].at[at].set(nfail, mode="drop"),
+               out[2].at[at].set(is_job, mode="drop"), out[3].at[at].set(censor, mode="drop"),
+               out[4].at[at].set(ev, mode="drop"))
+        active = active & ~finish
+        return (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out)
 
-    def cond(state):
-        return (state[0] < max_steps) & ~state[4].all()
+    thresh = max(1, lanes // 8)
 
-    zeros_i = jnp.zeros((c,), jnp.int32)
-    state = (jnp.int32(0), next_t, jnp.zeros((c, n), bool), dom_t, jnp.zeros((c,), bool),
-             jnp.zeros((c,), jnp.float32), zeros_i, jnp.zeros((c,), bool), zeros_i)
-    state = jax.lax.while_loop(cond, body, state)
-    _, _, _, _, done, end_t, nfail, by_job, events = state
-    return end_t, nfail, by_job, ~done, events
+    def inner_cond(st):  # run events until an eighth of the lanes is idle (or, at the end, all are)
+        n_idle = lanes - st[1].sum(dtype=jnp.int32)
+        return st[1].any() & ((st[2] >= c) | (n_idle < thresh))
+
+    def load(st):  # idle lanes take the next trials of the chunk (no lax.cond: the state is never copied)
+        slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out = st
+        idle = ~active
+        n_idle = idle.sum(dtype=jnp.int32)
+        new_slot = next_slot + jnp.cumsum(idle.astype(jnp.int32)) - 1
+        take = idle & (new_slot < c)
+        src = jnp.minimum(new_slot, c - 1)
+        leaves = jnp.where(take[:, None], init_t[src], tv.reshape(lanes, 2 * size)[:, size:])
+        tv, ti = _build_tree(leaves, size)
+        return (jnp.where(take, new_slot, slot), active | take, jnp.minimum(next_slot + n_idle, c),
+                tv.reshape(-1), ti.reshape(-1), (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
+                jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
+                jnp.where(take, 0, ev), jnp.where(take, 0, nfail), out)
+
+    def outer_body(st):
+        return load(jax.lax.while_loop(inner_cond, body, st))
+
+    def cond(st):
+        return st[1].any() | (st[2] < c)
+
+    first = jnp.arange(lanes, dtype=jnp.int32)
+    tv, ti = _build_tree(init_t[:lanes], size)
+    zeros_i = jnp.zeros((lanes,), jnp.int32)
+    out = (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.int32), jnp.zeros((c,), bool), jnp.zeros((c,), bool),
+           jnp.zeros((c,), jnp.int32))
+    st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), tv.reshape(-1), ti.reshape(-1),
+          jnp.zeros((lanes * n,), bool), init_dom[:lanes],
+          init_job[:lanes], zeros_i, zeros_i, out)
+    return jax.lax.while_loop(cond, outer_body, st)[-1]
 
 
 @functools.lru_cache(maxsize=32)
-def _jitted(placement, model, scenario, repair, max_steps):
+def _jitted(placement, model, scenario, repair, max_events):
     return jax.jit(functools.partial(repair_kernel, placement=placement, model=model, scenario=scenario,
-                                     repair=repair, max_steps=max_steps))
+                                     repair=repair, max_events=max_events))
 
 
 @dataclasses.dataclass
@@ -272,7 +355,7 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
                     model: FailureModel = FailureModel(), scenario=None, repair: Repair | None = None,
                     chunk_size: int | None = None, devices=None, progress: bool = False,
                     out_dir: str | None = None, groups: int = 600, redundancy: int = 3, kind: str = "stacked",
-                    max_steps: int = DEFAULT_MAX_STEPS) -> RepairResult:
+                    max_events: int = DEFAULT_MAX_EVENTS) -> RepairResult:
     """Monte Carlo of epochs with repair (``repair_kernel``) through the chunked driver; exact sums, so the
     numbers for a seed do not depend on ``chunk_size`` or the devices; resumable with ``out_dir``."""
     from .placement import _check_int
@@ -285,14 +368,14 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
         placement = make_placement(kind, groups, redundancy, seed=seed)
     trials = _check_int("trials", trials)
     seed = _check_int("seed", seed, lo=0)
-    max_steps = _check_int("max_steps", max_steps)
-    if max_steps >= REPAIR_STREAM:
-        raise ValueError(f"max_steps must be < {REPAIR_STREAM} (the per-event streams)")
+    max_events = _check_int("max_events", max_events)
+    if max_events >= REPAIR_STREAM:
+        raise ValueError(f"max_events must be < {REPAIR_STREAM} (the per-event streams)")
     scenario = Scenario() if scenario is None else scenario
     n = placement.groups
     scenario.check(n)
     words = as_uint32_key_words(seed)
-    fn = _jitted(placement, model, scenario, repair, max_steps)
+    fn = _jitted(placement, model, scenario, repair, max_events)
     if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
         chunk_size = DEFAULT_CHUNK
     up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
@@ -312,7 +395,7 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
 
     params = {"kind": "repair", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
-              "repair": repr(repair), "max_steps": max_steps}
+              "repair": repr(repair), "max_events": max_events}
     info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
                        desc=f"repair N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
                        params=params, bytes_per_item=4)
