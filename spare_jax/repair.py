@@ -312,10 +312,20 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     return jax.lax.while_loop(cond, outer_body, st)[-1]
 
 
-@functools.lru_cache(maxsize=32)
+_JIT_CACHE: dict = {}
+
+
 def _jitted(placement, model, scenario, repair, max_events):
-    return jax.jit(functools.partial(repair_kernel, placement=placement, model=model, scenario=scenario,
-                                     repair=repair, max_events=max_events))
+    """The compiled kernel, cached by the placement's *content* (``Placement`` compares by identity, and a
+    compile of the event loop takes seconds)."""
+    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, max_events)
+    fn = _JIT_CACHE.get(key)
+    if fn is None:
+        if len(_JIT_CACHE) >= 32:
+            _JIT_CACHE.pop(next(iter(_JIT_CACHE)))
+        fn = _JIT_CACHE[key] = jax.jit(functools.partial(repair_kernel, placement=placement, model=model,
+                                                         scenario=scenario, repair=repair, max_events=max_events))
+    return fn
 
 
 @dataclasses.dataclass

@@ -75,7 +75,7 @@ def test_kernel_matches_exact_chain(kind, n, r, kw):
 
 @pytest.mark.parametrize("law", ["fixed", "exp", "lognormal"])
 def test_kernel_matches_reference_simulation(law):
-    n, r, mtbf, d = 10, 2, 100.0, 30.0
+    n, r, mtbf, d = 8, 2, 100.0, 30.0  # exp: the same compiled kernel as the exact-chain test
     res = simulate_repair(make_placement("stacked", n, r), 20_000, 5, model=model_with_group_mtbf(mtbf),
                           repair=Repair(d, law, 1.0))
     ref = simulate_repair_epochs(n, r, 20_000, 77, group_mtbf_min=mtbf, repair_time_min=d, repair_law=law)
@@ -90,7 +90,7 @@ def test_kernel_matches_reference_simulation(law):
 @pytest.mark.parametrize("kw", [{}, dict(domains=(DomainLevel(5, 20_000.0),), ring="interleaved", job_mtbf_min=900.0)])
 def test_never_repaired_equals_static_kernel(kw):
     sc = Scenario(**kw)
-    pl = make_placement("stacked", 60, 3)
+    pl = make_placement("stacked", 40 if kw else 60, 3)
     model = FailureModel()
     w = simulate_wipeout(pl, 1024, 3, model=model, scenario=sc)
     res = simulate_repair(pl, 1024, 3, model=model, scenario=sc, repair=Repair(1e12, "fixed"))
@@ -105,18 +105,19 @@ def test_never_repaired_equals_static_kernel(kw):
 # -- chunk size and censoring ----------------------------------------------------------------------------
 
 def test_chunk_size_independent():
-    pl = make_placement("stacked", 12, 2)
-    sc = Scenario(domains=(DomainLevel(3, 800.0),), job_mtbf_min=1000.0)
-    kw = dict(model=model_with_group_mtbf(100.0), scenario=sc, repair=Repair(20.0, "lognormal", 0.7))
-    a = simulate_repair(pl, 400, 9, chunk_size=96, **kw)
-    b = simulate_repair(pl, 400, 9, chunk_size=400, **kw)
+    pl = make_placement("stacked", 8, 2)  # the kernel of the exact-chain test with domains (one more compile)
+    sc = Scenario(domains=(DomainLevel(2, 500.0),), job_mtbf_min=400.0)
+    kw = dict(model=model_with_group_mtbf(100.0), scenario=sc, repair=Repair(30.0, "exp"))
+    a = simulate_repair(pl, 3000, 9, chunk_size=512, **kw)
+    b = simulate_repair(pl, 3000, 9, **kw)
+    assert a.chunk_size != b.chunk_size
     for f in ("uptime_mean_min", "uptime_var_min2", "failures_mean", "failures_var", "ended_by_job", "events"):
         assert getattr(a, f) == getattr(b, f), f
 
 
-def test_censored_at_max_steps():
+def test_censored_at_max_events():
     pl = make_placement("stacked", 12, 3)
-    res = simulate_repair(pl, 200, 1, model=model_with_group_mtbf(100.0), repair=Repair(5.0, "exp"), max_steps=20)
+    res = simulate_repair(pl, 200, 1, model=model_with_group_mtbf(100.0), repair=Repair(5.0, "exp"), max_events=20)
     assert res.censored > 0
     assert res.events <= 20 * 200
 
@@ -168,7 +169,7 @@ def test_cli_bad_repair_input(argv, word, capsys):
 def test_cli_repair_json(capsys):
     from spare_jax.cli import main
 
-    code = main(["wipeout", "-N", "8", "-r", "2", "--mtbf", "0.5", "--trials", "4000", "--quiet", "--json",
+    code = main(["wipeout", "-N", "8", "-r", "2", "--mtbf", repr(100 * 1000 / 600_000), "--trials", "4000", "--quiet", "--json",
                  "--repair-time", "30", "--repair-law", "exp"])
     out = json.loads(capsys.readouterr().out)
     assert code == 0
