@@ -387,7 +387,7 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
     words = as_uint32_key_words(seed)
     fn = _jitted(placement, model, scenario, repair, max_events)
     if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
-        chunk_size = DEFAULT_CHUNK
+        chunk_size = min(DEFAULT_CHUNK, trials)  # (a chunk is padded to its size: no work on padding)
     up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
     counts = np.zeros(3, np.int64)  # ended by job, censored, events
 

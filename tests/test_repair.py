@@ -108,8 +108,8 @@ def test_chunk_size_independent():
     pl = make_placement("stacked", 8, 2)  # the kernel of the exact-chain test with domains (one more compile)
     sc = Scenario(domains=(DomainLevel(2, 500.0),), job_mtbf_min=400.0)
     kw = dict(model=model_with_group_mtbf(100.0), scenario=sc, repair=Repair(30.0, "exp"))
-    a = simulate_repair(pl, 3000, 9, chunk_size=512, **kw)
-    b = simulate_repair(pl, 3000, 9, **kw)
+    a = simulate_repair(pl, 1200, 9, chunk_size=256, **kw)
+    b = simulate_repair(pl, 1200, 9, **kw)
     assert a.chunk_size != b.chunk_size
     for f in ("uptime_mean_min", "uptime_var_min2", "failures_mean", "failures_var", "ended_by_job", "events"):
         assert getattr(a, f) == getattr(b, f), f
