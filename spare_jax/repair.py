@@ -20,9 +20,11 @@ Kernel
 ------
 ``repair_kernel`` is a pure function of the seed words and the trial ids, vectorised over a chunk of
 trials: per trial the state is O(N) (``next_t[N]``: the next failure time of an up group or the rejoin
-time of a down one; ``down[N]``; ``dom_t``: each domain's next event; the job-wide time). Every step of a
-``lax.while_loop`` takes, for every trial still running, the next event (the least of the groups' times,
-the domains' times and the job-wide time) and applies it:
+time of a down one, kept as the leaves of a per-trial tournament tree whose root is the next group event;
+``down[N]``; ``dom_t``: each domain's next event; the job-wide time). A fixed number of *lanes* run trials at
+once and an idle lane takes the chunk's next trial. Every step of a ``lax.while_loop`` takes, for every lane
+still running, the next event (the least of the tree's root, the domains' times and the job-wide time) and
+applies it:
 
 * a group's rejoin: it is up again and draws a fresh failure clock;
 * a group's failure: it goes down and draws its repair time; the wipe-out test looks only at the r shards
