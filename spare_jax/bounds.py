@@ -54,6 +54,9 @@ BOUNDS = {
     "lemon_fraction": ("float", 0.0, 1.0, ""),
     "lemon_factor": ("float", 1e-3, 1e4, ""),
     "lemon_seed": ("int", 0, 2**63 - 1, ""),
+    # repair without a global restart (SPEC §10.5): float32 times stay finite and resolvable; 1e12 = "never"
+    "repair_time": ("float", 1e-3, 1e12, "min"),
+    "repair_sigma": ("float", 1e-3, 5.0, ""),
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
     # ring search (spare-jax place)
     "search_steps": ("int", 0, 1_000_000, "swap steps"),

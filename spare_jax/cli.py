@@ -15,7 +15,7 @@ import warnings
 
 from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
     CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
-    _run_args, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
+    _run_args, _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
 
 EXIT_BAD_INPUT = 2
 
@@ -57,6 +57,8 @@ def _simulate(args, simulate, width: int, bytes_per_item: int):
 
 
 def cmd_wipeout(args) -> dict:
+    if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
+        return cmd_wipeout_repair(args)
     from . import theory
     from .scenario import EXACT_SMALL_MAX_N, exact_epoch_small, job_wide_uptime, single_domain_wipeout_fraction
     from .wipeout import simulate_wipeout
@@ -107,6 +109,49 @@ def cmd_wipeout(args) -> dict:
         "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
         "chunk_size": res.chunk_size, "devices": res.devices,
         "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
+    }
+
+
+def cmd_wipeout_repair(args) -> dict:
+    """``wipeout`` with repair (SPEC §10.5): the epoch runs from the restart to the wipe-out (or a job-wide end)."""
+    from .placement import check_groups_redundancy, make_placement
+    from .repair import check_model, simulate_repair
+    from .theory.repair import EXACT_REPAIR_MAX_N, exact_repair_ctmc, first_order_uptime
+
+    repair = _repair(args)
+    model = _model(args)
+    check_model(model)
+    check_groups_redundancy(args.groups, args.redundancy)
+    scenario = _scenario(args, args.groups)
+    _check_work_inputs(args, args.groups, 4)
+    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
+    t0 = time.perf_counter()
+    res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
+                          chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
+                          out_dir=args.out)
+    elapsed = time.perf_counter() - t0
+    first = first_order_uptime(placement, model, repair, scenario)
+    exact = None
+    if repair.law == "exp" and placement.groups <= EXACT_REPAIR_MAX_N:
+        exact = exact_repair_ctmc(placement, model, repair.repair_time_min, scenario)
+    se = res.uptime_stderr_min
+    z = None if exact is None or se <= 0 else (res.uptime_mean_min - exact["uptime_min"]) / se
+    return {
+        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
+        "trials": res.trials, "seed": res.seed, **repair.describe(), "distribution": model.distribution,
+        "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": se,
+        "mc_mean": res.failures_mean, "mc_stderr": res.failures_stderr,
+        "theory_epoch_uptime_min": None if first is None else first["uptime_min"],
+        "theory_wipeout_rate_per_min": None if first is None else first["rate_per_min"],
+        "theory_start_shift_min": None if first is None else first["start_shift_min"],
+        "p_down": repair.repair_time_min / (model.group_mtbf_min + repair.repair_time_min),
+        "exact_epoch_uptime_min": None if exact is None else exact["uptime_min"],
+        "exact_failures_mean": None if exact is None else exact["failures"],
+        "z_score": _clean(z), "z_against": "exact" if z is not None else None,
+        "p_epoch_end_job_wide": res.p_ended_by_job, "censored": res.censored,
+        **({} if scenario.is_default else {"scenario": scenario.describe()}),
+        "events": res.events, "events_per_s": res.events / elapsed if elapsed > 0 else None,
+        "chunk_size": res.chunk_size, "devices": res.devices, "elapsed_s": elapsed,
     }
 
 
@@ -404,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _failure_args(p)
     _scenario_args(p)
+    _repair_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
 

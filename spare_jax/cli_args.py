@@ -195,6 +195,32 @@ def _scenario_table(section, path):
     return table, parsed
 
 
+def _repair_args(p):
+    """Repair without a global restart (SPEC §10.5); off by default (the paper's model)."""
+    g = p.add_argument_group("repair without a global restart (SPEC §10.5; default off)")
+    g.add_argument("--repair-time", type=_bounded("repair_time"), default=None,
+                   help=_help("mean minutes for a failed group to rejoin while the others keep going "
+                              "(default: no repair)", "repair_time"))
+    g.add_argument("--repair-law", choices=("fixed", "exp", "lognormal"), default=None,
+                   help="law of the repair time (default fixed; lognormal keeps the mean)")
+    g.add_argument("--repair-sigma", type=_bounded("repair_sigma"), default=None,
+                   help=_help("log-sd of the lognormal repair law (default 1.0)", "repair_sigma"))
+
+
+def _repair(args):
+    """The ``Repair`` of the flags, or None when ``--repair-time`` is not given."""
+    if args.repair_time is None:
+        if args.repair_law is not None or args.repair_sigma is not None:
+            raise ValueError("--repair-law and --repair-sigma need --repair-time")
+        return None
+    if args.repair_sigma is not None and args.repair_law != "lognormal":
+        raise ValueError("--repair-sigma goes with --repair-law lognormal")
+    from .repair import Repair
+
+    return Repair(args.repair_time, args.repair_law or "fixed",
+                  1.0 if args.repair_sigma is None else args.repair_sigma)
+
+
 def _run_args(p):
     p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
                    help=_help("trials per chunk (default: chosen from the working-set size; refused when "

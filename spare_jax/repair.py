@@ -1,0 +1,417 @@
+r"""Repair without a global restart (SPEC §10.5): failed groups rejoin, and the wipe-out becomes a race.
+
+Model (minutes)
+---------------
+An epoch starts at ``t = 0`` with all N groups up. An up group fails after an exponential time (mean the
+group MTBF divided by its rate multiplier, ``Scenario.rate_multipliers``); its clock is fresh every time it
+comes back (memoryless). A failed group is down for a repair time drawn from the repair law, then rejoins,
+its stack restored, while the others keep going:
+
+* ``fixed``: exactly ``D``;
+* ``exp``: exponential with mean ``D``;
+* ``lognormal``: ``exp(m + sigma Z)``, ``m = ln D - sigma^2/2`` (mean ``D``).
+
+Failure domains (``Scenario.domains``) have Poisson clocks for the whole epoch; an event downs every group
+of the domain that is up, as one event, each starting its own repair. The first job-wide interruption ends
+the epoch. The epoch ends at the *wipe-out*: the first failure event after which all r holders of some
+shard are down. Ring order: the state is kept per ring position (as in ``failures.scenario_failure_times``).
+
+Kernel
+------
+``repair_kernel`` is a pure function of the seed words and the trial ids, vectorised over a chunk of
+trials: per trial the state is O(N) (``next_t[N]``: the next failure time of an up group or the rejoin
+time of a down one, kept as the leaves of a per-trial tournament tree whose root is the next group event;
+``down[N]``; ``dom_t``: each domain's next event; the job-wide time). A fixed number of *lanes* run trials at
+once and an idle lane takes the chunk's next trial. Every step of a ``lax.while_loop`` takes, for every lane
+still running, the next event (the least of the tree's root, the domains' times and the job-wide time) and
+applies it:
+
+* a group's rejoin: it is up again and draws a fresh failure clock;
+* a group's failure: it goes down and draws its repair time; the wipe-out test looks only at the r shards
+  of that group (``stack[g]``) and their ``r x r`` holders;
+* a domain event: its up members go down (each draws a repair time), the domain draws its next event, and
+  the wipe-out test runs over all shards (``down[holders].all(-1).any()``), in a ``lax.cond`` taken only
+  when some trial of the chunk has a domain event;
+* the job-wide interruption: the epoch ends (``ended_by_job``).
+
+Random numbers. The initial clocks are the static kernels' (``failures.scenario_failure_times``'s streams:
+own clocks stream 0 in ring order, domain level l stream 1 + l, job-wide stream 1 + L), so with a repair
+time that never comes (``D -> inf``) every trial reproduces the static wipe-out kernel's epoch. The k-th
+event of a trial uses ``trial_bits(words, ids, 2, stream=REPAIR_STREAM + k)`` (and, at a domain event,
+``trial_bits(words, ids, N, stream=DOMAIN_REPAIR_STREAM + k)`` for its members' repair times). A trial
+processes exactly one event per step, so its k-th event is at step k whatever the chunk: results depend only
+on (seed, trial id), never on the chunk size or the device count.
+
+A trial runs at most ``max_events`` events; one still running then is returned *censored* (its uptime is the
+time reached, a lower bound) and counted, never dropped (per trial, so censoring is chunk-independent too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
+from .failures import (FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key,
+                       threefry2x32, trial_bits)
+from .placement import Placement, make_placement
+
+REPAIR_LAWS = ("fixed", "exp", "lognormal")
+REPAIR_STREAM = 0x10000000  # + event index: the per-event draws (repair time or a fresh clock, domain clock)
+DOMAIN_REPAIR_STREAM = 0x20000000  # + event index: the repair times of a domain event's members
+DEFAULT_MAX_EVENTS = 1 << 24
+DEFAULT_CHUNK = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class Repair:
+    """Repair without a global restart (SPEC §10.5).
+
+    Attributes:
+      repair_time_min: mean repair time D, minutes.
+      law: ``fixed``, ``exp`` or ``lognormal``.
+      sigma: log-sd of the lognormal law (mean kept at D).
+      spares: a finite spare pool (not implemented yet: refused).
+      hardware_repair_min: time for a broken group's hardware to return to the pool (with ``spares``).
+    """
+
+    repair_time_min: float
+    law: str = "fixed"
+    sigma: float = 1.0
+    spares: int | None = None
+    hardware_repair_min: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "repair_time_min", check_positive("repair time (minutes)", self.repair_time_min))
+        if self.law not in REPAIR_LAWS:
+            raise ValueError(f"repair law must be one of {', '.join(REPAIR_LAWS)}, got {self.law!r}")
+        s = self.sigma
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or not 0 < s <= 5:
+            raise ValueError(f"repair sigma must be a number in (0, 5], got {s!r}")
+        object.__setattr__(self, "sigma", float(s))
+        if self.spares is not None or self.hardware_repair_min is not None:
+            raise ValueError("a finite spare pool (spares, hardware_repair) is not implemented yet")
+
+    def sample(self, u):
+        """Repair times (float32 minutes) from uniforms on (0, 1) (one per repair)."""
+        d = jnp.float32(self.repair_time_min)
+        if self.law == "fixed":
+            return jnp.broadcast_to(d, jnp.shape(u))
+        if self.law == "exp":
+            return d * -jnp.log1p(-u)
+        m = math.log(self.repair_time_min) - 0.5 * self.sigma ** 2
+        return jnp.exp(jnp.float32(m) + jnp.float32(self.sigma) * jax.scipy.special.ndtri(u))
+
+    def describe(self) -> dict:
+        out = {"repair_time_min": self.repair_time_min, "repair_law": self.law}
+        if self.law == "lognormal":
+            out["repair_sigma"] = self.sigma
+        return out
+
+
+def check_model(model: FailureModel) -> None:
+    if model.distribution != "exponential":
+        raise ValueError("repair (--repair-time) supports exponential group failures only for now "
+                         "(Weibull ages across repairs are not modelled)")
+
+
+def _static_tables(placement: Placement, model: FailureModel, scenario):
+    """Host constants in ring-position order: group means, domain membership and means."""
+    n = placement.groups
+    ring = scenario.ring_order(n)
+    mult = scenario.rate_multipliers(n, model.group_mtbf_min)[ring]
+    mean = (model.group_mtbf_min / mult).astype(np.float32)
+    dom_of_pos, dom_mean = [], []
+    offset = 0
+    for level in scenario.domains:
+        dom_of_pos.append(level.members(n)[ring] + offset)
+        dom_mean += [level.mtbf_min] * level.count(n)
+        offset += level.count(n)
+    return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
+
+
+def _row_bits(words, trial_ids, streams, width: int):
+    """``uint32[C, width]``: row c equals ``trial_bits(words, trial_ids[c:c+1], width, stream=streams[c])``
+    (a per-row stream: each lane of the kernel is at its own event index)."""
+    half = (int(width) + 1) // 2
+    k0, k1 = stream_key(words, jnp.asarray(streams, jnp.uint32))
+    pairs = jnp.arange(half, dtype=jnp.uint32)
+    first, second = threefry2x32(k0[:, None], k1[:, None], jnp.asarray(trial_ids, jnp.uint32)[:, None],
+                                 pairs[None, :])
+    return jnp.concatenate([first, second], axis=1)[:, : int(width)]
+
+
+def _build_tree(leaves, size: int):
+    """Tournament tree over ``leaves`` (``float32[L, P]``, P a power of 2): ``(val, idx)`` of shape
+    ``[L, 2P]``, node ``k``'s children ``2k, 2k+1``, the root at 1, leaf ``i`` at ``P + i``; each node holds
+    the least time below it and its leaf (ties to the left, like ``argmin``)."""
+    lanes = leaves.shape[0]
+    vals, idxs = [leaves], [jnp.broadcast_to(jnp.arange(size, dtype=jnp.int32), leaves.shape)]
+    while vals[-1].shape[1] > 1:
+        v = vals[-1].reshape(lanes, -1, 2)
+        i = idxs[-1].reshape(lanes, -1, 2)
+        left = v[..., 0] <= v[..., 1]
+        vals.append(jnp.where(left, v[..., 0], v[..., 1]))
+        idxs.append(jnp.where(left, i[..., 0], i[..., 1]))
+    pad_v, pad_i = jnp.full((lanes, 1), jnp.inf, jnp.float32), jnp.zeros((lanes, 1), jnp.int32)
+    return jnp.concatenate([pad_v] + vals[::-1], axis=1), jnp.concatenate([pad_i] + idxs[::-1], axis=1)
+
+
+def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
+                  max_events: int = DEFAULT_MAX_EVENTS, lanes: int | None = None):
+    """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``.
+
+    ``failures`` counts group failures (each group a domain event downs counts once; the fatal event's
+    included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end). A trial
+    still running after ``max_events`` events is censored (uptime = the time reached).
+
+    Work layout: ``lanes`` trials run at once (default 256 on CPU, a quarter of the chunk otherwise); a lane whose epoch ended takes
+    the next trial of the chunk (lanes are refilled in batches, when an eighth of them is idle), so a long
+    epoch does not hold the others up. The next event of a lane is the root of a tournament tree over its N
+    groups' times: a failure or a rejoin updates one leaf and its ``log2 N`` ancestors; a domain event rebuilds
+    the tree. A trial's results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
+    """
+    n, r = placement.groups, placement.redundancy
+    c = trial_ids.shape[0]
+    if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
+        lanes = 256 if jax.default_backend() == "cpu" else c // 4
+    lanes = max(1, min(c, int(lanes)))
+    size = 1 << max(0, (n - 1).bit_length())
+    depth = size.bit_length() - 1
+    mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
+    mean_j = jnp.asarray(mean)
+    stack = jnp.asarray(placement.stack)  # shards of each ring position
+    holders = jnp.asarray(placement.holders)  # ring positions holding each shard
+    inf = jnp.float32(jnp.inf)
+    nd = dom_mean.size
+    # every trial's initial clocks: the static kernels' streams
+    init_t = exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)) * mean_j
+    if size > n:
+        init_t = jnp.concatenate([init_t, jnp.full((c, size - n), inf)], axis=1)
+    if nd:
+        init_dom = jnp.concatenate(
+            [exponential_from_bits(trial_bits(words, trial_ids, level.count(n), stream=1 + i)) * level.mtbf_min
+             for i, level in enumerate(scenario.domains)], axis=1)
+        dom_mean_j = jnp.asarray(dom_mean)
+    else:
+        init_dom = jnp.full((c, 1), inf)
+        dom_mean_j = jnp.ones((1,), jnp.float32)
+    job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
+    if job_rate > 0:
+        init_job = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(scenario.domains))[:, 0]) \
+            * jnp.float32(1.0 / job_rate)
+    else:
+        init_job = jnp.full((c,), inf)
+    rows = jnp.arange(lanes)
+    base = rows * (2 * size)
+    pos = jnp.arange(n, dtype=jnp.int32)
+
+    def body(st):
+        (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out) = st
+        # tv, ti, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
+        ids = trial_ids[jnp.minimum(slot, c - 1)]
+        i = ti[base + 1]
+        tg = tv[base + 1]
+        k = jnp.argmin(dom_t, axis=1)
+        td = dom_t[rows, k]
+        is_job = active & (job_t <= jnp.minimum(tg, td))
+        is_dom = active & ~is_job & (td < tg)
+        is_grp = active & ~is_job & ~is_dom
+        bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2)
+        was_down = down[rows * n + i]
+        fresh = tg + exponential_from_bits(bits[:, 0]) * mean_j[i]  # a rejoined group's next failure
+        back = tg + repair.sample(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
+        new = jnp.where(is_grp, jnp.where(was_down, fresh, back), tg)
+        down = down.at[rows * n + i].set(was_down ^ is_grp, unique_indices=True)
+        node = size + i
+        tv = tv.at[base + node].set(new, unique_indices=True)
+        for _ in range(depth):  # the leaf's ancestors
+            node = node >> 1
+            lv, rv = tv[base + 2 * node], tv[base + 2 * node + 1]
+            left = lv <= rv
+            tv = tv.at[base + node].set(jnp.where(left, lv, rv), unique_indices=True)
+            ti = ti.at[base + node].set(jnp.where(left, ti[base + 2 * node], ti[base + 2 * node + 1]),
+                                        unique_indices=True)
+        failed = is_grp & ~was_down
+        # wipe-out after a single failure: only the r shards of group i, through their holders
+        hs = holders[stack[i]].reshape(lanes, r * r)
+        wiped = failed & down[rows[:, None] * n + hs].reshape(lanes, r, r).all(axis=2).any(axis=1)
+        nfail = nfail + failed.astype(jnp.int32)
+
+        def domain_event(args):
+            tv, ti, down, dom_t, nfail = args
+            tv, ti, down = tv.reshape(lanes, 2 * size), ti.reshape(lanes, 2 * size), down.reshape(lanes, n)
+            member = jnp.zeros((lanes, n), bool)
+            for dp in dom_of_pos:
+                member = member | (jnp.asarray(dp)[None, :] == k[:, None])
+            hit = member & ~down & is_dom[:, None]
+            rep = td[:, None] + repair.sample(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
+            leaves = tv[:, size:]
+            leaves = leaves.at[:, :n].set(jnp.where(hit, rep, leaves[:, :n]))
+            tv, ti = _build_tree(leaves, size)
+            down = down | hit
+            nfail = nfail + hit.sum(axis=1, dtype=jnp.int32)
+            new_clock = td + exponential_from_bits(bits[:, 1]) * dom_mean_j[k]
+            dom_t = jnp.where((jnp.arange(dom_t.shape[1])[None, :] == k[:, None]) & is_dom[:, None],
+                              new_clock[:, None], dom_t)
+            lost = is_dom & down[:, holders].all(axis=2).any(axis=1)
+            return tv.reshape(-1), ti.reshape(-1), down.reshape(-1), dom_t, nfail, lost
+
+        if nd:
+            tv, ti, down, dom_t, nfail, lost = jax.lax.cond(
+                is_dom.any(), domain_event, lambda a: (*a, jnp.zeros((lanes,), bool)), (tv, ti, down, dom_t, nfail))
+            wiped = wiped | lost
+        ev = ev + active.astype(jnp.int32)
+        t_event = jnp.where(is_job, job_t, jnp.where(is_dom, td, tg))
+        censor = active & ~is_job & ~wiped & (ev >= max_events)
+        finish = is_job | wiped | censor
+        at = jnp.where(finish, slot, c)  # out of range: dropped
+        out = (out[0].at[at].set(t_event, mode="drop"), out[1].at[at].set(nfail, mode="drop"),
+               out[2].at[at].set(is_job, mode="drop"), out[3].at[at].set(censor, mode="drop"),
+               out[4].at[at].set(ev, mode="drop"))
+        active = active & ~finish
+        return (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out)
+
+    thresh = max(1, lanes // 8)
+
+    def inner_cond(st):  # run events until an eighth of the lanes is idle (or, at the end, all are)
+        n_idle = lanes - st[1].sum(dtype=jnp.int32)
+        return st[1].any() & ((st[2] >= c) | (n_idle < thresh))
+
+    def load(st):  # idle lanes take the next trials of the chunk (no lax.cond: the state is never copied)
+        slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out = st
+        idle = ~active
+        n_idle = idle.sum(dtype=jnp.int32)
+        new_slot = next_slot + jnp.cumsum(idle.astype(jnp.int32)) - 1
+        take = idle & (new_slot < c)
+        src = jnp.minimum(new_slot, c - 1)
+        leaves = jnp.where(take[:, None], init_t[src], tv.reshape(lanes, 2 * size)[:, size:])
+        tv, ti = _build_tree(leaves, size)
+        return (jnp.where(take, new_slot, slot), active | take, jnp.minimum(next_slot + n_idle, c),
+                tv.reshape(-1), ti.reshape(-1), (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
+                jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
+                jnp.where(take, 0, ev), jnp.where(take, 0, nfail), out)
+
+    def outer_body(st):
+        return load(jax.lax.while_loop(inner_cond, body, st))
+
+    def cond(st):
+        return st[1].any() | (st[2] < c)
+
+    first = jnp.arange(lanes, dtype=jnp.int32)
+    tv, ti = _build_tree(init_t[:lanes], size)
+    zeros_i = jnp.zeros((lanes,), jnp.int32)
+    out = (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.int32), jnp.zeros((c,), bool), jnp.zeros((c,), bool),
+           jnp.zeros((c,), jnp.int32))
+    st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), tv.reshape(-1), ti.reshape(-1),
+          jnp.zeros((lanes * n,), bool), init_dom[:lanes],
+          init_job[:lanes], zeros_i, zeros_i, out)
+    return jax.lax.while_loop(cond, outer_body, st)[-1]
+
+
+_JIT_CACHE: dict = {}
+
+
+def _jitted(placement, model, scenario, repair, max_events):
+    """The compiled kernel, cached by the placement's *content* (``Placement`` compares by identity, and a
+    compile of the event loop takes seconds)."""
+    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, max_events)
+    fn = _JIT_CACHE.get(key)
+    if fn is None:
+        if len(_JIT_CACHE) >= 32:
+            _JIT_CACHE.pop(next(iter(_JIT_CACHE)))
+        fn = _JIT_CACHE[key] = jax.jit(functools.partial(repair_kernel, placement=placement, model=model,
+                                                         scenario=scenario, repair=repair, max_events=max_events))
+    return fn
+
+
+@dataclasses.dataclass
+class RepairResult:
+    """Monte Carlo summary of epochs with repair: uptime (restart to wipe-out or job-wide end), failures seen."""
+
+    groups: int
+    redundancy: int
+    placement: str
+    trials: int
+    seed: int
+    repair: Repair
+    uptime_mean_min: float
+    uptime_var_min2: float
+    failures_mean: float
+    failures_var: float
+    ended_by_job: int
+    censored: int
+    events: int
+    chunk_size: int = 0
+    devices: int = 1
+
+    @property
+    def uptime_stderr_min(self) -> float:
+        return math.sqrt(self.uptime_var_min2 / self.trials)
+
+    @property
+    def failures_stderr(self) -> float:
+        return math.sqrt(self.failures_var / self.trials)
+
+    @property
+    def p_ended_by_job(self) -> float:
+        return self.ended_by_job / self.trials
+
+
+def simulate_repair(placement: Placement | None = None, trials: int = 10_000, seed: int = 0, *,
+                    model: FailureModel = FailureModel(), scenario=None, repair: Repair | None = None,
+                    chunk_size: int | None = None, devices=None, progress: bool = False,
+                    out_dir: str | None = None, groups: int = 600, redundancy: int = 3, kind: str = "stacked",
+                    max_events: int = DEFAULT_MAX_EVENTS) -> RepairResult:
+    """Monte Carlo of epochs with repair (``repair_kernel``) through the chunked driver; exact sums, so the
+    numbers for a seed do not depend on ``chunk_size`` or the devices; resumable with ``out_dir``."""
+    from .placement import _check_int
+    from .scenario import Scenario
+
+    if repair is None:
+        raise ValueError("simulate_repair needs a Repair (repair time and law)")
+    check_model(model)
+    if placement is None:
+        placement = make_placement(kind, groups, redundancy, seed=seed)
+    trials = _check_int("trials", trials)
+    seed = _check_int("seed", seed, lo=0)
+    max_events = _check_int("max_events", max_events)
+    if max_events >= REPAIR_STREAM:
+        raise ValueError(f"max_events must be < {REPAIR_STREAM} (the per-event streams)")
+    scenario = Scenario() if scenario is None else scenario
+    n = placement.groups
+    scenario.check(n)
+    words = as_uint32_key_words(seed)
+    fn = _jitted(placement, model, scenario, repair, max_events)
+    if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
+        chunk_size = min(DEFAULT_CHUNK, trials)  # (a chunk is padded to its size: no work on padding)
+    up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
+    counts = np.zeros(3, np.int64)  # ended by job, censored, events
+
+    def consume(index, host, saved=None):
+        if saved is None:
+            uptime = np.asarray(host[0], np.float64)
+            fails = np.asarray(host[1], np.float64)
+            saved = {"sums": np.array([str(exact_units(x)) for x in (uptime, uptime * uptime, fails, fails * fails)]),
+                     "counts": np.array([int(np.sum(host[2])), int(np.sum(host[3])),
+                                         int(np.sum(host[4], dtype=np.int64))], np.int64)}
+        for acc, s in zip((up, up2, fl, fl2), saved["sums"]):
+            acc.total += int(s)
+        counts[:] += saved["counts"]
+        return saved
+
+    params = {"kind": "repair", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
+              "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
+              "repair": repr(repair), "max_events": max_events}
+    info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
+                       desc=f"repair N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
+                       params=params, bytes_per_item=4)
+    um, uv = exact_mean_var(up, up2, trials)
+    fm, fv = exact_mean_var(fl, fl2, trials)
+    return RepairResult(n, placement.redundancy, placement.kind, trials, seed, repair, um, uv, fm, fv,
+                        int(counts[0]), int(counts[1]), int(counts[2]), info["chunk_size"], info["devices"])
