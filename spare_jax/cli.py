@@ -125,12 +125,15 @@ def cmd_wipeout_repair(args) -> dict:
     scenario = _scenario(args, args.groups)
     _check_work_inputs(args, args.groups, 4)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
+    first = first_order_uptime(placement, model, repair, scenario)
+    horizon = args.run_hours * 60.0
+    if first is not None and first["uptime_min"] > 10 * horizon:
+        return _wipeout_repair_rare(args, placement, model, scenario, repair, first, horizon)
     t0 = time.perf_counter()
     res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
                           chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
                           out_dir=args.out)
     elapsed = time.perf_counter() - t0
-    first = first_order_uptime(placement, model, repair, scenario)
     exact = None
     if repair.law == "exp" and placement.groups <= EXACT_REPAIR_MAX_N:
         exact = exact_repair_ctmc(placement, model, repair.repair_time_min, scenario)
@@ -155,9 +158,77 @@ def cmd_wipeout_repair(args) -> dict:
     }
 
 
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) two-sided interval for a binomial proportion k/n."""
+    from scipy.stats import beta
+
+    a = 1.0 - level
+    lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
+    hi = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
+    return lo, hi
+
+
+def _wipeout_repair_rare(args, placement, model, scenario, repair, first, horizon) -> dict:
+    """Rare wipe-outs (SPEC §10.5 item 5): epochs censored at the run length W; P(>= 1 wipe-out during W)
+    = wiped / trials with its Clopper-Pearson interval (a job-wide end before W is not a wipe-out)."""
+    from .repair import simulate_repair
+
+    t0 = time.perf_counter()
+    res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
+                          chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
+                          out_dir=args.out, max_time=horizon)
+    k = res.wiped
+    lo, hi = clopper_pearson(k, res.trials)
+    return {
+        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
+        "trials": res.trials, "seed": res.seed, **repair.describe(), "distribution": model.distribution,
+        "rare_wipeouts": True,
+        "note": (f"the first-order time to wipe-out ({first['uptime_min'] / 60:.4g} h) exceeds 10 W "
+                 f"(W = {horizon / 60:g} h): epochs simulated only up to W; reported: P(at least one wipe-out "
+                 "during W) with an exact (Clopper-Pearson) 95 % interval"),
+        "run_hours": horizon / 60.0, "wipeouts_within_run": k,
+        "p_wipeout_within_run": k / res.trials, "p_wipeout_within_run_ci95": [lo, hi],
+        "theory_epoch_uptime_min": first["uptime_min"], "theory_wipeout_rate_per_min": first["rate_per_min"],
+        "theory_p_wipeout_within_run": 1.0 - math.exp(-first["rate_per_min"] * max(horizon - first["start_shift_min"], 0.0)),
+        "p_epoch_end_job_wide": res.p_ended_by_job, "censored_at_run_end": res.censored,
+        "mc_mean": res.failures_mean, "events": res.events, "elapsed_s": time.perf_counter() - t0,
+    }
+
+
+def cmd_overhead_repair(args) -> dict:
+    """``overhead`` with repair (SPEC §10.5): Omega = E[U]/E[W] over restart -> wipe-out epochs with rejoins."""
+    from .placement import check_groups_redundancy, make_placement
+    from .repair import check_model, simulate_repair
+
+    repair, model = _repair(args), _model(args)
+    check_model(model)
+    check_groups_redundancy(args.groups, args.redundancy)
+    scenario = _scenario(args, args.groups)
+    _check_work_inputs(args, args.groups, 4)
+    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
+    t0 = time.perf_counter()
+    res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
+                          chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
+                          out_dir=args.out, track_depth=True)
+    return {
+        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
+        "trials": res.trials, "seed": res.seed, **repair.describe(),
+        "mc_overhead": res.overhead, "mc_overhead_stderr": res.overhead_stderr,
+        "mc_time_avg_depth": res.time_avg_depth, "mc_time_avg_depth_stderr": res.time_avg_depth_stderr,
+        "rep_overhead": float(placement.redundancy), "mc_epoch_uptime_min": res.uptime_mean_min,
+        "mc_epoch_uptime_stderr_min": res.uptime_stderr_min, "mc_work_mean_min": res.work_mean_min,
+        "censored": res.censored, "p_epoch_end_job_wide": res.p_ended_by_job,
+        **({} if scenario.is_default else {"scenario": scenario.describe()}),
+        "elapsed_s": time.perf_counter() - t0,
+    }
+
+
 def cmd_overhead(args) -> dict:
     from . import theory
     from .overhead import simulate_overhead
+
+    if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
+        return cmd_overhead_repair(args)
 
     if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --out
         given = [f for f, v in (("--chunk-size", args.chunk_size), ("--devices", args.devices), ("--out", args.out),
@@ -260,8 +331,67 @@ def _check_ttt_feasible(args, cfg, r, tau, gpus, epochs, prof, th) -> None:
                          f"{prof.mean_uptime_min:.3g} min; lower --trials or --work-hours or change the others")
 
 
+def cmd_ttt_repair(args) -> dict:
+    """``ttt`` with repair (SPEC §10.5): a pool of restart -> wipe-out epochs with rejoins (U and the work
+    rate W/U per epoch, ``ttt.pool.sample_repair_epochs``), tau* on it, the renewal-reward estimate, and
+    ``--trials`` runs assembled from consecutive epochs (the pool grown until they fit)."""
+    from . import ttt
+    from .placement import check_groups_redundancy
+    from .repair import check_model
+    from .ttt.montecarlo import simulate_ttt
+    from .ttt.pool import best_tau_pool, pool_theory, sample_repair_epochs
+
+    repair, model, cfg = _repair(args), _model(args), _training(args)
+    check_model(model)
+    kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
+    check_groups_redundancy(args.groups, r)
+    scenario = _scenario(args, args.groups)
+    gpus = args.groups * model.gpus_per_group
+    t0 = time.perf_counter()
+    epochs = 2000
+    pool = sample_repair_epochs(args.scheme, args.groups, r, epochs, args.seed, model, scenario, repair,
+                                progress=not args.quiet)
+    tau = args.ckpt_interval if args.ckpt_interval is not None else best_tau_pool(pool, cfg, gpus)[0]
+    est = pool_theory(pool, tau, cfg, gpus)
+    mc = None
+    for _ in range(12):
+        try:
+            mc = simulate_ttt(pool, tau, cfg, gpus, max_runs=args.trials)
+        except ValueError:
+            mc = None
+        if mc is not None and mc["runs"] >= args.trials:
+            break
+        have = 1 if mc is None else max(mc["runs"], 1)
+        epochs = int(math.ceil(epochs * max(1.5, 1.2 * args.trials / have)))
+        if epochs > 2_000_000:
+            break
+        pool = sample_repair_epochs(args.scheme, args.groups, r, epochs, args.seed, model, scenario, repair,
+                                    progress=not args.quiet)
+    out = {"scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind, **repair.describe(),
+           "ckpt_interval_min": tau, "renewal_ttt_hours": est["ttt_hours"],
+           "renewal_ttt_stderr_hours": est["ttt_stderr_hours"], "renewal_epochs": est["epochs"],
+           "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
+           "mc_work_rate_mean": float((pool.uptime * pool.work_rate).sum() / pool.uptime.sum()),
+           "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
+           "epochs_sampled": int(pool.uptime.size), "approximation": "work rate W/U constant within an epoch",
+           "elapsed_s": None}
+    if mc is not None:
+        half = 1.96 * mc["ttt_stderr_hours"]
+        out.update({"trials": mc["runs"], "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
+                    "mc_ttt_ci95_hours": [mc["ttt_hours"] - half, mc["ttt_hours"] + half],
+                    "availability": mc["availability"], "goodput": mc["goodput"],
+                    "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"]})
+    if not scenario.is_default:
+        out["scenario"] = scenario.describe()
+    out["elapsed_s"] = time.perf_counter() - t0
+    return out
+
+
 def cmd_ttt(args) -> dict:
     from . import ttt
+
+    if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
+        return cmd_ttt_repair(args)
 
     model, cfg = _model(args), _training(args)
     kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
@@ -339,6 +469,19 @@ def cmd_optimize(args) -> dict:
 
     model = _model(args)
     scenario = _scenario(args, args.groups)
+    repair = _repair(args)
+    if repair is not None:  # SPEC §10.5: a pool of epochs with rejoins per (scheme, r), renewal-reward
+        from .repair import check_model
+        from .ttt.pool import optimize_pool
+
+        check_model(model)
+        res = optimize_pool(args.groups, args.r_max, model, _training(args), scenario,
+                            epochs=args.epochs or 2000, seed=args.pool_seed, progress=not args.quiet,
+                            repair=repair)
+        res["approximation"] = "work rate W/U constant within an epoch (see REPAIR_NOTES.md)"
+        if not args.curves:
+            res.pop("curves")
+        return res
     res = ttt.optimize(args.groups, args.r_max, model, _training(args), progress=not args.quiet,
                        ages=args.ages, scenario=scenario, epochs=args.epochs, seed=args.pool_seed)
     if not scenario.is_default:
@@ -450,6 +593,9 @@ def build_parser() -> argparse.ArgumentParser:
     _failure_args(p)
     _scenario_args(p)
     _repair_args(p)
+    p.add_argument("--run-hours", type=_bounded("work_hours", "--run-hours"), default=720.0,
+                   help="with repair: the training run's length W (hours, default 720); when the first-order "
+                        "time to wipe-out exceeds 10 W, report P(a wipe-out during W) with its exact interval")
     _run_args(p)
     p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
 
@@ -457,6 +603,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, trials=20_000)
     _failure_args(p)
     _scenario_args(p)
+    _repair_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
@@ -470,6 +617,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "sampled epochs)", "ckpt_interval"))
     _ages_arg(p)
     _scenario_args(p)
+    _repair_args(p)
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
@@ -486,6 +634,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "a ring order, lemons; default 20000)", "pool_epochs"))
     p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
                    help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
+    _repair_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("place", help="search the ring order that maximises E[epoch uptime] under a scenario, "

@@ -162,9 +162,34 @@ def _build_tree(leaves, size: int):
     return jnp.concatenate([pad_v] + vals[::-1], axis=1), jnp.concatenate([pad_i] + idxs[::-1], axis=1)
 
 
+def _depth_of_down(down, placement: Placement):
+    """d*(down set) per lane (``down``: ``bool[L, N]`` in ring positions, no shard lost): 1 when nothing is
+    down; for ``stacked`` the least d in 2..r-1 passing the queue test (``depth.feasible_stacked``), else r;
+    for ``block`` max over blocks of ceil(r / survivors)."""
+    from .depth import depth_block, feasible_stacked
+
+    r = placement.redundancy
+    alive = ~down
+    if placement.kind == "block":
+        return jnp.maximum(depth_block(alive, r), 1).astype(jnp.int32)
+    if placement.kind != "stacked":
+        raise ValueError("depth with repair needs the stacked or block placement")
+    d = jnp.full(down.shape[:1], r, jnp.int32)
+    for k in range(r - 1, 1, -1):  # the least feasible d wins
+        d = jnp.where(feasible_stacked(alive, k, r), k, d)
+    return jnp.where(down.any(axis=1), d, 1).astype(jnp.int32)
+
+
 def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
-                  max_events: int = DEFAULT_MAX_EVENTS, lanes: int | None = None):
-    """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``.
+                  max_events: int = DEFAULT_MAX_EVENTS, lanes: int | None = None, track_depth: bool = False,
+                  max_time: float | None = None):
+    """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``, and
+    with ``track_depth`` also ``(work float32, depth_time float32)``: the time integrals of 1/d*(down set)
+    and of d*(down set) over the epoch (d* recomputed after every event, O(r N) per event: a separate
+    compiled variant, the plain kernel keeps its speed).
+
+    ``max_time`` (minutes): an epoch still running at that time ends there, censored (an event after it is
+    not applied; its uptime is ``max_time``).
 
     ``failures`` counts group failures (each group a domain event downs counts once; the fatal event's
     included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end). A trial
@@ -212,7 +237,8 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     pos = jnp.arange(n, dtype=jnp.int32)
 
     def body(st):
-        (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out) = st
+        (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, acc, out) = st
+        nfail_before = nfail
         # tv, ti, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
         ids = trial_ids[jnp.minimum(slot, c - 1)]
         i = ti[base + 1]
@@ -268,23 +294,42 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             wiped = wiped | lost
         ev = ev + active.astype(jnp.int32)
         t_event = jnp.where(is_job, job_t, jnp.where(is_dom, td, tg))
-        censor = active & ~is_job & ~wiped & (ev >= max_events)
+        if max_time is not None:  # an event past the horizon is not applied: the epoch ends there, censored
+            late = active & (t_event > max_time)
+            is_job, wiped = is_job & ~late, wiped & ~late
+            t_event = jnp.where(late, jnp.float32(max_time), t_event)
+            nfail = jnp.where(late, nfail_before, nfail)
+            ev = jnp.where(late, ev - 1, ev)
+        else:
+            late = jnp.zeros_like(active)
+        censor = active & ~is_job & ~wiped & ((ev >= max_events) | late)
         finish = is_job | wiped | censor
         at = jnp.where(finish, slot, c)  # out of range: dropped
+        extra = ()
+        if track_depth:  # the segment [t_prev, t_event) ran at depth d_cur; then the new down set's depth
+            t_prev, d_cur, work, dint = acc
+            seg = jnp.where(active, t_event - t_prev, 0.0)
+            dc = d_cur.astype(jnp.float32)
+            work, dint = work + seg / dc, dint + seg * dc
+            d_new = _depth_of_down(down.reshape(lanes, n), placement)
+            acc = (jnp.where(active, t_event, t_prev), jnp.where(active & ~finish, d_new, d_cur), work, dint)
+            extra = (out[5].at[at].set(work, mode="drop"), out[6].at[at].set(dint, mode="drop"))
         out = (out[0].at[at].set(t_event, mode="drop"), out[1].at[at].set(nfail, mode="drop"),
                out[2].at[at].set(is_job, mode="drop"), out[3].at[at].set(censor, mode="drop"),
-               out[4].at[at].set(ev, mode="drop"))
+               out[4].at[at].set(ev, mode="drop")) + extra
         active = active & ~finish
-        return (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out)
+        return (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, acc, out)
 
     thresh = max(1, lanes // 8)
+    zeros_f = jnp.zeros((lanes,), jnp.float32)
+    acc0 = (zeros_f, jnp.ones((lanes,), jnp.int32), zeros_f, zeros_f) if track_depth else ()
 
     def inner_cond(st):  # run events until an eighth of the lanes is idle (or, at the end, all are)
         n_idle = lanes - st[1].sum(dtype=jnp.int32)
         return st[1].any() & ((st[2] >= c) | (n_idle < thresh))
 
     def load(st):  # idle lanes take the next trials of the chunk (no lax.cond: the state is never copied)
-        slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, out = st
+        slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, acc, out = st
         idle = ~active
         n_idle = idle.sum(dtype=jnp.int32)
         new_slot = next_slot + jnp.cumsum(idle.astype(jnp.int32)) - 1
@@ -295,7 +340,8 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         return (jnp.where(take, new_slot, slot), active | take, jnp.minimum(next_slot + n_idle, c),
                 tv.reshape(-1), ti.reshape(-1), (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
                 jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
-                jnp.where(take, 0, ev), jnp.where(take, 0, nfail), out)
+                jnp.where(take, 0, ev), jnp.where(take, 0, nfail),
+                tuple(jnp.where(take, z, a) for a, z in zip(acc, acc0)), out)
 
     def outer_body(st):
         return load(jax.lax.while_loop(inner_cond, body, st))
@@ -308,25 +354,29 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     zeros_i = jnp.zeros((lanes,), jnp.int32)
     out = (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.int32), jnp.zeros((c,), bool), jnp.zeros((c,), bool),
            jnp.zeros((c,), jnp.int32))
+    if track_depth:
+        out = out + (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.float32))
     st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), tv.reshape(-1), ti.reshape(-1),
           jnp.zeros((lanes * n,), bool), init_dom[:lanes],
-          init_job[:lanes], zeros_i, zeros_i, out)
+          init_job[:lanes], zeros_i, zeros_i, acc0, out)
     return jax.lax.while_loop(cond, outer_body, st)[-1]
 
 
 _JIT_CACHE: dict = {}
 
 
-def _jitted(placement, model, scenario, repair, max_events):
+def _jitted(placement, model, scenario, repair, max_events, track_depth=False, max_time=None):
     """The compiled kernel, cached by the placement's *content* (``Placement`` compares by identity, and a
     compile of the event loop takes seconds)."""
-    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, max_events)
+    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, max_events,
+           track_depth, max_time)
     fn = _JIT_CACHE.get(key)
     if fn is None:
         if len(_JIT_CACHE) >= 32:
             _JIT_CACHE.pop(next(iter(_JIT_CACHE)))
         fn = _JIT_CACHE[key] = jax.jit(functools.partial(repair_kernel, placement=placement, model=model,
-                                                         scenario=scenario, repair=repair, max_events=max_events))
+                                                         scenario=scenario, repair=repair, max_events=max_events,
+                                                         track_depth=track_depth, max_time=max_time))
     return fn
 
 
@@ -349,6 +399,18 @@ class RepairResult:
     events: int
     chunk_size: int = 0
     devices: int = 1
+    max_time_min: float | None = None
+    # with track_depth (simulate_repair(..., track_depth=True)): Omega = E[U]/E[W], the time-averaged depth
+    overhead: float | None = None
+    overhead_stderr: float | None = None
+    time_avg_depth: float | None = None
+    time_avg_depth_stderr: float | None = None
+    work_mean_min: float | None = None
+
+    @property
+    def wiped(self) -> int:
+        """Epochs that ended by a wipe-out (not by a job-wide interruption, not censored)."""
+        return self.trials - self.ended_by_job - self.censored
 
     @property
     def uptime_stderr_min(self) -> float:
@@ -367,9 +429,14 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
                     model: FailureModel = FailureModel(), scenario=None, repair: Repair | None = None,
                     chunk_size: int | None = None, devices=None, progress: bool = False,
                     out_dir: str | None = None, groups: int = 600, redundancy: int = 3, kind: str = "stacked",
-                    max_events: int = DEFAULT_MAX_EVENTS) -> RepairResult:
+                    max_events: int = DEFAULT_MAX_EVENTS, track_depth: bool = False,
+                    max_time: float | None = None) -> RepairResult:
     """Monte Carlo of epochs with repair (``repair_kernel``) through the chunked driver; exact sums, so the
-    numbers for a seed do not depend on ``chunk_size`` or the devices; resumable with ``out_dir``."""
+    numbers for a seed do not depend on ``chunk_size`` or the devices; resumable with ``out_dir``.
+
+    ``track_depth``: also the overhead Omega = E[U]/E[W] (W the integral of 1/d*) and the time-averaged depth
+    (stacked/block). ``max_time``: epochs censored at that time (minutes), e.g. a training run's length for
+    the probability of a wipe-out during it (``wiped``/``trials``)."""
     from .placement import _check_int
     from .scenario import Scenario
 
@@ -387,7 +454,13 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
     n = placement.groups
     scenario.check(n)
     words = as_uint32_key_words(seed)
-    fn = _jitted(placement, model, scenario, repair, max_events)
+    if max_time is not None:
+        max_time = float(check_positive("max_time (minutes)", max_time))
+    if track_depth and placement.kind not in ("stacked", "block"):
+        raise ValueError("depth with repair needs the stacked or block placement")
+    fn = _jitted(placement, model, scenario, repair, max_events, bool(track_depth), max_time)
+    from .overhead import _Ratio
+    om_ratio, dep_ratio = _Ratio(), _Ratio()
     if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
         chunk_size = min(DEFAULT_CHUNK, trials)  # (a chunk is padded to its size: no work on padding)
     up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
@@ -400,6 +473,15 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
             saved = {"sums": np.array([str(exact_units(x)) for x in (uptime, uptime * uptime, fails, fails * fails)]),
                      "counts": np.array([int(np.sum(host[2])), int(np.sum(host[3])),
                                          int(np.sum(host[4], dtype=np.int64))], np.int64)}
+            if track_depth:
+                a, b = _Ratio(), _Ratio()
+                a.add(uptime, host[5])
+                b.add(host[6], uptime)
+                saved["om"] = np.array([str(x) for x in a.state()])
+                saved["dep"] = np.array([str(x) for x in b.state()])
+        if track_depth:
+            om_ratio.load(saved["om"])
+            dep_ratio.load(saved["dep"])
         for acc, s in zip((up, up2, fl, fl2), saved["sums"]):
             acc.total += int(s)
         counts[:] += saved["counts"]
@@ -407,11 +489,45 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
 
     params = {"kind": "repair", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
-              "repair": repr(repair), "max_events": max_events}
+              "repair": repr(repair), "max_events": max_events,
+              **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
     info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
                        desc=f"repair N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
                        params=params, bytes_per_item=4)
     um, uv = exact_mean_var(up, up2, trials)
     fm, fv = exact_mean_var(fl, fl2, trials)
-    return RepairResult(n, placement.redundancy, placement.kind, trials, seed, repair, um, uv, fm, fv,
-                        int(counts[0]), int(counts[1]), int(counts[2]), info["chunk_size"], info["devices"])
+    res = RepairResult(n, placement.redundancy, placement.kind, trials, seed, repair, um, uv, fm, fv,
+                       int(counts[0]), int(counts[1]), int(counts[2]), info["chunk_size"], info["devices"], max_time)
+    if track_depth:
+        res.overhead, res.overhead_stderr, _, res.work_mean_min = om_ratio.result(trials)
+        res.time_avg_depth, res.time_avg_depth_stderr, _, _ = dep_ratio.result(trials)
+    return res
+
+
+def repair_epochs(placement: Placement, epochs: int, seed: int = 0, *, model: FailureModel = FailureModel(),
+                  scenario=None, repair: Repair, track_depth: bool = True, max_time: float | None = None,
+                  max_events: int = DEFAULT_MAX_EVENTS, progress: bool = False):
+    """Per-epoch arrays ``(uptime, work, censored)`` (float64, float64, bool) of ``epochs`` epochs with repair
+    (``work`` the integral of 1/d*; without ``track_depth`` it is ``uptime / r`` for a constant depth r)."""
+    from .scenario import Scenario
+
+    check_model(model)
+    scenario = Scenario() if scenario is None else scenario
+    scenario.check(placement.groups)
+    fn = _jitted(placement, model, scenario, repair, int(max_events), bool(track_depth),
+                 None if max_time is None else float(max_time))
+    words = as_uint32_key_words(seed)
+    ups, works, cens = [], [], []
+
+    def consume(index, host, saved=None):
+        ups.append(np.asarray(host[0], np.float64))
+        works.append(np.asarray(host[5], np.float64) if track_depth else None)
+        cens.append(np.asarray(host[3], bool))
+        return {}
+
+    run_chunked(lambda ids: fn(words, ids), int(epochs), min(DEFAULT_CHUNK, int(epochs)), consume,
+                width=placement.groups, desc=f"repair epochs N={placement.groups} r={placement.redundancy}",
+                progress=progress, bytes_per_item=4)
+    up = np.concatenate(ups)
+    work = np.concatenate(works) if track_depth else up / placement.redundancy
+    return up, work, np.concatenate(cens)

@@ -33,6 +33,18 @@ class EpochPool:
     breakpoints: np.ndarray
     chain: np.ndarray | None = None
     ages: str = "renewed"
+    # epochs with repair (SPEC §10.5): the depth is not monotone, so instead of breakpoints each epoch keeps its
+    # work rate W/U (W the integral of 1/d*), taken as constant within the epoch: Y = (W/U) Phi(m P)
+    work_rate: np.ndarray | None = None
+
+
+def pool_committed(pool: "EpochPool", upto, tau, period, rows=None):
+    """Committed work by time ``upto`` for the pool's epochs (``rows``: a subset, broadcast with ``upto``)."""
+    if pool.work_rate is not None:
+        rate = pool.work_rate if rows is None else pool.work_rate[rows]
+        return rate * _compute_time(np.asarray(upto, np.float64), tau, period)
+    b = pool.breakpoints if rows is None else pool.breakpoints[rows]
+    return _committed(b, upto, tau, period)
 
 
 def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
@@ -304,7 +316,7 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
     work = cfg.work_hours * 60.0
     ups = pool.uptime
     m = np.floor(ups / period)
-    committed = _committed(pool.breakpoints, m * period, tau_min, period)
+    committed = pool_committed(pool, m * period, tau_min, period)
     cum = np.concatenate([[0.0], np.cumsum(committed)])
     runs = []
     n_ep = ups.size
@@ -325,8 +337,7 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
             before = cum[e] - cum[start]
             # checkpoint index within epoch e at which committed work reaches W
             i_ckpt = np.arange(1, int(m[e]) + 1)
-            inside = _committed(np.broadcast_to(pool.breakpoints[e], (i_ckpt.size, pool.breakpoints.shape[1])),
-                                i_ckpt * period, tau_min, period)
+            inside = pool_committed(pool, i_ckpt * period, tau_min, period, rows=np.full(i_ckpt.size, e))
             hit = np.nonzero(before + inside >= work - 1e-9)[0]
             if hit.size == 0:  # pragma: no cover - guarded by the cumulative search
                 break

@@ -26,7 +26,7 @@ import numpy as np
 from ..failures import FailureModel
 from ..placement import check_groups_redundancy
 from .closed_form import TrainingConfig, scheme_placement
-from .montecarlo import EpochPool, _committed
+from .montecarlo import EpochPool, pool_committed
 
 DEFAULT_POOL_EPOCHS = 20_000
 
@@ -93,6 +93,34 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps))
 
 
+def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
+                         model: FailureModel = FailureModel(), scenario=None, repair=None,
+                         max_time: float | None = None, progress: bool = False) -> EpochPool:
+    """``epochs`` i.i.d. epochs with repair (SPEC §10.5): restart (all up) -> wipe-out, failed groups rejoining.
+
+    ``spare``: the depth-tracking repair kernel gives per epoch U and W = int 1/d*; the pool keeps the work
+    rate W/U, taken as constant within the epoch (``EpochPool.work_rate``; the approximation is discussed in
+    ``REPAIR_NOTES.md`` and tested against exact brute-force runs). ``rep``: block replica sets at depth r
+    (rate 1/r); ``none``: r = 1 (rate 1; repair cannot help). ``max_time``: epochs censored there (treated as
+    ending at ``max_time``; pick it longer than any run needs so runs never reach it)."""
+    from ..placement import make_placement
+    from ..repair import repair_epochs
+    from ..scenario import Scenario
+
+    scenario = Scenario() if scenario is None else scenario
+    n, r = check_groups_redundancy(groups, redundancy)
+    kind, r = scheme_placement(scheme, n, r)
+    pl = make_placement(kind, n, r)
+    adaptive = scheme == "spare" and r > 1
+    up, work, _ = repair_epochs(pl, epochs, seed, model=model, scenario=scenario, repair=repair,
+                                track_depth=adaptive, max_time=max_time, progress=progress)
+    if not adaptive:
+        work = up / r
+    rate = np.where(up > 0, work / np.where(up > 0, up, 1.0), 1.0 / r)
+    bps = np.concatenate([np.zeros((up.size, r)), up[:, None]], axis=1)  # unused with a work rate
+    return EpochPool(scheme, n, r, up, bps, work_rate=rate)
+
+
 def pool_ttt(pool: EpochPool, taus, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None):
     """The renewal-reward TTT (minutes) and its standard error for each tau in ``taus``, on ``pool``.
 
@@ -106,7 +134,7 @@ def pool_ttt(pool: EpochPool, taus, cfg: TrainingConfig = TrainingConfig(), gpus
     ttt, se, ybar = np.full(taus.size, np.inf), np.full(taus.size, np.inf), np.zeros(taus.size)
     for i, tau in enumerate(taus):
         period = tau + cfg.ckpt_cost_min
-        y = _committed(pool.breakpoints, np.floor(pool.uptime / period) * period, tau, period)
+        y = pool_committed(pool, np.floor(pool.uptime / period) * period, tau, period)
         ybar[i] = y.mean()
         if ybar[i] <= 0:
             continue
@@ -155,7 +183,7 @@ def best_tau_pool(pool: EpochPool, cfg: TrainingConfig = TrainingConfig(), gpus:
 
 def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingConfig, scenario,
                   epochs: int = DEFAULT_POOL_EPOCHS, seed: int = 0, schemes=("spare", "rep", "none"),
-                  progress: bool = False) -> dict:
+                  progress: bool = False, repair=None, max_time: float | None = None) -> dict:
     """``optimize`` under a scenario with no closed form: per scheme and r a pool of ``epochs`` epochs (the
     same seed for every r: common random numbers), tau* by ``best_tau_pool``, r* the least TTT. Returns the
     per-scheme entries of ``closed_form.optimize`` plus ``ttt_stderr_hours``, and the curves."""
@@ -173,7 +201,10 @@ def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingCon
     for scheme in schemes:
         best, curves[scheme] = None, []
         for r in searched[scheme]:
-            pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario)
+            if repair is None:
+                pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario)
+            else:
+                pool = sample_repair_epochs(scheme, n, r, epochs, seed, model, scenario, repair, max_time)
             tau, ttt_min = best_tau_pool(pool, cfg, gpus)
             th = pool_theory(pool, tau, cfg, gpus)
             curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": th["ttt_hours"],
@@ -191,6 +222,7 @@ def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingCon
                        "daly_interval_min": daly, "mean_uptime_min": th["mean_uptime_min"],
                        "r_searched": searched[scheme]}
     bar.close()
-    return {"schemes": out, "curves": curves, "epochs_per_r": int(epochs), "seed": int(seed),
+    extra = {} if repair is None else {"repair": repair.describe(), "max_time_min": max_time}
+    return {"schemes": out, "curves": curves, "epochs_per_r": int(epochs), "seed": int(seed), **extra,
             "method": ("Monte Carlo renewal-reward: W (mean U + R) / mean committed work, on one pool of "
                        f"{int(epochs)} epochs per (scheme, r)")}
