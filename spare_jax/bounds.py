@@ -63,6 +63,7 @@ BOUNDS = {
     "search_trials": ("int", 10, 1_000_000, "epochs per search step"),
     "proposals": ("int", 1, 1024, "swaps proposed per step"),
     "random_orders": ("int", 0, 100, ""),
+    "eval_trials": ("int", 2, 2**32 - 1, "epochs per final evaluation of each order"),
 }
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group

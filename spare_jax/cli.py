@@ -500,18 +500,25 @@ def cmd_place(args) -> dict:
     scenario = _scenario(args, args.groups)
     _check_work_inputs(args, args.groups, 16)
     if args.ring_out is not None:
-        parent = os.path.dirname(os.path.abspath(args.ring_out))
-        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            raise ValueError(f"--ring-out: cannot write to {parent}")
+        parent = os.path.dirname(os.path.abspath(args.ring_out)) if args.ring_out else ""
+        if not args.ring_out or os.path.isdir(args.ring_out):
+            raise ValueError(f"--ring-out must name a file, got {args.ring_out!r}")
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or (
+                os.path.exists(args.ring_out) and not os.access(args.ring_out, os.W_OK)):
+            raise ValueError(f"--ring-out: cannot write to {args.ring_out}")
     res = search_ring(args.groups, args.redundancy, model, scenario, args.placement, args.search_trials,
                       args.steps, args.proposals, args.trials, args.random_orders, args.seed,
                       progress=not args.quiet)
     out = res.as_dict()
     ring = out.pop("best_ring")
     if args.ring_out is not None:
-        with open(args.ring_out, "w") as fh:
-            fh.write("# ring order found by spare-jax place (ring position i: physical group), best: "
-                     f"{res.best_name}\n" + "\n".join(map(str, ring)) + "\n")
+        text = ("# ring order found by spare-jax place (ring position i: physical group), best: "
+                f"{res.best_name}\n" + "\n".join(map(str, ring)) + "\n")
+        try:
+            with open(args.ring_out, "w") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ValueError(f"--ring-out: cannot write {args.ring_out}: {exc.strerror}") from None
         out["ring_file"] = args.ring_out
     if args.json:
         out["best_ring"] = list(ring)
@@ -639,7 +646,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("place", help="search the ring order that maximises E[epoch uptime] under a scenario, "
                                      "against contiguous, interleaved and random orders")
-    _common(p, trials=100_000)
+    _common(p, trials=100_000, placement=False, trials_bound="eval_trials")
+    p.add_argument("--placement", choices=("stacked", "block"), default="stacked",
+                   help="shard placement over the ring (default stacked)")
     _failure_args(p)
     _scenario_args(p)
     p.add_argument("--steps", type=_bounded("search_steps", "--steps"), default=200,

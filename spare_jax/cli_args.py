@@ -108,6 +108,7 @@ def _job_args(p):
                               "job_mtbf"))
     g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
                    help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
+    p.set_defaults(cfg_job_mtbf=None, cfg_job_fraction=None)  # from --config: yield to either flag
     return g
 
 
@@ -126,8 +127,8 @@ def _scenario_args(p):
     g.add_argument("--domain-mtbf", type=_bounded("domain_mtbf"), default=None,
                    help=_help("MTBF of one failure domain in minutes (with --domain-size)", "domain_mtbf"))
     g.add_argument("--ring", default=None,
-                   help="ring order of the stacked placement: contiguous (default), interleaved (across the "
-                        "domains) or a file of physical group ids in ring order")
+                   help="ring order of the placement (stacked or block over ring positions): contiguous "
+                        "(default), interleaved (across the domains) or a file of physical group ids in ring order")
     g.add_argument("--lemon-fraction", type=_bounded("lemon_fraction"), default=None,
                    help=_help("fraction of groups that are lemons (default 0)", "lemon_fraction"))
     g.add_argument("--lemon-factor", type=_bounded("lemon_factor"), default=None,
@@ -147,22 +148,38 @@ def _scenario(args, groups: int):
     if (args.domain_size is None) != (args.domain_mtbf is None):
         raise ValueError("--domain-size and --domain-mtbf go together")
     if args.domain_size is not None:
+        if args.scenario_domains:
+            raise ValueError("--domain-size/--domain-mtbf and [scenario] domains in --config: give one of them")
         domains = [DomainLevel(args.domain_size, args.domain_mtbf)]
+    if args.ring is not None and not str(args.ring).strip():
+        raise ValueError("--ring must be contiguous, interleaved or a ring file, got ''")
     ring = args.ring or "contiguous"
     if ring not in RINGS:
         ring = read_ring_file(ring)
     _check_job_flags(args)
-    job_mtbf = args.job_mtbf
-    if job_mtbf is None and args.job_fraction is None:
-        job_mtbf = getattr(args, "preset_job_mtbf", None)  # a preset's job-wide rate, unless a flag says otherwise
+    job_mtbf, job_fraction = args.job_mtbf, args.job_fraction
+    if job_mtbf is None and job_fraction is None:
+        # flags win over --config, which wins over a preset
+        job_mtbf, job_fraction = getattr(args, "cfg_job_mtbf", None), getattr(args, "cfg_job_fraction", None)
+        if job_mtbf is not None and job_fraction is not None:
+            raise ValueError("--config: job_mtbf and job_fraction: give one of them")
+        if job_mtbf is None and job_fraction is None:
+            job_mtbf = getattr(args, "preset_job_mtbf", None)
     if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
         raise ValueError("--lemon-fraction needs --lemon-factor")
-    scenario = Scenario(job_mtbf_min=job_mtbf, job_fraction=args.job_fraction or None,
+    if args.lemon_fraction is None and (args.lemon_factor is not None or args.lemon_seed is not None):
+        raise ValueError("--lemon-factor/--lemon-seed need --lemon-fraction (which groups are lemons)")
+    if args.group_mtbf_file is not None:
+        mtbfs = read_group_mtbf_file(args.group_mtbf_file)
+        bad = [v for v in mtbfs if not GROUP_MTBF_RANGE[0] <= v <= GROUP_MTBF_RANGE[1]]
+        if bad:
+            raise ValueError(f"--group-mtbf-file: every per-group MTBF must be in {GROUP_MTBF_RANGE[0]:g}.."
+                             f"{GROUP_MTBF_RANGE[1]:g} min, got {bad[0]:g}")
+    scenario = Scenario(job_mtbf_min=job_mtbf, job_fraction=job_fraction or None,
                         domains=tuple(domains), ring=ring, lemon_fraction=args.lemon_fraction or 0.0,
                         lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
                         lemon_seed=args.lemon_seed or 0,
-                        group_mtbf_min=None if args.group_mtbf_file is None else
-                        read_group_mtbf_file(args.group_mtbf_file))
+                        group_mtbf_min=None if args.group_mtbf_file is None else mtbfs)
     scenario.check(groups)
     scenario.ring_order(groups)  # e.g. 'interleaved' without domains
     return scenario
@@ -403,6 +420,8 @@ def _apply_config(parser, argv):
         raise ValueError(f"--config: cannot read {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"--config: {path} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--config: {path} is not a UTF-8 text file") from None
     command = next((a for a in rest if not a.startswith("-")), None)
     subs = parser._subparsers._group_actions[0].choices
     sub = subs.get(command) if command else None
@@ -435,8 +454,14 @@ def _apply_config(parser, argv):
                 raise ValueError(f"--config: unknown setting {key!r} for 'spare-jax {command}' (in {where})")
             if dest in seen:
                 raise ValueError(f"--config: {key!r} and {seen[dest]!r} set the same thing")
+            if dest == "preset":
+                raise ValueError("--config: preset is a command-line flag (--preset NAME); a config file holds "
+                                 "the settings themselves")
             seen[dest] = key
             defaults[dest] = _config_value(known[dest], key, value)
+    for key in ("job_mtbf", "job_fraction"):  # flags on the line win over these (see _scenario)
+        if key in defaults:
+            defaults["cfg_" + key] = defaults.pop(key)
     sub.set_defaults(**defaults)
     return rest
 
@@ -447,27 +472,33 @@ def _apply_preset(parser, argv):
     from .presets import get_preset
     from .scenario import DomainLevel
 
-    rest, name = [], None
+    rest, name, where = [], None, None
     it = iter(range(len(argv)))
     for i in it:
         a = argv[i]
-        if a == "--preset":
-            if i + 1 >= len(argv):
-                raise CLIError("spare-jax: error: --preset needs a name")
-            name = argv[i + 1]
-            next(it, None)
-        elif a.startswith("--preset="):
-            name = a.split("=", 1)[1]
+        flag = a.split("=", 1)[0]
+        if len(flag) >= 5 and "--preset".startswith(flag):  # argparse would take --pre, --pres, ... too
+            if "=" in a:
+                name = a.split("=", 1)[1]
+            else:
+                if i + 1 >= len(argv):
+                    raise CLIError("spare-jax: error: --preset needs a name")
+                name = argv[i + 1]
+                next(it, None)
+            where = len(rest)
         else:
             rest.append(a)
     if name is None:
         return argv
     preset = get_preset(name)
-    command = next((a for a in rest if not a.startswith("-")), None)
+    first = next((i for i, a in enumerate(rest) if not a.startswith("-")), None)
+    command = None if first is None else rest[first]
+    if command is not None and where <= first:
+        raise ValueError("--preset goes after the subcommand (e.g. spare-jax wipeout --preset llama3-16k)")
     sub = parser._subparsers._group_actions[0].choices.get(command) if command else None
     if sub is None or "preset" not in {a.dest for a in sub._actions}:
-        raise ValueError(f"--preset needs a subcommand that takes it (wipeout, overhead, ttt, optimize, place), "
-                         f"got {command!r}")
+        raise ValueError("--preset needs a subcommand that takes it (wipeout, overhead, ttt, optimize, place)"
+                         + (f", not {command!r}" if command else ""))
     known = {a.dest for a in sub._actions}
     defaults = {k: v for k, v in preset.settings.items() if k in known and k != "job_mtbf"}
     defaults["preset"] = name

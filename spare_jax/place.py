@@ -123,6 +123,8 @@ def search_ring(groups: int, redundancy: int, model: FailureModel = FailureModel
     scores = np.asarray(f(jnp.asarray(np.stack([starts[k] for k in names])), 0), np.float64).mean(axis=1)
     search_score = dict(zip(names, scores.tolist()))
     current = starts[names[int(np.argmax(scores))]].copy()
+    if n < 2:
+        steps = 0  # one group: no swap to propose
     rng = np.random.default_rng([0x73776170, int(seed)])
     accepted = 0
     bar = Progress(int(steps), f"ring search N={n} r={r}", enabled=progress, unit="step")
