@@ -99,6 +99,25 @@ def depth_thresholds(bits, t_count, placement: Placement):
     return jnp.concatenate(parts, axis=1)[:, : r + 1]
 
 
+def row_sum(x, weights=None):
+    """Sum over the last axis (each column times ``weights[i]``, Python floats rounded to float32) as a
+    left-to-right chain of elementwise float32 multiplications and additions.
+
+    ``x.sum(axis=-1)`` lowers to an XLA reduce, whose association order is unspecified and does change with
+    the shape (the chunk per device): the overhead differed in the 8th digit between chunk sizes and device
+    counts. A chain of elementwise additions has one IEEE result per element, whatever the shape. The
+    weights are multiplications by float32 constants (``1/d`` rounded once), never divisions: XLA's SPMD
+    partitioner rewrote ``seg / depth`` differently on 4 devices than on 1 (a last-bit difference in a few
+    trials, tested)."""
+    def col(i):
+        return x[..., i] if weights is None else x[..., i] * jnp.float32(weights[i])
+
+    total = col(0)
+    for i in range(1, x.shape[-1]):
+        total = total + col(i)
+    return total
+
+
 def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, harmonic):
     """Pure kernel: per trial ``(K int32[C, r+1], stats float32[C, 7])``.
 
@@ -112,14 +131,14 @@ def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel,
     thresholds = depth_thresholds(bits, t_count, placement)
     times = times_from_bits(jnp.sort(bits, axis=1), model)
     times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
-    depth = jnp.arange(1, r + 1, dtype=jnp.float32)
+    inv, dep = [1.0 / d for d in range(1, r + 1)], [float(d) for d in range(1, r + 1)]
     lo, hi = thresholds[:, :-1], thresholds[:, 1:]
     seg_exp = harmonic[hi] - harmonic[lo]
     seg_smp = jnp.take_along_axis(times, hi, axis=1) - jnp.take_along_axis(times, lo, axis=1)
     depth_at_wipeout = 1 + (thresholds[:, 1:r] <= (t_count - 1)[:, None]).sum(axis=1)
     stats = jnp.stack([
-        seg_exp.sum(axis=1), (seg_exp / depth).sum(axis=1), (seg_exp * depth).sum(axis=1),
-        seg_smp.sum(axis=1), (seg_smp / depth).sum(axis=1), (seg_smp * depth).sum(axis=1),
+        row_sum(seg_exp), row_sum(seg_exp, inv), row_sum(seg_exp, dep),
+        row_sum(seg_smp), row_sum(seg_smp, inv), row_sum(seg_smp, dep),
         depth_at_wipeout.astype(jnp.float32)], axis=1)
     return thresholds, stats
 
@@ -157,11 +176,11 @@ def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: Fail
     """
     r = placement.redundancy
     thresholds, times, t_end = scenario_depth_path(words, trial_ids, placement, model, scenario)
-    depth = jnp.arange(1, r + 1, dtype=jnp.float32)
     seg = (jnp.take_along_axis(times, thresholds[:, 1:], axis=1)
            - jnp.take_along_axis(times, thresholds[:, :-1], axis=1))
     depth_at_end = 1 + (thresholds[:, 1:r] <= (t_end - 1)[:, None]).sum(axis=1)
-    sums = [seg.sum(axis=1), (seg / depth).sum(axis=1), (seg * depth).sum(axis=1)]
+    inv, dep = [1.0 / d for d in range(1, r + 1)], [float(d) for d in range(1, r + 1)]
+    sums = [row_sum(seg), row_sum(seg, inv), row_sum(seg, dep)]
     return thresholds, jnp.stack(sums + sums + [depth_at_end.astype(jnp.float32)], axis=1)
 
 
@@ -295,7 +314,7 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
         ksum[:] += saved["ksum"]
         return saved
 
-    params = {"kind": "overhead", "placement": placement.kind, "groups": n, "redundancy": r, "trials": trials,
+    params = {"kind": "overhead", "kernel": "row-sum-2", "placement": placement.kind, "groups": n, "redundancy": r, "trials": trials,
               "seed": seed, "model": dataclasses.asdict(model),
               **({} if scenario.is_default else {"scenario": repr(scenario)})}
     run_chunked(lambda ids: fn(words, ids, harmonic=harmonic), trials, chunk_size, consume, width=n * r,
