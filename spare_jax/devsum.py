@@ -127,6 +127,20 @@ def exact_sums_f32(x, valid):
     return sx, sx2, (bad & valid).sum(dtype=jnp.int32)
 
 
+def exact_product_sums(x, y, valid):
+    """Limbs (units ``2^-298``) of the exact sum of ``x * y`` over the ``valid`` entries of float32 ``x, y``
+    (``>= 0``): ``m_x m_y = a_x a_y 2^24 + (a_x b_y + b_x a_y) 2^12 + b_x b_y``, three terms below ``2^25``
+    at shift ``s_x + s_y``, exactly as the squares (module docstring); and the count of bad values."""
+    mx, sx, badx = f32_parts(x)
+    my, sy, bady = f32_parts(y)
+    mx = jnp.where(valid, mx, jnp.uint32(0))
+    ax, bx = mx >> jnp.uint32(12), mx & jnp.uint32(0xFFF)
+    ay, by = my >> jnp.uint32(12), my & jnp.uint32(0xFFF)
+    s = sx + sy
+    limbs = limb_sums([(ax * ay, s + 24), (ax * by + bx * ay, s + 12), (bx * by, s)], X2_LIMBS)
+    return limbs, ((badx | bady) & valid).sum(dtype=jnp.int32)
+
+
 def histogram(values, valid, length: int):
     """int32[length] counts of the ``valid`` integer ``values`` in ``0..length-1`` (others are not counted)."""
     idx = jnp.where(valid, values.astype(jnp.int32), length)

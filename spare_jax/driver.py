@@ -515,7 +515,7 @@ _BLOCK_FNS: dict = {}
 def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: int, chunk_size: int | None, *,
                 width: int, aux=None, cache_key=None, limb_keys=(), devices=None, desc: str = "trials", progress: bool = True,
                 out_dir: str | None = None, params: dict | None = None, bytes_per_item: int = 16,
-                block_trials: int | None = None) -> tuple[dict, dict]:
+                block_trials: int | None = None, count_bound: int = 1) -> tuple[dict, dict]:
     """Run ``per_trial(aux, trial_ids) -> pytree`` over ``trials`` ids with the reduction on the device.
 
     ``aux`` (a pytree of arrays, e.g. the seed words) is passed to every call, replicated; with a hashable
@@ -531,7 +531,8 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
 
     With ``out_dir`` the running totals and the trials done are kept in one state file (``RunState``),
     rewritten after every block: a run killed at any moment resumes from the last block read back, with
-    the same final statistics (integers: exact).
+    the same final statistics (integers: exact). ``count_bound`` is the most one trial adds to any int32
+    count: blocks stay below ``2^31 / count_bound`` trials so that no count overflows.
     """
     from . import devsum
 
@@ -585,6 +586,8 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
                 bar.update(done)
         subs = 1 if block_trials is None else max(1, int(block_trials) // chunk_size)
         adaptive = block_trials is None
+        max_block = max(chunk_size, min(_MAX_BLOCK_TRIALS, (2**31 - 1) // max(1, int(count_bound))))
+        subs = max(1, min(subs, max_block // chunk_size))
         pending = None  # (stats, trials, t_submit)
         import time
 
@@ -603,7 +606,7 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
                     state.save(done - (submitted[1] if submitted else 0), totals)
                 bar.update(n)
                 elapsed = time.perf_counter() - t0
-                if adaptive and elapsed < _BLOCK_SECONDS and subs * chunk_size * 2 <= _MAX_BLOCK_TRIALS:
+                if adaptive and elapsed < _BLOCK_SECONDS and subs * chunk_size * 2 <= max_block:
                     subs *= 2
             pending = submitted
         if totals is None:  # nothing ran (all resumed): empty statistics

@@ -94,3 +94,25 @@ def test_state_file_resume_and_refusals(tmp_path):
     (old / "chunks" / "00000000.npz").write_bytes(b"x")
     with pytest.raises(ValueError, match="run record"):
         simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=str(old))
+
+
+def test_overhead_statistics_bit_identical_to_host_accumulation():
+    from spare_jax.overhead import _Ratio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
+
+    pl, model, trials = make_placement("stacked", 40, 5), FailureModel(), 1001
+    harmonic = jnp.asarray(harmonic_sojourns(40, model.group_rate_per_min), jnp.float32)
+    thresholds, stats = overhead_jitted(pl, model)(as_uint32_key_words(2), jnp.arange(trials, dtype=jnp.uint32),
+                                                   harmonic=harmonic)
+    stats, thresholds = np.asarray(stats), np.asarray(thresholds)
+    ratios = [_Ratio() for _ in range(3)]
+    for ratio, (u, w) in zip(ratios, [(0, 1), (3, 4), (2, 0)]):
+        ratio.add(stats[:, u], stats[:, w])
+    for chunk in (64, 1001):
+        res = simulate_overhead(pl, trials, seed=2, chunk_size=chunk)
+        om, se, _, _ = ratios[0].result(trials)
+        oms, ses, _, _ = ratios[1].result(trials)
+        dep, dse, _, _ = ratios[2].result(trials)
+        assert (res.overhead, res.overhead_stderr, res.overhead_sampled, res.overhead_sampled_stderr) == (om, se, oms, ses)
+        assert (res.time_avg_depth, res.time_avg_depth_stderr) == (dep, dse)
+        np.testing.assert_array_equal(res.depth_at_wipeout_hist, np.bincount(stats[:, 6].astype(int), minlength=6))
+        np.testing.assert_array_equal(res.threshold_mean, thresholds.astype(np.int64).sum(axis=0) / trials)
