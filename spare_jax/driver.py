@@ -342,10 +342,32 @@ def to_host(array) -> np.ndarray:
     return np.asarray(array)
 
 
-def initialize_distributed() -> None:
-    """Join a multi-host JAX run (coordinator address, process count and id from the environment, e.g.
-    ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID``, or a cluster's auto-detection)."""
-    jax.distributed.initialize()
+def initialize_distributed(coordinator: str | None = None, num_processes: int | None = None,
+                           process_id: int | None = None) -> None:
+    """Join a multi-process JAX run: explicit ``coordinator`` ("HOST:PORT"), ``num_processes`` and
+    ``process_id``, or (all None) from the environment (``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
+    ``JAX_PROCESS_ID``) or a cluster's auto-detection (Slurm, ...). On CPU the cross-process collectives
+    (the ``psum`` of the device statistics) use gloo."""
+    check_distributed_args(coordinator, num_processes, process_id)
+    try:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except Exception:  # pragma: no cover - option absent in this JAX
+        pass
+    if coordinator is None:
+        jax.distributed.initialize()
+    else:
+        jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+
+
+def check_distributed_args(coordinator, num_processes, process_id) -> None:
+    """ValueError naming the flag unless all three are None or form a valid multi-process address."""
+    if coordinator is not None:
+        if not isinstance(coordinator, str) or ":" not in coordinator:
+            raise ValueError(f"--coordinator must be HOST:PORT, got {coordinator!r}")
+        if isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 1:
+            raise ValueError(f"--num-processes must be an integer >= 1, got {num_processes!r}")
+        if isinstance(process_id, bool) or not isinstance(process_id, int) or not 0 <= process_id < num_processes:
+            raise ValueError(f"--process-id must be an integer in 0..{num_processes - 1}, got {process_id!r}")
 
 
 def as_uint32_key_words(key) -> jnp.ndarray:
@@ -552,6 +574,7 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
         return {k: devsum.merge(a[k], b[k]) if k in limb_keys else a[k] + b[k] for k in a}
 
     key = None if cache_key is None else (cache_key, chunk_size, tuple(d.id for d in devs), limb_keys)
+    aux = jax.tree_util.tree_map(np.asarray, aux)  # host values: replicated on every device of every process
     block = _BLOCK_FNS.get(key) if key is not None else None
     if block is None:
         block = make_block_fn(per_trial, reduce, merge, zeros, chunk_size, mesh)
