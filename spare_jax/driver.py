@@ -248,11 +248,19 @@ class ChunkStore:
         return os.path.join(self.out_dir, "chunks", f"{index:08d}.npz")
 
     def load(self, index: int):
+        """A finished chunk's statistics, or None when it is missing or damaged (truncated, not an npz):
+        a damaged file is removed and its chunk recomputed, never read as partial numbers."""
+        import zipfile
+
         p = self.path(index)
         if not os.path.exists(p):
             return None
-        with np.load(p) as z:
-            return {k: z[k] for k in z.files}
+        try:
+            with np.load(p) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+            os.remove(p)
+            return None
 
     def save(self, index: int, arrays: dict) -> None:
         p = self.path(index)

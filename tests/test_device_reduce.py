@@ -116,3 +116,16 @@ def test_overhead_statistics_bit_identical_to_host_accumulation():
         assert (res.time_avg_depth, res.time_avg_depth_stderr) == (dep, dse)
         np.testing.assert_array_equal(res.depth_at_wipeout_hist, np.bincount(stats[:, 6].astype(int), minlength=6))
         np.testing.assert_array_equal(res.threshold_mean, thresholds.astype(np.int64).sum(axis=0) / trials)
+
+
+def test_chunkstore_damaged_chunk_is_recomputed_not_a_traceback(tmp_path):
+    """``run_chunked`` (repair, ttt) keeps per-chunk files: a truncated one is dropped and recomputed."""
+    from spare_jax.driver import ChunkStore
+
+    store = ChunkStore(str(tmp_path), {"x": 1})
+    store.save(0, {"a": np.arange(100)})
+    np.testing.assert_array_equal(store.load(0)["a"], np.arange(100))
+    data = open(store.path(0), "rb").read()
+    open(store.path(0), "wb").write(data[: len(data) // 2])
+    assert store.load(0) is None and not os.path.exists(store.path(0))
+    store.close()
