@@ -202,6 +202,55 @@ def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float 
                                         "numpy": [float(nu.mean()), float(nu.std() / math.sqrt(nu.size))]}}
 
 
+def bench_driver(pl: Placement, model: FailureModel, kernel_rate: float, seconds: float, chunk_size: int,
+                 devices=None) -> dict:
+    """Trials/s of the full driver (``simulate_wipeout``: device-side reduction, blocks of sub-chunks,
+    exact sums) over about ``seconds`` of work, after a compiling warm-up call; its cost as a fraction of
+    the kernel alone (``1 - driver / kernel``; negative when the driver is faster, as its device loop
+    avoids the per-chunk round trip of the kernel loop)."""
+    from .wipeout import simulate_wipeout
+
+    simulate_wipeout(pl, chunk_size, seed=0, model=model, chunk_size=chunk_size, devices=devices)  # compile
+    trials = int(min(2**32 - 1, max(chunk_size, kernel_rate * seconds)))
+    t0 = time.perf_counter()
+    res = simulate_wipeout(pl, trials, seed=0, model=model, chunk_size=chunk_size, devices=devices)
+    rate = trials / (time.perf_counter() - t0)
+    return {"driver_trials_per_s": rate, "driver_cost_fraction": 1.0 - rate / kernel_rate,
+            "driver_trials": trials, "driver_mean_T": res.mean}
+
+
+def wipeout_int_ops_per_trial(groups: int, redundancy: int) -> int:
+    """Integer operations per wipe-out trial, counted from the kernel: Threefry-2x32-20 per column pair
+    (20 rounds of add, rotate (2 shifts + or), xor = 5 ops; 5 key injections of 3 adds; 2 initial adds),
+    the circular window maximum (r - 1 maxima per shard), the minimum over shards and the count of
+    earlier failures (compare + add per group), plus the reduction (about 200 ops)."""
+    pairs = (groups + 1) // 2
+    return pairs * (20 * 5 + 5 * 3 + 2) + groups * (redundancy - 1) + groups + 2 * groups + 200
+
+
+def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: float, devs) -> dict:
+    """A roofline estimate: the wipe-out kernel is integer-bound (its working set, about 4N bytes per
+    trial a few times over, stays in cache; only O(N) statistics per block leave the device), so the bound
+    is the machine's peak 32-bit integer rate over the operations per trial. The CPU peak assumes
+    ``cores x SIMD lanes (AVX-512: 16, AVX2: 8, else 4) x 2 ops/cycle x 3 GHz``; a GPU's is taken as its
+    FP32 non-tensor peak (H100/H200: 6.7e13/s)."""
+    ops = wipeout_int_ops_per_trial(groups, redundancy)
+    kind = devs[0].device_kind
+    if devs[0].platform == "cpu":
+        try:
+            flags = open("/proc/cpuinfo").read()
+        except OSError:  # pragma: no cover
+            flags = ""
+        lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+        peak = _cpu_count() * lanes * 2 * 3.0e9
+    else:  # pragma: no cover - accelerators
+        peak = 6.7e13 * len(devs) if ("H100" in kind or "H200" in kind) else float("nan")
+    return {"int_ops_per_trial": ops, "bytes_per_trial_working_set": 4 * groups * 3,
+            "bytes_per_trial_to_host": 0, "peak_int_ops_per_s_estimate": peak,
+            "roofline_trials_per_s": peak / ops, "kernel_fraction_of_roofline": kernel_rate * ops / peak,
+            "driver_fraction_of_roofline": driver_rate * ops / peak}
+
+
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -250,6 +299,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     jax_rate = kernel_rate(jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0]), chunk_size, add_t)
     jax_mean = t_sums[1] / t_sums[0]
     jax_se = math.sqrt(max(0.0, t_sums[2] / t_sums[0] - jax_mean ** 2) / t_sums[0])
+    driver = bench_driver(pl, model, jax_rate, seconds, chunk_size, devices)
 
     # the same kernel under a Scenario (SPEC §10): failure domains of 5 groups, interleaved ring, job-wide
     from .scenario import DomainLevel, Scenario
@@ -286,7 +336,9 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     exact = theory.expected_failures("stacked", groups, redundancy)
     return {
         "groups": groups, "redundancy": redundancy, "placement": "stacked",
-        "wipeout_trials_per_s": jax_rate, "numpy_trials_per_s": np_rate, "speedup_vs_numpy": jax_rate / np_rate,
+        "wipeout_trials_per_s": jax_rate, "kernel_trials_per_s": jax_rate, **driver,
+        "roofline": roofline(groups, redundancy, jax_rate, driver["driver_trials_per_s"], devs),
+        "numpy_trials_per_s": np_rate, "speedup_vs_numpy": jax_rate / np_rate,
         "scenario_wipeout_trials_per_s": scenario_rate, "scenario_slowdown": jax_rate / scenario_rate,
         "scenario": scenario.describe(),
         "des_trials_per_s": des_rate, "speedup_vs_des": jax_rate / des_rate,

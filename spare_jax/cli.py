@@ -686,6 +686,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_to_python_only() -> None:
+    """Point file descriptor 1 at stderr and give Python's ``sys.stdout`` the original stdout, so native
+    libraries (gloo's "[Gloo] Rank ... connected" lines) cannot write into the JSON on stdout."""
+    import os
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(saved, "w", buffering=1)
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
@@ -694,7 +705,20 @@ def main(argv=None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_BAD_INPUT
-        if getattr(args, "distributed", False):
+        dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
+        if any(v is not None for v in dist):
+            from .driver import initialize_distributed
+
+            if any(v is None for v in dist):
+                raise ValueError("--coordinator, --num-processes and --process-id go together")
+            if getattr(args, "out", None) is not None and dist[1] > 1:
+                raise ValueError("--out: resumable multi-process runs are not supported yet; drop --out")
+            from .driver import check_distributed_args
+
+            check_distributed_args(*dist)
+            _stdout_to_python_only()  # gloo prints connection lines on the C stdout: keep stdout JSON-only
+            initialize_distributed(*dist)
+        elif getattr(args, "distributed", False):
             from .driver import initialize_distributed
 
             initialize_distributed()

@@ -244,10 +244,15 @@ def _run_args(p):
                               "its working set exceeds half the RAM)", "chunk_size"))
     p.add_argument("--devices", type=_bounded("devices"), default=None,
                    help="JAX devices to shard trials over (default: all)")
-    p.add_argument("--out", default=None, help="directory for per-chunk results; re-running resumes (locked "
-                   "while a run uses it)")
+    p.add_argument("--out", default=None, help="directory for the run's state file (wipeout, overhead: one "
+                   "state.json; repair, ttt: per-chunk files); re-running resumes (locked while a run uses it)")
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
+    p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                   help="multi-process run: the coordinator's address (process 0 listens there); with "
+                   "--num-processes and --process-id. P copies of one command give the JSON of one process")
+    p.add_argument("--num-processes", type=int, default=None, help="multi-process run: the number of processes")
+    p.add_argument("--process-id", type=int, default=None, help="multi-process run: this process's id, 0..P-1")
 
 
 def _model(args):

@@ -248,11 +248,19 @@ class ChunkStore:
         return os.path.join(self.out_dir, "chunks", f"{index:08d}.npz")
 
     def load(self, index: int):
+        """A finished chunk's statistics, or None when it is missing or damaged (truncated, not an npz):
+        a damaged file is removed and its chunk recomputed, never read as partial numbers."""
+        import zipfile
+
         p = self.path(index)
         if not os.path.exists(p):
             return None
-        with np.load(p) as z:
-            return {k: z[k] for k in z.files}
+        try:
+            with np.load(p) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+            os.remove(p)
+            return None
 
     def save(self, index: int, arrays: dict) -> None:
         p = self.path(index)
@@ -342,10 +350,32 @@ def to_host(array) -> np.ndarray:
     return np.asarray(array)
 
 
-def initialize_distributed() -> None:
-    """Join a multi-host JAX run (coordinator address, process count and id from the environment, e.g.
-    ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``, ``JAX_PROCESS_ID``, or a cluster's auto-detection)."""
-    jax.distributed.initialize()
+def initialize_distributed(coordinator: str | None = None, num_processes: int | None = None,
+                           process_id: int | None = None) -> None:
+    """Join a multi-process JAX run: explicit ``coordinator`` ("HOST:PORT"), ``num_processes`` and
+    ``process_id``, or (all None) from the environment (``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
+    ``JAX_PROCESS_ID``) or a cluster's auto-detection (Slurm, ...). On CPU the cross-process collectives
+    (the ``psum`` of the device statistics) use gloo."""
+    check_distributed_args(coordinator, num_processes, process_id)
+    try:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except Exception:  # pragma: no cover - option absent in this JAX
+        pass
+    if coordinator is None:
+        jax.distributed.initialize()
+    else:
+        jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+
+
+def check_distributed_args(coordinator, num_processes, process_id) -> None:
+    """ValueError naming the flag unless all three are None or form a valid multi-process address."""
+    if coordinator is not None:
+        if not isinstance(coordinator, str) or ":" not in coordinator:
+            raise ValueError(f"--coordinator must be HOST:PORT, got {coordinator!r}")
+        if isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 1:
+            raise ValueError(f"--num-processes must be an integer >= 1, got {num_processes!r}")
+        if isinstance(process_id, bool) or not isinstance(process_id, int) or not 0 <= process_id < num_processes:
+            raise ValueError(f"--process-id must be an integer in 0..{num_processes - 1}, got {process_id!r}")
 
 
 def as_uint32_key_words(key) -> jnp.ndarray:
@@ -355,3 +385,265 @@ def as_uint32_key_words(key) -> jnp.ndarray:
     if isinstance(key, (int, np.integer)):
         key = jax.random.key(int(key))
     return key_words(key)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Device-side reduction: many chunks per dispatch, one small state file (issue 14)
+
+STATE_FILE = "state.json"
+STATE_FORMAT = "spare-jax-state-1"
+# A dispatched block of sub-chunks aims at this many seconds of device work (results never depend on it).
+_BLOCK_SECONDS = 0.5
+_MAX_BLOCK_TRIALS = 1 << 30  # int32 counts per block stay exact
+
+
+def _checksum(payload: dict) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class RunState:
+    """One small, atomically written state file ``out_dir/state.json`` for a resumable device-reduced run.
+
+    It holds the parameter digest (and the parameters), the trials done so far and the running statistics
+    (Python integers: exact), plus a SHA-256 of all that. It is written to a uniquely named temp file,
+    fsync'd, renamed over the old one (``os.replace``) and the directory fsync'd, so a SIGKILL at any moment
+    leaves either the previous or the new state. On load the checksum, the format and the digest are
+    checked: a state of other parameters, a damaged file or a stray ``run.json`` of another run is refused
+    (ValueError) — never silently reused or mixed. The directory is locked (``fcntl.flock`` on
+    ``out_dir/.lock``) while a run uses it.
+    """
+
+    LOCK = ChunkStore.LOCK
+
+    def __init__(self, out_dir: str, params: dict):
+        ChunkStore.check_dir(out_dir)
+        self.out_dir = out_dir
+        self.params = json.loads(json.dumps(params, sort_keys=True, default=str))
+        self.digest = _params_digest(params)
+        self.path = os.path.join(out_dir, STATE_FILE)
+        self._lock = None
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--out {out_dir}: cannot create it: {exc.strerror}") from None
+        ChunkStore._acquire_lock(self)
+        try:
+            self._check_foreign()
+        except BaseException:
+            self.close()
+            raise
+
+    close = ChunkStore.close
+    __del__ = ChunkStore.__del__
+
+    def _check_foreign(self) -> None:
+        """A ``run.json`` (the per-chunk format) of other parameters in the same directory is refused too."""
+        meta = os.path.join(self.out_dir, "run.json")
+        chunks = os.path.join(self.out_dir, "chunks")
+        if not os.path.exists(meta) and os.path.isdir(chunks) and os.listdir(chunks):
+            raise ValueError(f"--out {self.out_dir} holds chunk files without their run record (run.json): "
+                             "their parameters are unknown; use another --out")
+        if os.path.exists(meta):
+            try:
+                with open(meta) as fh:
+                    saved = json.load(fh)
+                other = saved.get("params", {})
+            except Exception:
+                raise ValueError(f"--out {self.out_dir}: {meta} is not a run record (unreadable or not JSON)") \
+                    from None
+            if other.get("kind") != self.params.get("kind") or any(
+                    other.get(k) != self.params.get(k) for k in ("groups", "redundancy", "seed", "placement")):
+                raise ValueError(f"--out {self.out_dir} holds a run with other parameters; use another --out")
+
+    def load(self):
+        """``(trials_done, totals)`` of a valid saved state, or None when there is none."""
+        if not os.path.exists(self.path):
+            return None
+        try:
+            with open(self.path) as fh:
+                data = json.load(fh)
+            body, check = data["body"], data["sha256"]
+        except Exception:
+            raise ValueError(f"--out {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
+                             "start over") from None
+        if _checksum(body) != check or body.get("format") != STATE_FORMAT:
+            raise ValueError(f"--out {self.out_dir}: {self.path} fails its checksum (damaged); remove it to "
+                             "start over")
+        if body.get("digest") != self.digest:
+            saved = body.get("params", {})
+            diff = sorted(k for k in set(saved) | set(self.params) if saved.get(k) != self.params.get(k))
+            raise ValueError(f"--out {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
+                             "use another --out or the same parameters")
+        return int(body["trials_done"]), body["totals"]
+
+    def save(self, trials_done: int, totals: dict) -> None:
+        body = {"format": STATE_FORMAT, "digest": self.digest, "params": self.params,
+                "trials_done": int(trials_done), "totals": totals}
+        tmp = ChunkStore._tmp_name(self.path, ".json")
+        with open(tmp, "w") as fh:
+            json.dump({"body": body, "sha256": _checksum(body)}, fh, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+        try:
+            fd = os.open(self.out_dir, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError:  # pragma: no cover - some filesystems refuse a directory fsync
+            pass
+
+
+def _shard_map(fn, mesh, in_specs, out_specs):
+    """``shard_map`` without replication checks (the per-device accumulators start replicated and become
+    device-varying; the final ``psum`` makes them replicated again)."""
+    try:
+        return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+    except (AttributeError, TypeError):  # pragma: no cover - older JAX
+        from jax.experimental.shard_map import shard_map
+
+        return shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
+
+
+def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros: Callable, chunk: int, mesh):
+    """A jitted ``block(aux, start, n_valid, n_sub) -> stats``: ``n_sub`` sub-chunks of ``chunk`` trial ids from
+    ``start`` (uint32, wrapping) run in one ``lax.fori_loop`` on every device of ``mesh`` (each device takes
+    its slice of every sub-chunk, the ids generated on the device), the statistics of the first ``n_valid``
+    ids accumulated on the device (``reduce(out, valid)``, ``merge``), then summed over the devices with a
+    ``psum`` (integers: exact and order-independent). Only the statistics come back."""
+    from jax.sharding import PartitionSpec as P
+
+    ndev = mesh.size
+    per_dev = chunk // ndev
+    axis = mesh.axis_names[0]
+
+    def local(aux, start, n_valid, n_sub):
+        dev = jax.lax.axis_index(axis).astype(jnp.uint32)
+        lane = jnp.arange(per_dev, dtype=jnp.uint32)
+
+        def body(s, acc):
+            pos = s.astype(jnp.uint32) * jnp.uint32(chunk) + dev * jnp.uint32(per_dev) + lane
+            return merge(acc, reduce(per_trial(aux, start + pos), pos < n_valid))
+
+        acc = jax.lax.fori_loop(jnp.int32(0), n_sub, body, zeros())
+        total = jax.lax.psum(acc, axis)
+        return merge(total, zeros())  # normalises limbs after the cross-device sum
+
+    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), P()))
+
+
+def _host_value(array) -> np.ndarray:
+    """A replicated result's local copy (every process holds the whole value)."""
+    shards = getattr(array, "addressable_shards", None)
+    return np.asarray(shards[0].data if shards else array)
+
+
+_BLOCK_FNS: dict = {}
+
+
+def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: int, chunk_size: int | None, *,
+                width: int, aux=None, cache_key=None, limb_keys=(), devices=None, desc: str = "trials", progress: bool = True,
+                out_dir: str | None = None, params: dict | None = None, bytes_per_item: int = 16,
+                block_trials: int | None = None, count_bound: int = 1) -> tuple[dict, dict]:
+    """Run ``per_trial(aux, trial_ids) -> pytree`` over ``trials`` ids with the reduction on the device.
+
+    ``aux`` (a pytree of arrays, e.g. the seed words) is passed to every call, replicated; with a hashable
+    ``cache_key`` that determines ``per_trial``, ``reduce`` and ``zeros``, the compiled block is reused
+    across calls.
+    ``reduce(out, valid) -> dict of int32/uint32 arrays`` gives a sub-chunk's statistics (counts of the
+    ``valid`` trials, and exact sums as limbs — ``devsum``) and ``zeros()`` the empty statistics; keys in
+    ``limb_keys`` are limb vectors (added with carries), the others plain int32 counts. Blocks of sub-chunks
+    are dispatched asynchronously (the next one is queued before the previous one is read back), and the
+    host adds each block's statistics in Python integers. Returns ``(totals, info)``: ``totals[key]`` is a
+    Python int (limbs) or a list of ints (counts); ``info`` has ``chunk_size``, ``devices``, ``chunks``,
+    ``resumed_trials``, ``blocks``.
+
+    With ``out_dir`` the running totals and the trials done are kept in one state file (``RunState``),
+    rewritten after every block: a run killed at any moment resumes from the last block read back, with
+    the same final statistics (integers: exact). ``count_bound`` is the most one trial adds to any int32
+    count: blocks stay below ``2^31 / count_bound`` trials so that no count overflows.
+    """
+    from . import devsum
+
+    devs = select_devices(devices)
+    ndev = len(devs)
+    if chunk_size is None:
+        chunk_size = auto_chunk(width, ndev, bytes_per_item)
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    chunk_size = -(-chunk_size // ndev) * ndev
+    _check_trials_and_chunk(trials, chunk_size, width, bytes_per_item)
+    mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
+    limb_keys = frozenset(limb_keys)
+
+    def merge(a, b):
+        return {k: devsum.merge(a[k], b[k]) if k in limb_keys else a[k] + b[k] for k in a}
+
+    key = None if cache_key is None else (cache_key, chunk_size, tuple(d.id for d in devs), limb_keys)
+    aux = jax.tree_util.tree_map(np.asarray, aux)  # host values: replicated on every device of every process
+    block = _BLOCK_FNS.get(key) if key is not None else None
+    if block is None:
+        block = make_block_fn(per_trial, reduce, merge, zeros, chunk_size, mesh)
+        if key is not None:
+            if len(_BLOCK_FNS) >= 64:
+                _BLOCK_FNS.pop(next(iter(_BLOCK_FNS)))
+            _BLOCK_FNS[key] = block
+    state = (RunState(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="device-limbs-16"))
+             if out_dir else None)
+    n_chunks = -(-trials // chunk_size)
+    totals, done, resumed = None, 0, 0
+
+    def fold(stats):
+        nonlocal totals
+        host = {k: (devsum.limbs_to_int(_host_value(v)) if k in limb_keys
+                    else [int(x) for x in np.atleast_1d(_host_value(v)).tolist()]) for k, v in stats.items()}
+        if totals is None:
+            totals = host
+        else:
+            totals = {k: totals[k] + host[k] if k in limb_keys else [a + b for a, b in zip(totals[k], host[k])]
+                      for k in totals}
+
+    bar = Progress(trials, desc, enabled=progress)
+    try:
+        if state is not None:
+            loaded = state.load()
+            if loaded is not None:
+                done, totals = loaded
+                if not 0 <= done <= trials or done % chunk_size and done != trials:
+                    raise ValueError(f"--out {out_dir}: {state.path} is inconsistent (trials done {done})")
+                resumed = done
+                bar.update(done)
+        subs = 1 if block_trials is None else max(1, int(block_trials) // chunk_size)
+        adaptive = block_trials is None
+        max_block = max(chunk_size, min(_MAX_BLOCK_TRIALS, (2**31 - 1) // max(1, int(count_bound))))
+        subs = max(1, min(subs, max_block // chunk_size))
+        pending = None  # (stats, trials, t_submit)
+        import time
+
+        while done < trials or pending is not None:
+            submitted = None
+            if done < trials:
+                n_valid = min(trials - done, subs * chunk_size)
+                n_sub = -(-n_valid // chunk_size)
+                stats = block(aux, np.uint32(done % 2**32), np.uint32(n_valid), np.int32(n_sub))
+                submitted = (stats, n_valid, time.perf_counter())
+                done += n_valid
+            if pending is not None:
+                stats, n, t0 = pending
+                fold(stats)
+                if state is not None:
+                    state.save(done - (submitted[1] if submitted else 0), totals)
+                bar.update(n)
+                elapsed = time.perf_counter() - t0
+                if adaptive and elapsed < _BLOCK_SECONDS and subs * chunk_size * 2 <= max_block:
+                    subs *= 2
+            pending = submitted
+        if totals is None:  # nothing ran (all resumed): empty statistics
+            fold(zeros())
+    finally:
+        bar.close()
+        if state is not None:
+            state.close()
+    return totals, {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_trials": resumed}

@@ -27,7 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .depth import depth_host
-from .driver import ExactSum, as_uint32_key_words, run_chunked
+from . import devsum
+from .driver import ExactSum, as_uint32_key_words, run_reduced
 from .failures import FailureModel, times_from_bits, trial_bits
 from .placement import Placement, _check_int, make_placement
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
@@ -99,6 +100,25 @@ def depth_thresholds(bits, t_count, placement: Placement):
     return jnp.concatenate(parts, axis=1)[:, : r + 1]
 
 
+def row_sum(x, weights=None):
+    """Sum over the last axis (each column times ``weights[i]``, Python floats rounded to float32) as a
+    left-to-right chain of elementwise float32 multiplications and additions.
+
+    ``x.sum(axis=-1)`` lowers to an XLA reduce, whose association order is unspecified and does change with
+    the shape (the chunk per device): the overhead differed in the 8th digit between chunk sizes and device
+    counts. A chain of elementwise additions has one IEEE result per element, whatever the shape. The
+    weights are multiplications by float32 constants (``1/d`` rounded once), never divisions: XLA's SPMD
+    partitioner rewrote ``seg / depth`` differently on 4 devices than on 1 (a last-bit difference in a few
+    trials, tested)."""
+    def col(i):
+        return x[..., i] if weights is None else x[..., i] * jnp.float32(weights[i])
+
+    total = col(0)
+    for i in range(1, x.shape[-1]):
+        total = total + col(i)
+    return total
+
+
 def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, harmonic):
     """Pure kernel: per trial ``(K int32[C, r+1], stats float32[C, 7])``.
 
@@ -112,14 +132,14 @@ def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel,
     thresholds = depth_thresholds(bits, t_count, placement)
     times = times_from_bits(jnp.sort(bits, axis=1), model)
     times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
-    depth = jnp.arange(1, r + 1, dtype=jnp.float32)
+    inv, dep = [1.0 / d for d in range(1, r + 1)], [float(d) for d in range(1, r + 1)]
     lo, hi = thresholds[:, :-1], thresholds[:, 1:]
     seg_exp = harmonic[hi] - harmonic[lo]
     seg_smp = jnp.take_along_axis(times, hi, axis=1) - jnp.take_along_axis(times, lo, axis=1)
     depth_at_wipeout = 1 + (thresholds[:, 1:r] <= (t_count - 1)[:, None]).sum(axis=1)
     stats = jnp.stack([
-        seg_exp.sum(axis=1), (seg_exp / depth).sum(axis=1), (seg_exp * depth).sum(axis=1),
-        seg_smp.sum(axis=1), (seg_smp / depth).sum(axis=1), (seg_smp * depth).sum(axis=1),
+        row_sum(seg_exp), row_sum(seg_exp, inv), row_sum(seg_exp, dep),
+        row_sum(seg_smp), row_sum(seg_smp, inv), row_sum(seg_smp, dep),
         depth_at_wipeout.astype(jnp.float32)], axis=1)
     return thresholds, stats
 
@@ -157,11 +177,11 @@ def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: Fail
     """
     r = placement.redundancy
     thresholds, times, t_end = scenario_depth_path(words, trial_ids, placement, model, scenario)
-    depth = jnp.arange(1, r + 1, dtype=jnp.float32)
     seg = (jnp.take_along_axis(times, thresholds[:, 1:], axis=1)
            - jnp.take_along_axis(times, thresholds[:, :-1], axis=1))
     depth_at_end = 1 + (thresholds[:, 1:r] <= (t_end - 1)[:, None]).sum(axis=1)
-    sums = [seg.sum(axis=1), (seg / depth).sum(axis=1), (seg * depth).sum(axis=1)]
+    inv, dep = [1.0 / d for d in range(1, r + 1)], [float(d) for d in range(1, r + 1)]
+    sums = [row_sum(seg), row_sum(seg, inv), row_sum(seg, dep)]
     return thresholds, jnp.stack(sums + sums + [depth_at_end.astype(jnp.float32)], axis=1)
 
 
@@ -273,35 +293,67 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
     harmonic = jnp.asarray(harmonic_sojourns(n, model.group_rate_per_min), jnp.float32)
     fn = _jitted(placement, model, None if scenario.is_default else scenario)
     sampled = model.distribution != "exponential" or not scenario.is_default
-    exp_ratio, smp_ratio, depth_ratio = _Ratio(), _Ratio(), _Ratio()
-    hist = np.zeros(r + 1, np.int64)
-    ksum = np.zeros(r + 1, np.int64)
-
-    def consume(index, host, saved=None):
-        if saved is None:
-            thresholds, stats = host
-            e, s, dd = _Ratio(), _Ratio(), _Ratio()
-            e.add(stats[:, 0], stats[:, 1])
-            s.add(stats[:, 3], stats[:, 4])
-            dd.add(stats[:, 5] if sampled else stats[:, 2], stats[:, 3] if sampled else stats[:, 0])
-            saved = {"exp": np.array([str(x) for x in e.state()]), "smp": np.array([str(x) for x in s.state()]),
-                     "depth": np.array([str(x) for x in dd.state()]),
-                     "hist": np.bincount(stats[:, 6].astype(np.int64), minlength=r + 1)[: r + 1].astype(np.int64),
-                     "ksum": thresholds.astype(np.int64).sum(axis=0)}
-        exp_ratio.load(saved["exp"])
-        smp_ratio.load(saved["smp"])
-        depth_ratio.load(saved["depth"])
-        hist[:] += saved["hist"]
-        ksum[:] += saved["ksum"]
-        return saved
-
-    params = {"kind": "overhead", "placement": placement.kind, "groups": n, "redundancy": r, "trials": trials,
-              "seed": seed, "model": dataclasses.asdict(model),
+    params = {"kind": "overhead", "kernel": "row-sum-2", "placement": placement.kind, "groups": n, "redundancy": r,
+              "trials": trials, "seed": seed, "model": dataclasses.asdict(model),
               **({} if scenario.is_default else {"scenario": repr(scenario)})}
-    run_chunked(lambda ids: fn(words, ids, harmonic=harmonic), trials, chunk_size, consume, width=n * r,
-                devices=devices, desc=f"overhead N={n} r={r}", progress=progress, out_dir=out_dir,
-                params=params, bytes_per_item=8)
-    return _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum)
+    limb_keys = tuple(f"{name}_{part}" for name in _RATIOS for part in _RATIO_PARTS)
+    totals, _ = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(r, sampled), _zeros_overhead(r), trials, chunk_size,
+                            width=n * r, aux=(words, harmonic), limb_keys=limb_keys,
+                            cache_key=("overhead", placement, model, None if scenario.is_default else scenario),
+                            devices=devices, desc=f"overhead N={n} r={r}", progress=progress, out_dir=out_dir,
+                            params=params, bytes_per_item=8, count_bound=n)
+    if totals["bad"][0]:
+        raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
+                         "the parameters are outside the range the model handles)")
+    ratios = []
+    for name in _RATIOS:
+        ratio = _Ratio()
+        ratio.load([totals[f"{name}_{part}"] << (ExactSum.SHIFT - (devsum.X_UNIT_SHIFT if len(part) == 1
+                                                                    else devsum.X2_UNIT_SHIFT))
+                    for part in _RATIO_PARTS])
+        ratios.append(ratio)
+    hist = np.array(totals["hist"], np.int64)
+    ksum = np.array(totals["ksum"], np.int64)
+    return _result(placement, trials, seed, model, *ratios, hist, ksum)
+
+
+_RATIOS = ("exp", "smp", "depth")
+_RATIO_PARTS = ("u", "w", "uu", "ww", "uw")  # the order of _Ratio.sums
+
+
+def _reduce_overhead(r: int, sampled: bool):
+    """Device-side statistics of a sub-chunk of ``overhead_kernel`` results: for each ratio the exact sums
+    of u, w, u^2, w^2, u w (``devsum`` limbs), the histogram of the depth at the wipe-out (length r + 1),
+    the sums of the thresholds K_0..K_r (int32 per block: ``count_bound`` keeps them exact) and the count
+    of non-finite values."""
+    from .devsum import exact_product_sums, exact_sums_f32, histogram
+
+    def reduce(out, valid):
+        thresholds, stats = out
+        cols = {"exp": (0, 1), "smp": (3, 4), "depth": (5, 3) if sampled else (2, 0)}
+        res, bad = {}, jnp.int32(0)
+        for name in _RATIOS:
+            u, w = stats[:, cols[name][0]], stats[:, cols[name][1]]
+            res[f"{name}_u"], res[f"{name}_uu"], b1 = exact_sums_f32(u, valid)
+            res[f"{name}_w"], res[f"{name}_ww"], b2 = exact_sums_f32(w, valid)
+            res[f"{name}_uw"], _ = exact_product_sums(u, w, valid)
+            bad = bad + b1 + b2
+        res["hist"] = histogram(stats[:, 6].astype(jnp.int32), valid, r + 1)
+        res["ksum"] = jnp.where(valid[:, None], thresholds, 0).sum(axis=0, dtype=jnp.int32)
+        res["bad"] = bad[None]
+        return res
+
+    return reduce
+
+
+def _zeros_overhead(r: int):
+    def zeros():
+        res = {f"{name}_{part}": jnp.zeros(devsum.X_LIMBS if len(part) == 1 else devsum.X2_LIMBS, jnp.uint32)
+               for name in _RATIOS for part in _RATIO_PARTS}
+        res.update(hist=jnp.zeros(r + 1, jnp.int32), ksum=jnp.zeros(r + 1, jnp.int32), bad=jnp.zeros(1, jnp.int32))
+        return res
+
+    return zeros
 
 
 def _simulate_overhead_host(placement, trials, seed, model, progress):

@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
+from . import devsum
+from .driver import ExactSum, as_uint32_key_words, exact_mean_var, run_reduced
 from .failures import FailureModel, times_from_bits, trial_bits
 from .placement import Placement, make_placement
 
@@ -189,34 +190,49 @@ def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, 
     scenario.check(n)
     words = as_uint32_key_words(seed)
     fn = _jitted(placement, model) if scenario.is_default else _jitted_scenario(placement, model, scenario)
-    hist = np.zeros(n + 2, dtype=np.int64)
-    up, up2 = ExactSum(), ExactSum()
-    events = np.zeros(2, np.int64)  # ended by a job-wide interruption, fatal domain event
-
-    def consume(index, host, saved=None):
-        if saved is None:
-            t_count, uptime = host[:2]
-            uptime = np.asarray(uptime, np.float64)  # float32 values: their squares are exact in float64
-            saved = {"hist": np.bincount(t_count, minlength=n + 2).astype(np.int64),
-                     "up": np.array([str(exact_units(uptime))]),
-                     "up2": np.array([str(exact_units(uptime * uptime))]),
-                     "events": np.array([int(np.sum(x)) for x in host[2:]] or [0, 0], np.int64)}
-        hist[:] += saved["hist"]
-        up.total += int(saved["up"][0])
-        up2.total += int(saved["up2"][0])
-        events[:] += saved["events"]
-        return saved
-
     params = {"kind": "wipeout", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model),
               "stack_digest": _stack_digest(placement),
               **({} if scenario.is_default else {"scenario": repr(scenario)})}
-    info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
-                       desc=f"wipe-out N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
-                       params=params)
+    totals, info = run_reduced(fn, _reduce_wipeout(n), _zeros_wipeout(n), trials, chunk_size, width=n,
+                               aux=words, cache_key=("wipeout", placement, model, scenario), limb_keys=("up", "up2"), devices=devices,
+                               desc=f"wipe-out N={n} r={placement.redundancy}", progress=progress,
+                               out_dir=out_dir, params=params)
+    if totals["bad"][0]:
+        raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
+                         "the parameters are outside the range the model handles)")
+    up, up2 = ExactSum(), ExactSum()
+    up.total = totals["up"] << (ExactSum.SHIFT - devsum.X_UNIT_SHIFT)
+    up2.total = totals["up2"] << (ExactSum.SHIFT - devsum.X2_UNIT_SHIFT)
+    hist = np.array(totals["hist"], np.int64)
     _, up_var = exact_mean_var(up, up2, trials)
     return WipeoutResult(n, placement.redundancy, placement.kind, trials, seed, hist, up.value, up2.value,
-                         info["chunk_size"], info["devices"], up_var, int(events[0]), int(events[1]))
+                         info["chunk_size"], info["devices"], up_var, int(totals["events"][0]),
+                         int(totals["events"][1]))
+
+
+def _reduce_wipeout(n: int):
+    """Device-side sufficient statistics of a sub-chunk: the histogram of T (length N + 2), the exact sums
+    of the uptime and its square (``devsum`` limbs), the count of non-finite uptimes and the event counts
+    (epochs ended by a job-wide interruption, by a fatal domain event)."""
+
+    def reduce(out, valid):
+        t_count, uptime = out[:2]
+        sx, sx2, bad = devsum.exact_sums_f32(uptime, valid)
+        events = jnp.stack([(x & valid).sum(dtype=jnp.int32) for x in out[2:]] or [jnp.int32(0)] * 2)
+        return {"hist": devsum.histogram(t_count, valid, n + 2), "up": sx, "up2": sx2, "bad": bad[None],
+                "events": events}
+
+    return reduce
+
+
+def _zeros_wipeout(n: int):
+    def zeros():
+        return {"hist": jnp.zeros(n + 2, jnp.int32), "up": jnp.zeros(devsum.X_LIMBS, jnp.uint32),
+                "up2": jnp.zeros(devsum.X2_LIMBS, jnp.uint32), "bad": jnp.zeros(1, jnp.int32),
+                "events": jnp.zeros(2, jnp.int32)}
+
+    return zeros
 
 
 def _stack_digest(placement: Placement) -> str:

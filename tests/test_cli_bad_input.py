@@ -146,7 +146,7 @@ def test_out_locked_by_another_run_then_free(tmp_path, capsys):
     assert main([*SMALL, "--out", str(out)]) == 0  # and resumes (its own lock was released too)
     again = strict_loads(capsys.readouterr().out)
     assert first["mc_mean"] == again["mc_mean"]
-    assert not [p for p in os.listdir(out / "chunks") if ".tmp" in p]
+    assert not [p for p in os.listdir(out) if ".tmp" in p] and (out / "state.json").exists()
 
 
 def test_chunkstore_second_holder_refused_and_temp_names_unique(tmp_path):
@@ -303,7 +303,7 @@ def test_two_processes_on_one_out_dir(tmp_path):
         else:
             assert strict_loads(stdout)["trials"] == 20000
     assert any(rc == 0 for rc, _, _ in results)
-    assert not [p for p in os.listdir(os.path.join(out, "chunks")) if ".tmp" in p]
+    assert not [p for p in os.listdir(out) if ".tmp" in p]
 
 
 def test_largest_group_mtbf_still_sums_exactly(capsys):

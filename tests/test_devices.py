@@ -9,13 +9,22 @@ import json, jax, numpy as np
 from spare_jax.placement import make_placement
 from spare_jax.wipeout import simulate_wipeout
 from spare_jax.overhead import simulate_overhead
+from spare_jax.scenario import DomainLevel, Scenario
 assert len(jax.devices()) == 4, jax.devices()
 pl = make_placement("stacked", 48, 3)
 out = {}
 for devices in (1, 4):
     w = simulate_wipeout(pl, 3000, seed=5, devices=devices, chunk_size=256)
+    w2 = simulate_wipeout(pl, 3001, seed=5, devices=devices, chunk_size=100)
+    sc = Scenario(domains=(DomainLevel(4, 20_000.0),), job_mtbf_min=3000.0)
+    ws = simulate_wipeout(pl, 2001, seed=5, devices=devices, chunk_size=64, scenario=sc)
     o = simulate_overhead(pl, 600, seed=5, devices=devices, chunk_size=128)
+    o6 = simulate_overhead(make_placement("stacked", 60, 6), 700, seed=1, devices=devices,
+                           chunk_size=700 if devices == 1 else 64)
     out[devices] = {"hist": w.histogram.tolist(), "up": w.uptime_sum_min, "omega": o.overhead,
+                    "o6": [o6.overhead, o6.overhead_sampled, o6.time_avg_depth],
+                    "w2": [w2.histogram.tolist(), w2.uptime_sum_min, w2.uptime_sq_sum_min2],
+                    "ws": [ws.histogram.tolist(), ws.uptime_sum_min, ws.ended_by_job, ws.fatal_by_domain],
                     "depth": o.depth_at_wipeout_hist.tolist()}
 print(json.dumps(out))
 """

@@ -121,11 +121,14 @@ def test_second_call_does_not_recompile_and_jit_matches_eager():
 
     pl = make_placement("stacked", 40, 3)
     model = FailureModel()
+    from spare_jax.driver import _BLOCK_FNS
+
     simulate_wipeout(pl, 1000, seed=1, chunk_size=256)
+    (block,) = [f for k, f in _BLOCK_FNS.items() if k[0][0] == "wipeout" and k[0][1] is pl]
+    size = block._cache_size()
+    simulate_wipeout(pl, 3000, seed=2, chunk_size=256)  # another seed and length: the same compiled block
+    assert block._cache_size() == size == 1
     fn = _jitted(pl, model)
-    size = fn._cache_size()
-    simulate_wipeout(pl, 3000, seed=2, chunk_size=256)
-    assert fn._cache_size() == size == 1
     words = key_words(jax.random.key(3))
     ids = jnp.arange(64, dtype=jnp.uint32)
     eager = wipeout_kernel(words, ids, pl, model)
