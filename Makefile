@@ -25,8 +25,8 @@ run: $(STAMP)  ## the main job with defaults: figures/ and a summary table
 quick: $(STAMP)
 	$(PY) -m spare_jax run --quick
 
-test: $(TSTAMP)  ## the test suite
-	$(PY) -m pytest -q
+test: $(TSTAMP)  ## the test suite (one worker per core, at most 4: most of its time is JAX compilation)
+	$(PY) -m pytest -q -n auto --maxprocesses=4
 
 bench: $(TSTAMP)
 	$(PY) -m spare_jax bench
