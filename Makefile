@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test quick clean bench
+.PHONY: run test test-all quick clean bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,10 @@ run: $(STAMP)  ## the main job with defaults: figures/ and a summary table
 quick: $(STAMP)
 	$(PY) -m spare_jax run --quick
 
-test: $(TSTAMP)  ## the test suite (one worker per core, at most 4: most of its time is JAX compilation)
+test: $(TSTAMP)  ## the test suite without the slow tier (one worker per core, at most 4: mostly JAX compiles)
+	$(PY) -m pytest -q -n auto --maxprocesses=4 -m "not slow"
+
+test-all: $(TSTAMP)  ## every test, the slow tier included (N = 600 statistics, smoke runs, multi-process)
 	$(PY) -m pytest -q -n auto --maxprocesses=4
 
 bench: $(TSTAMP)

@@ -39,3 +39,38 @@ def brute_expected_t_by_orders(placement):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+# The slow tier: statistical checks at N = 600, whole-experiment smoke runs, multi-device and multi-process
+# checks, and end-to-end command-line runs that compile many kernels. `make test` skips them (it must stay
+# near 5 minutes on 2 cores); `make test-all` (or `pytest`) runs everything. Each stays a real test: run
+# with `pytest -m slow` it fails when its check fails.
+SLOW = {
+    "tests/test_devices.py::test_one_and_four_devices_give_identical_results",
+    "tests/test_suite.py::test_scenarios_experiment_at_toy_size",
+    "tests/test_multiprocess.py::test_two_processes_give_the_json_of_one[overhead]",
+    "tests/test_repair_depth.py::test_cli_repair_overhead_ttt_optimize_and_rare",
+    "tests/test_repair_depth.py::test_depth_never_repaired_equals_static_overhead",
+    "tests/test_overhead.py::test_overhead_chunk_independent[block]",
+    "tests/test_ttt_weibull.py::test_kept_chain_exponential_is_memoryless_and_chunk_independent",
+    "tests/test_ttt_weibull.py::test_cli_ages",
+    "tests/test_ttt_weibull.py::test_kept_ages_n600_direction",
+    "tests/test_place.py::test_search_evaluator_agrees_with_the_engine_and_domains_favour_interleaving",
+    "tests/test_scenario.py::test_overhead_default_scenario_is_unchanged_and_job_wide_limit",
+    "tests/test_scenario.py::test_scenario_ttt_runs_agree_with_the_renewal_estimate_and_the_limits",
+    "tests/test_scenario.py::test_cli_optimize_and_ttt_take_job_wide_failures",
+    "tests/test_scenario.py::test_acceptance_n600_domains_against_the_reference",
+    "tests/test_scenario.py::test_job_wide_mc_matches_the_exact_composition_at_n600",
+    "tests/test_overhead.py::test_mc_overhead_agrees_with_theory_at_n600",
+    "tests/test_depth.py::test_kernel_depth_equals_hopcroft_karp_on_2000_states",
+    "tests/test_reorder.py::test_controller_depth_equals_kernel_on_1000_traces",
+    "tests/test_repair.py::test_never_repaired_equals_static_kernel",
+    "tests/test_repair.py::test_chunk_size_independent",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        base = item.nodeid.split("[")[0]
+        if item.nodeid in SLOW or base in SLOW:
+            item.add_marker(pytest.mark.slow)
