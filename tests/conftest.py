@@ -66,6 +66,15 @@ SLOW = {
     "tests/test_reorder.py::test_controller_depth_equals_kernel_on_1000_traces",
     "tests/test_repair.py::test_never_repaired_equals_static_kernel",
     "tests/test_repair.py::test_chunk_size_independent",
+    "tests/test_suite.py::test_every_stage_runs_and_writes_its_outputs",
+    "tests/test_overhead.py::test_overhead_chunk_independent[stacked]",
+    "tests/test_prng_and_sums.py::test_overhead_does_not_overflow_at_a_huge_mtbf",
+    "tests/test_multiprocess.py::test_two_processes_give_the_json_of_one[wipeout]",
+    "tests/test_overhead.py::test_replication_and_trivial_cases",
+    "tests/test_overhead.py::test_large_n_overhead_theory_against_mc",
+    "tests/test_overhead.py::test_weibull_overhead_runs_with_sampled_sojourns",
+    "tests/test_scenario.py::test_overhead_under_a_scenario_against_brute_force[contiguous-4000.0]",
+    "tests/test_ttt_weibull.py::test_kept_chain_against_numpy_chain[1.5]",
 }
 
 
