@@ -283,6 +283,21 @@ def _check_trials_and_chunk(trials, chunk_size: int, width: int, bytes_per_item:
                          + ("" if fit else " (none fits: lower the groups or redundancy)"))
 
 
+def _devices_and_chunk(devices, chunk_size, trials, width: int, bytes_per_item: int):
+    """The devices, their count, the chunk size (default ``auto_chunk``; rounded up to a multiple of the
+    device count; checked against the memory budget) and the 1-D mesh over the devices."""
+    devs = select_devices(devices)
+    ndev = len(devs)
+    if chunk_size is None:
+        chunk_size = auto_chunk(width, ndev, bytes_per_item)
+    chunk_size = int(chunk_size)
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    chunk_size = -(-chunk_size // ndev) * ndev
+    _check_trials_and_chunk(trials, chunk_size, width, bytes_per_item)
+    return devs, ndev, chunk_size, jax.sharding.Mesh(np.array(devs), ("trials",))
+
+
 def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: Callable, *, width: int,
                 devices=None, desc: str = "trials", progress: bool = True, out_dir: str | None = None,
                 params: dict | None = None, bytes_per_item: int = 16) -> dict:
@@ -293,16 +308,7 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     is handed back to it unchanged on resume (``consume(index, None, saved=stats)``).
     Returns a dict with ``chunk_size``, ``devices``, ``chunks``, ``resumed_chunks``.
     """
-    devs = select_devices(devices)
-    ndev = len(devs)
-    if chunk_size is None:
-        chunk_size = auto_chunk(width, ndev, bytes_per_item)
-    chunk_size = int(chunk_size)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    chunk_size = -(-chunk_size // ndev) * ndev
-    _check_trials_and_chunk(trials, chunk_size, width, bytes_per_item)
-    mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
+    devs, ndev, chunk_size, mesh = _devices_and_chunk(devices, chunk_size, trials, width, bytes_per_item)
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
@@ -566,16 +572,7 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
     """
     from . import devsum
 
-    devs = select_devices(devices)
-    ndev = len(devs)
-    if chunk_size is None:
-        chunk_size = auto_chunk(width, ndev, bytes_per_item)
-    chunk_size = int(chunk_size)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    chunk_size = -(-chunk_size // ndev) * ndev
-    _check_trials_and_chunk(trials, chunk_size, width, bytes_per_item)
-    mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
+    devs, ndev, chunk_size, mesh = _devices_and_chunk(devices, chunk_size, trials, width, bytes_per_item)
     limb_keys = frozenset(limb_keys)
 
     def merge(a, b):
