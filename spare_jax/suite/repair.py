@@ -7,13 +7,13 @@ Writes ``repair_wipeout.csv``, ``repair_ttt.csv`` and ``repair.png``.
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import time
 
 import numpy as np
 
+from .. import plotting
 from .common import _log
 
 NEVER = math.inf
@@ -63,10 +63,7 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                          "z": None if mc is None or not se else (mc - th) / se, "trials": trials if mc else 0})
             _log(f"repair r={r} D={d:g}: theory {th / 60:.4g} h, MC "
                  f"{'-' if mc is None else f'{mc / 60:.4g} +- {se / 60:.2g} h'} ({time.perf_counter() - t0:.1f} s)")
-    with open(os.path.join(out_dir, "repair_wipeout.csv"), "w", newline="") as fh:
-        wr = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows)
+    plotting.write_csv(os.path.join(out_dir, "repair_wipeout.csv"), rows)
     # (b) r*, TTT, SPARe vs the best Rep
     cfg = TrainingConfig(work_hours=work_hours)
     opt_rows = []
@@ -83,22 +80,14 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                          "reduction_vs_rep": 1.0 - sp["ttt_hours"] / rp["ttt_hours"]})
         _log(f"repair optimize N={opt_n} D={d:g}: SPARe r*={sp['r_star']} TTT {sp['ttt_hours']:.1f} h; Rep r*="
              f"{rp['r_star']} TTT {rp['ttt_hours']:.1f} h ({time.perf_counter() - t0:.1f} s)")
-    with open(os.path.join(out_dir, "repair_ttt.csv"), "w", newline="") as fh:
-        wr = csv.DictWriter(fh, fieldnames=list(opt_rows[0]))
-        wr.writeheader()
-        wr.writerows(opt_rows)
+    plotting.write_csv(os.path.join(out_dir, "repair_ttt.csv"), opt_rows)
     _plot(out_dir, rows, opt_rows, ds, n, opt_n)
     return {"wipeout": rows, "optimize": opt_rows}
 
 
 def _plot(out_dir, rows, opt_rows, ds, n, opt_n):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     never_x = max(ds) * 4  # "never" drawn right of the largest D
-    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, (a, b) = plotting.new_figure(2, width=6.0, height=4.8)
     for r in sorted({x["r"] for x in rows}):
         sub = [x for x in rows if x["r"] == r]
         xs = [never_x if x["repair_min"] == NEVER else x["repair_min"] for x in sub]
@@ -125,6 +114,4 @@ def _plot(out_dir, rows, opt_rows, ds, n, opt_n):
     b.set_ylabel("time-to-train (h)")
     b.set_title(f"N = {opt_n}: r*, TTT and SPARe's reduction vs the best Rep")
     b.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "repair.png"), dpi=120)
-    plt.close(fig)
+    plotting.save(fig, os.path.join(out_dir, "repair.png"))
