@@ -394,26 +394,36 @@ def _config_value(action, key, value):
     return value
 
 
+def _take_flag(argv, flag: str, what: str, abbrev: bool = False):
+    """Take ``flag VALUE`` or ``flag=VALUE`` (the last one given) out of ``argv``, before argparse sees it.
+    Returns ``(value or None, its position in the remaining argv, the remaining argv)``; ``abbrev`` also
+    matches the prefixes argparse would accept (at least ``--pre``)."""
+    rest, value, where = [], None, None
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        name = a.split("=", 1)[0]
+        if name == flag or (abbrev and len(name) >= 5 and flag.startswith(name)):
+            if "=" in a:
+                value = a.split("=", 1)[1]
+            else:
+                if i + 1 >= len(argv):
+                    raise CLIError(f"spare-jax: error: {flag} needs {what}")
+                value = argv[i + 1]
+                next(it, None)
+            where = len(rest)
+        else:
+            rest.append(a)
+    return value, where, rest
+
+
 def _apply_config(parser, argv):
     """``--config FILE.toml``: set the subcommand's defaults from the file; flags on the line win."""
     argv = list(sys.argv[1:] if argv is None else argv)
     argv = _apply_preset(parser, argv)
-    if "--config" not in argv and not any(a.startswith("--config=") for a in argv):
+    path, _, rest = _take_flag(argv, "--config", "a file")
+    if path is None:
         return argv
-    path = None
-    rest = []
-    it = iter(range(len(argv)))
-    for i in it:
-        a = argv[i]
-        if a == "--config":
-            if i + 1 >= len(argv):
-                raise CLIError("spare-jax: error: --config needs a file")
-            path = argv[i + 1]
-            next(it, None)
-        elif a.startswith("--config="):
-            path = a.split("=", 1)[1]
-        else:
-            rest.append(a)
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
@@ -477,22 +487,7 @@ def _apply_preset(parser, argv):
     from .presets import get_preset
     from .scenario import DomainLevel
 
-    rest, name, where = [], None, None
-    it = iter(range(len(argv)))
-    for i in it:
-        a = argv[i]
-        flag = a.split("=", 1)[0]
-        if len(flag) >= 5 and "--preset".startswith(flag):  # argparse would take --pre, --pres, ... too
-            if "=" in a:
-                name = a.split("=", 1)[1]
-            else:
-                if i + 1 >= len(argv):
-                    raise CLIError("spare-jax: error: --preset needs a name")
-                name = argv[i + 1]
-                next(it, None)
-            where = len(rest)
-        else:
-            rest.append(a)
+    name, where, rest = _take_flag(argv, "--preset", "a name", abbrev=True)  # argparse takes --pres too
     if name is None:
         return argv
     preset = get_preset(name)
