@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .depth import depth_host
+
 from . import devsum
 from .driver import ExactSum, as_uint32_key_words, run_reduced
 from .failures import FailureModel, times_from_bits, trial_bits
@@ -34,48 +34,77 @@ from .placement import Placement, _check_int, make_placement
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
 
 
-def _feasible_block(alive, d, redundancy: int):
-    """``alive``: ``bool[..., N]``, ``d``: broadcastable to ``alive.shape[:-1]``."""
-    n = alive.shape[-1]
+def _feasible_block(alive, d, redundancy: int, microbatches: int = 1):
+    """``alive``: ``bool[..., N]``, ``d``: broadcastable to ``alive.shape[:-1]`` (the capacity in micro-batches
+    when ``microbatches > 1``)."""
+    n, m = alive.shape[-1], int(microbatches)
     surv = alive.reshape(alive.shape[:-1] + (n // redundancy, redundancy)).sum(axis=-1)
     d = jnp.asarray(d)
-    return jnp.all(d[..., None] * surv >= redundancy, axis=-1) & (d * alive.sum(axis=-1) >= n)
+    return jnp.all(d[..., None] * surv >= redundancy * m, axis=-1) & (d * alive.sum(axis=-1) >= n * m)
 
 
-def _feasible_stacked_lanes(bits, thresholds, ds, redundancy: int):
+def _feasible_stacked_lanes(bits, thresholds, ds, redundancy: int, microbatches: int = 1):
     """Queue test for many (trial, depth) lanes at once: lane (c, i) has failed set
-    ``bits[c] <= thresholds[c, i]`` and depth ``ds[i]``. The Lindley recursion of ``depth.feasible_stacked``
-    runs as one ``lax.scan`` over two laps of the ring, all lanes in parallel; it is equivalent to the
-    cumulative-sum/maximum form there (tested) and faster on CPU (see the README's performance notes).
+    ``bits[c] <= thresholds[c, i]`` and depth ``ds[i]`` (a capacity in micro-batches when ``microbatches``
+    m > 1: the queue gains m per group and a survivor serves ``ds[i]``). The Lindley recursion of
+    ``depth.feasible_stacked`` runs as one ``lax.scan`` over two laps of the ring, all lanes in parallel; it
+    is equivalent to the cumulative-sum/maximum form there (tested) and faster on CPU (see the README's
+    performance notes).
     """
     n = bits.shape[1]
+    m = int(microbatches)
     lanes = thresholds.shape
     cols = jnp.concatenate([bits.T, bits.T], axis=0)  # (2N, C): ring positions, two laps
 
     def step(carry, col):
         q, bad, alive_count = carry
         alive = col[:, None] > thresholds
-        q = jnp.where(alive, jnp.maximum(q + 1 - ds, 0), q + 1)
-        return (q, bad | (q >= redundancy), alive_count + alive), None
+        q = jnp.where(alive, jnp.maximum(q + m - ds, 0), q + m)
+        return (q, bad | (q >= (redundancy - 1) * m + 1), alive_count + alive), None
 
     init = (jnp.zeros(lanes, jnp.int32), jnp.zeros(lanes, bool), jnp.zeros(lanes, jnp.int32))
     (_, bad, alive2), _ = jax.lax.scan(step, init, cols)
-    return ~bad & (ds * (alive2 // 2) >= n)
+    return ~bad & (ds * (alive2 // 2) >= n * m)
 
 
-def depth_thresholds(bits, t_count, placement: Placement):
-    """``int32[C, r + 1]``: ``K_0 .. K_r`` per trial (``bits``: ``uint32[C, N]`` failure ranks, ``T``).
+def level_depths(redundancy: int, microbatches: int = 1) -> list[float]:
+    """The depth of each level 1..L of ``depth_thresholds`` (``L = (r - 1) m + 1``): level i is capacity
+    ``m + i - 1`` micro-batches per group, depth ``(m + i - 1) / m``; for m = 1 the depths 1..r."""
+    m = int(microbatches)
+    return [(m + i) / m for i in range((redundancy - 1) * m + 1)]
 
-    For each d in 2..r-1 a binary search over k in ``[0, min(T, floor(N - N/d) + 1)]`` (beyond the
+
+def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1):
+    """``int32[C, L + 1]``: ``K_0 .. K_L`` per trial (``bits``: ``uint32[C, N]`` failure ranks, ``T``), the
+    failure count at which each level stops being feasible; level i (``level_depths``) holds on
+    ``K_{i-1} <= k < K_i``. With one micro-batch per shard (m = 1) the levels are the depths 1..r
+    (``L = r``); with m they are the capacities m .. r m (``L = (r - 1) m + 1``).
+
+    For each depth d in 2..r-1 a binary search over k in ``[0, min(T, floor(N - N/d) + 1)]`` (beyond the
     second bound ``d * alive < N``), ``ceil(log2(N + 1))`` fixed steps, vectorised over trials and depths.
+    With m > 1 the integer depths come first (capacity ``d m`` is feasible iff depth d is:
+    ``depth.py``), then every capacity c strictly between ``(d-1) m`` and ``d m`` is searched inside the
+    bracket ``[K_{(d-1)m} - 1, K_{dm}]`` its integer neighbours give (monotone in c), all brackets at once
+    in a ``while_loop`` that stops when the widest has closed.
     """
     n, r = placement.groups, placement.redundancy
+    m = int(microbatches)
     c = bits.shape[0]
     parts = [jnp.zeros((c, 1), jnp.int32)]
     if r >= 2:
         parts.append(jnp.minimum(1, t_count)[:, None].astype(jnp.int32))
+    sorted_bits = jnp.sort(bits, axis=1) if (r >= 3 or m > 1) else None
+
+    def feasible(thr, ds):
+        if placement.kind == "stacked":
+            return _feasible_stacked_lanes(bits, thr, ds, r, m)
+        alive = bits[:, None, :] > thr[:, :, None]
+        return _feasible_block(alive, ds[None, :], r, m)
+
+    def at(k):
+        return jnp.take_along_axis(sorted_bits, jnp.maximum(k, 1) - 1, axis=1)
+
     if r >= 3:
-        sorted_bits = jnp.sort(bits, axis=1)
         ds = jnp.arange(2, r, dtype=jnp.int32)
         ub = (n - (n + ds - 1) // ds) + 1  # floor(N - N/d) + 1 in integers
         lo = jnp.zeros((c, ds.size), jnp.int32)
@@ -85,19 +114,41 @@ def depth_thresholds(bits, t_count, placement: Placement):
         def body(_, lohi):
             lo, hi = lohi
             mid = (lo + hi) // 2
-            thr = jnp.take_along_axis(sorted_bits, jnp.maximum(mid, 1) - 1, axis=1)
-            if placement.kind == "stacked":
-                ok = _feasible_stacked_lanes(bits, thr, ds, r)
-            else:
-                alive = bits[:, None, :] > thr[:, :, None]
-                ok = _feasible_block(alive, ds[None, :], r)
+            ok = feasible(at(mid), ds * m)
             active = hi - lo > 1
             return jnp.where(active & ok, mid, lo), jnp.where(active & ~ok, mid, hi)
 
         _, hi = jax.lax.fori_loop(0, iters, body, (lo, hi))
         parts.append(hi)
     parts.append(t_count[:, None].astype(jnp.int32))
-    return jnp.concatenate(parts, axis=1)[:, : r + 1]
+    integer = jnp.concatenate(parts, axis=1)[:, : r + 1]
+    if m == 1 or r == 1:
+        return integer
+    # capacities (d-1) m + j, d = 2..r, j = 1..m-1, inside the brackets of the integer depths
+    cap = np.array([(d - 1) * m + j for d in range(2, r + 1) for j in range(1, m)], np.int32)
+    below = np.array([d - 1 for d in range(2, r + 1) for _ in range(1, m)])
+    ub = jnp.asarray(n - (n * m + cap - 1) // cap + 1, jnp.int32)
+    lo = jnp.maximum(integer[:, below] - 1, 0)
+    hi = jnp.minimum(integer[:, below + 1], ub[None, :])
+    lo = jnp.minimum(lo, hi)
+    cap_j = jnp.asarray(cap)
+
+    def cond(lohi):
+        return jnp.any(lohi[1] - lohi[0] > 1)
+
+    def body2(lohi):
+        lo, hi = lohi
+        mid = (lo + hi) // 2
+        ok = feasible(at(mid), cap_j)
+        active = hi - lo > 1
+        return jnp.where(active & ok, mid, lo), jnp.where(active & ~ok, mid, hi)
+
+    _, sub = jax.lax.while_loop(cond, body2, (lo, hi))
+    cols = [integer[:, :2]]
+    for d in range(2, r + 1):
+        cols.append(sub[:, (d - 2) * (m - 1): (d - 1) * (m - 1)])
+        cols.append(integer[:, d: d + 1])
+    return jnp.concatenate(cols, axis=1)
 
 
 def row_sum(x, weights=None):
@@ -119,24 +170,27 @@ def row_sum(x, weights=None):
     return total
 
 
-def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, harmonic):
-    """Pure kernel: per trial ``(K int32[C, r+1], stats float32[C, 7])``.
+def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, harmonic, microbatches: int = 1):
+    """Pure kernel: per trial ``(K int32[C, L+1], stats float32[C, 7])`` (``L = r`` for one micro-batch per
+    shard; ``(r - 1) m + 1`` levels with ``microbatches`` m, see ``depth_thresholds``).
 
     ``stats`` columns: U, W, U*depth (expected sojourns, minutes), then the same three with sampled
-    sojourns, then the depth at the wipe-out (the depth just before the fatal failure).
+    sojourns, then the *level* at the wipe-out (the level just before the fatal failure: the depth for m = 1).
     ``harmonic[k] = sum_{i<k} 1/((N-i) lambda)`` (minutes, float32, length N + 1).
     """
     n, r = placement.groups, placement.redundancy
     bits = trial_bits(words, trial_ids, n, stream=WIPEOUT_STREAM)
     t_count, _ = wipeout_from_bits(bits, placement)
-    thresholds = depth_thresholds(bits, t_count, placement)
+    thresholds = depth_thresholds(bits, t_count, placement, microbatches)
+    levels = thresholds.shape[1] - 1
     times = times_from_bits(jnp.sort(bits, axis=1), model)
     times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
-    inv, dep = [1.0 / d for d in range(1, r + 1)], [float(d) for d in range(1, r + 1)]
+    dep = level_depths(r, microbatches)
+    inv = [1.0 / d for d in dep]
     lo, hi = thresholds[:, :-1], thresholds[:, 1:]
     seg_exp = harmonic[hi] - harmonic[lo]
     seg_smp = jnp.take_along_axis(times, hi, axis=1) - jnp.take_along_axis(times, lo, axis=1)
-    depth_at_wipeout = 1 + (thresholds[:, 1:r] <= (t_count - 1)[:, None]).sum(axis=1)
+    depth_at_wipeout = 1 + (thresholds[:, 1:levels] <= (t_count - 1)[:, None]).sum(axis=1)
     stats = jnp.stack([
         row_sum(seg_exp), row_sum(seg_exp, inv), row_sum(seg_exp, dep),
         row_sum(seg_smp), row_sum(seg_smp, inv), row_sum(seg_smp, dep),
@@ -145,7 +199,7 @@ def overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel,
 
 
 def scenario_depth_path(words, trial_ids, placement: Placement, model: FailureModel, scenario):
-    """The depth path of an epoch under a ``Scenario``: ``(thresholds int32[C, r+1], times float32[C, N+1],
+    """The depth path of an epoch under a ``Scenario``: ``(thresholds int32[C, L+1], times float32[C, N+1],
     t_end int32[C])``, the depth d lasting from ``times[K_{d-1}]`` to ``times[K_d]`` (minutes; ``times[0] = 0``
     and every time capped at the epoch's end). Shared by ``scenario_overhead_kernel`` and the time-to-train
     epoch pools (``ttt.pool``); see ``scenario_overhead_kernel`` for the construction."""
@@ -157,7 +211,7 @@ def scenario_depth_path(words, trial_ids, placement: Placement, model: FailureMo
     ended_by_job = job_key < w
     end = jnp.minimum(w, job_key)
     t_end = (keys <= end[:, None]).sum(axis=1, dtype=jnp.int32) + ended_by_job.astype(jnp.int32)
-    thresholds = depth_thresholds(keys, t_end, placement)
+    thresholds = depth_thresholds(keys, t_end, placement, scenario.microbatches)
     times = to_time(jnp.minimum(jnp.sort(keys, axis=1), end[:, None]))
     times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)  # t_(0) = 0
     return thresholds, times, t_end
@@ -177,18 +231,21 @@ def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: Fail
     """
     r = placement.redundancy
     thresholds, times, t_end = scenario_depth_path(words, trial_ids, placement, model, scenario)
+    levels = thresholds.shape[1] - 1
     seg = (jnp.take_along_axis(times, thresholds[:, 1:], axis=1)
            - jnp.take_along_axis(times, thresholds[:, :-1], axis=1))
-    depth_at_end = 1 + (thresholds[:, 1:r] <= (t_end - 1)[:, None]).sum(axis=1)
-    inv, dep = [1.0 / d for d in range(1, r + 1)], [float(d) for d in range(1, r + 1)]
+    depth_at_end = 1 + (thresholds[:, 1:levels] <= (t_end - 1)[:, None]).sum(axis=1)
+    dep = level_depths(r, scenario.microbatches)
+    inv = [1.0 / d for d in dep]
     sums = [row_sum(seg), row_sum(seg, inv), row_sum(seg, dep)]
     return thresholds, jnp.stack(sums + sums + [depth_at_end.astype(jnp.float32)], axis=1)
 
 
 @functools.lru_cache(maxsize=32)
-def _jitted(placement, model, scenario=None):
+def _jitted(placement, model, scenario=None, microbatches: int = 1):
     if scenario is None or scenario.is_default:
-        return jax.jit(functools.partial(overhead_kernel, placement=placement, model=model))
+        return jax.jit(functools.partial(overhead_kernel, placement=placement, model=model,
+                                         microbatches=microbatches))
     kernel = functools.partial(scenario_overhead_kernel, placement=placement, model=model, scenario=scenario)
     return jax.jit(lambda words, ids, harmonic: kernel(words, ids))
 
@@ -249,12 +306,19 @@ class OverheadResult:
     time_avg_depth_stderr: float
     uptime_mean_min: float
     work_mean_min: float
-    depth_at_wipeout_hist: np.ndarray  # int64[r + 1]
-    threshold_mean: np.ndarray  # float64[r + 1]: E[K_d]
+    depth_at_wipeout_hist: np.ndarray  # int64[L + 1]: by level (the depth for m = 1)
+    threshold_mean: np.ndarray  # float64[L + 1]: E[K_i]
     distribution: str = "exponential"
+    microbatches: int = 1
+
+    @property
+    def level_depths(self) -> list[float]:
+        """Depth of levels 1..L (``depth_at_wipeout_hist[i]`` counts level i; ``level_depths(r, m)``)."""
+        return level_depths(self.redundancy, self.microbatches)
 
 
-def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum) -> "OverheadResult":
+def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum,
+            microbatches: int = 1) -> "OverheadResult":
     """Assemble the result: expected sojourns for exponential failures, sampled ones otherwise."""
     om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
     om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
@@ -263,7 +327,7 @@ def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, h
     return OverheadResult(placement.groups, placement.redundancy, placement.kind, trials, seed,
                           om_e if use_exp else om_s, se_e if use_exp else se_s, om_s, se_s, dep, dep_se,
                           mu_e if use_exp else mu_s, mw_e if use_exp else mw_s, hist, ksum / trials,
-                          model.distribution)
+                          model.distribution, microbatches)
 
 
 def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, seed: int = 0, *,
@@ -273,7 +337,8 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
     """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work].
 
     A non-default ``scenario`` (``scenario.Scenario``) runs ``scenario_overhead_kernel`` (sampled sojourns;
-    the epoch ends at the wipe-out or the first job-wide interruption).
+    the epoch ends at the wipe-out or the first job-wide interruption). ``scenario.microbatches`` = m > 1
+    schedules micro-batches (SPEC §10.6): the depth is c*/m on the levels of ``depth_thresholds``.
     """
     from .scenario import Scenario
 
@@ -284,23 +349,28 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
     seed = _check_int("seed", seed, lo=0)
     n, r = placement.groups, placement.redundancy
     scenario.check(n)
+    m = scenario.microbatches
+    levels = (r - 1) * m + 1
     if placement.kind not in ("stacked", "block"):
         if not scenario.is_default:
             raise ValueError("scenarios need the stacked or block placement for the overhead (no device depth "
                              "kernel for random/custom placements)")
-        return _simulate_overhead_host(placement, trials, seed, model, progress)
+        return _simulate_overhead_host(placement, trials, seed, model, progress, m)
     words = as_uint32_key_words(seed)
     harmonic = jnp.asarray(harmonic_sojourns(n, model.group_rate_per_min), jnp.float32)
-    fn = _jitted(placement, model, None if scenario.is_default else scenario)
+    fn = _jitted(placement, model, None if scenario.is_default else scenario, m)
     sampled = model.distribution != "exponential" or not scenario.is_default
     params = {"kind": "overhead", "kernel": "row-sum-2", "placement": placement.kind, "groups": n, "redundancy": r,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model),
-              **({} if scenario.is_default else {"scenario": repr(scenario)})}
+              **({} if scenario.is_default else {"scenario": repr(scenario)}),
+              **({} if m == 1 else {"microbatches": m})}
     limb_keys = tuple(f"{name}_{part}" for name in _RATIOS for part in _RATIO_PARTS)
-    totals, _ = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(r, sampled), _zeros_overhead(r), trials, chunk_size,
+    totals, _ = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(levels, sampled),
+                            _zeros_overhead(levels), trials, chunk_size,
                             width=n * r, aux=(words, harmonic), limb_keys=limb_keys,
-                            cache_key=("overhead", placement, model, None if scenario.is_default else scenario),
-                            devices=devices, desc=f"overhead N={n} r={r}", progress=progress, out_dir=out_dir,
+                            cache_key=("overhead", placement, model, None if scenario.is_default else scenario, m),
+                            devices=devices, desc=f"overhead N={n} r={r}" + (f" m={m}" if m > 1 else ""),
+                            progress=progress, out_dir=out_dir,
                             params=params, bytes_per_item=8, count_bound=n)
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
@@ -314,7 +384,7 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
         ratios.append(ratio)
     hist = np.array(totals["hist"], np.int64)
     ksum = np.array(totals["ksum"], np.int64)
-    return _result(placement, trials, seed, model, *ratios, hist, ksum)
+    return _result(placement, trials, seed, model, *ratios, hist, ksum, m)
 
 
 _RATIOS = ("exp", "smp", "depth")
@@ -322,9 +392,10 @@ _RATIO_PARTS = ("u", "w", "uu", "ww", "uw")  # the order of _Ratio.sums
 
 
 def _reduce_overhead(r: int, sampled: bool):
-    """Device-side statistics of a sub-chunk of ``overhead_kernel`` results: for each ratio the exact sums
-    of u, w, u^2, w^2, u w (``devsum`` limbs), the histogram of the depth at the wipe-out (length r + 1),
-    the sums of the thresholds K_0..K_r (int32 per block: ``count_bound`` keeps them exact) and the count
+    """Device-side statistics of a sub-chunk of ``overhead_kernel`` results (``r``: the number of levels L,
+    r itself for m = 1): for each ratio the exact sums
+    of u, w, u^2, w^2, u w (``devsum`` limbs), the histogram of the level at the wipe-out (length L + 1),
+    the sums of the thresholds K_0..K_L (int32 per block: ``count_bound`` keeps them exact) and the count
     of non-finite values."""
     from .devsum import exact_product_sums, exact_sums_f32, histogram
 
@@ -356,16 +427,19 @@ def _zeros_overhead(r: int):
     return zeros
 
 
-def _simulate_overhead_host(placement, trials, seed, model, progress):
+def _simulate_overhead_host(placement, trials, seed, model, progress, microbatches: int = 1):
     """``random``/``custom`` placements: depth by the host matcher (slow; for modest trial counts)."""
+    from .depth import capacity_host
     from .driver import Progress
 
+    m = int(microbatches)
     n, r = placement.groups, placement.redundancy
     words = as_uint32_key_words(seed)
     harmonic = harmonic_sojourns(n, model.group_rate_per_min)
     exp_ratio, smp_ratio, depth_ratio = _Ratio(), _Ratio(), _Ratio()
-    hist = np.zeros(r + 1, np.int64)
-    ksum = np.zeros(r + 1, np.int64)
+    levels = (r - 1) * m + 1
+    hist = np.zeros(levels + 1, np.int64)
+    ksum = np.zeros(levels + 1, np.int64)
     bar = Progress(trials, f"overhead (host matcher) N={n} r={r}", enabled=progress)
     for start in range(0, trials, 256):
         ids = jnp.arange(start, min(trials, start + 256), dtype=jnp.uint32)
@@ -376,9 +450,10 @@ def _simulate_overhead_host(placement, trials, seed, model, progress):
             alive = np.ones(n, bool)
             depths = []
             for k in range(int(t)):
-                depths.append(depth_host(placement, alive))
+                depths.append(capacity_host(placement, alive, m) - m + 1)  # the level
                 alive[order[k]] = False
-            depths = np.array(depths, dtype=np.float64)
+            level = np.array(depths, dtype=np.int64)
+            depths = (level + m - 1) / m
             times = np.concatenate([[0.0], np.sort(np.asarray(times_from_bits(jnp.asarray(b), model), np.float64))])
             s_exp = np.diff(harmonic[: int(t) + 1])
             s_smp = np.diff(times[: int(t) + 1])
@@ -386,9 +461,9 @@ def _simulate_overhead_host(placement, trials, seed, model, progress):
             smp_ratio.add([s_smp.sum()], [(s_smp / depths).sum()])
             s = s_exp if model.distribution == "exponential" else s_smp
             depth_ratio.add([(s * depths).sum()], [s.sum()])
-            hist[int(depths[-1])] += 1
-            for d in range(r + 1):
-                ksum[d] += int(np.searchsorted(depths, d, side="right")) if d < r else int(t)
+            hist[int(level[-1])] += 1
+            for d in range(levels + 1):
+                ksum[d] += int(np.searchsorted(level, d, side="right")) if d < levels else int(t)
         bar.update(len(ids))
     bar.close()
-    return _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum)
+    return _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum, m)

@@ -30,6 +30,12 @@ Uneven groups (§10.4)
     across restarts and trials), or explicit per-group MTBFs in minutes (``group_mtbf_min``, e.g. read from a
     file). Normal groups keep the model's group MTBF: lemons *add* failures, they do not redistribute them.
 
+Micro-batches (§10.6)
+    ``microbatches = m``: each shard is m micro-batches that any alive holder may compute; the depth is
+    ``c*/m`` with c* the least per-group load in micro-batches (``spare_jax.depth``). It is a scheduling
+    choice, not a failure part: ``is_default`` and ``needs_kernel`` ignore it (the §1 kernels and closed
+    forms take m as a static argument), and m = 1 is the paper exactly.
+
 Sources for presets are in :mod:`spare_jax.presets`.
 """
 
@@ -43,6 +49,7 @@ import numpy as np
 from .failures import check_positive
 
 RINGS = ("contiguous", "interleaved")
+MAX_MICROBATCHES = 1024  # capacities r m stay far inside int32 and the level tables stay small
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +88,7 @@ class Scenario:
       lemon_factor: how many times as often a lemon fails (>= 1 typically; any positive value accepted).
       lemon_seed: which groups are lemons (drawn once, fixed across restarts).
       group_mtbf_min: explicit per-group MTBFs in minutes (overrides the model's group MTBF and lemons).
+      microbatches: micro-batches per shard, m >= 1 (SPEC §10.6; 1 = whole shards, the paper).
     """
 
     job_mtbf_min: float | None = None
@@ -91,6 +99,7 @@ class Scenario:
     lemon_factor: float = 1.0
     lemon_seed: int = 0
     group_mtbf_min: tuple[float, ...] | None = None
+    microbatches: int = 1
 
     def __post_init__(self):
         if self.job_mtbf_min is not None:
@@ -118,6 +127,10 @@ class Scenario:
         if isinstance(self.lemon_seed, bool) or not isinstance(self.lemon_seed, (int, np.integer)) \
                 or not 0 <= int(self.lemon_seed) < 2**63:
             raise ValueError(f"lemon_seed must be an integer in [0, 2^63), got {self.lemon_seed!r}")
+        mb = self.microbatches
+        if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 1 <= int(mb) <= MAX_MICROBATCHES:
+            raise ValueError(f"microbatches must be an integer in [1, {MAX_MICROBATCHES}], got {mb!r}")
+        object.__setattr__(self, "microbatches", int(mb))
         if self.group_mtbf_min is not None:
             object.__setattr__(self, "group_mtbf_min",
                                tuple(check_positive("group mtbf (minutes)", v) for v in self.group_mtbf_min))
@@ -198,6 +211,8 @@ class Scenario:
             out["domains"] = [{"size": d.size, "mtbf_min": d.mtbf_min, **({"name": d.name} if d.name else {})}
                               for d in self.domains]
         out["ring"] = self.ring if isinstance(self.ring, str) else "custom"
+        if self.microbatches > 1:
+            out["microbatches"] = self.microbatches
         if self.lemon_fraction > 0:
             out.update(lemon_fraction=self.lemon_fraction, lemon_factor=self.lemon_factor,
                        lemon_seed=self.lemon_seed)

@@ -12,7 +12,7 @@ from .wipeout import (  # noqa: F401
     survival_exact, survival_poisson, survival_stacked)
 from .depth import (  # noqa: F401
     EXACT_DP_MAX_N, _binomial_mixture, _depth_cdf_stacked_one, depth_cdf, depth_cdf_bernoulli,
-    depth_profile_in_time, overhead_theory, overhead_theory_any_n)
+    depth_profile_in_time, level_depths, overhead_theory, overhead_theory_any_n)
 from .renewed import (  # noqa: F401
     order_statistic_spacings, renewed_uptime_and_work, time_from_hazard)
 from .runs import (  # noqa: F401
