@@ -15,7 +15,8 @@ import warnings
 
 from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
     CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
-    _run_args, _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config)
+    _run_args, _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config,
+    _microbatch_args)
 
 EXIT_BAD_INPUT = 2
 
@@ -228,6 +229,8 @@ def cmd_overhead(args) -> dict:
     from .overhead import simulate_overhead
 
     if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
+        if (args.microbatches or 1) > 1:
+            raise ValueError("--microbatches with repair (--repair-time) is not simulated yet; drop one of them")
         return cmd_overhead_repair(args)
 
     if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --out
@@ -244,8 +247,10 @@ def cmd_overhead(args) -> dict:
     if placement.kind in ("stacked", "block") and model.distribution == "exponential" and paper:
         exact_k = placement.groups <= theory.EXACT_DP_MAX_N
         th = (theory.overhead_theory if exact_k else theory.overhead_theory_any_n)(
-            placement.kind, placement.groups, placement.redundancy)
+            placement.kind, placement.groups, placement.redundancy, microbatches=scenario.microbatches)
     hist = res.depth_at_wipeout_hist
+    m = scenario.microbatches
+    level = [0.0] + res.level_depths  # level index -> depth
     return {
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
         "trials": res.trials, "seed": res.seed,
@@ -258,7 +263,8 @@ def cmd_overhead(args) -> dict:
         "mc_overhead_sampled_sojourns_stderr": res.overhead_sampled_stderr,
         "z_score": None if th is None else _clean((res.overhead - th["overhead"]) / res.overhead_stderr
                                                     if res.overhead_stderr > 0 else 0.0),
-        "depth_at_wipeout": {str(d): int(c) for d, c in enumerate(hist) if c},
+        "depth_at_wipeout": {(str(d) if m == 1 else f"{level[d]:g}"): int(c) for d, c in enumerate(hist) if c},
+        **({} if m == 1 else {"microbatches": m}),
         "mean_depth_thresholds": [float(x) for x in res.threshold_mean],
         "distribution": model.distribution,
         **({} if scenario.is_default else {"scenario": scenario.describe(),
@@ -610,6 +616,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, trials=20_000)
     _failure_args(p)
     _scenario_args(p)
+    _microbatch_args(p)
     _repair_args(p)
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")

@@ -140,6 +140,18 @@ def _scenario_args(p):
     p.set_defaults(scenario_domains=None)
 
 
+def _microbatch_args(p, restart: bool = False):
+    """``--microbatches`` (SPEC §10.6) and, where time-to-train is computed, ``--restart-depth`` (§10.7)."""
+    p.add_argument("--microbatches", type=_bounded("microbatches"), default=None,
+                   help=_help("micro-batches per shard m: survivors share a lost shard's work in 1/m pieces "
+                              "(depth = c/m; default 1, whole shards as in the paper)", "microbatches"))
+    if restart:
+        p.add_argument("--restart-depth", type=_bounded("restart_depth"), default=None,
+                       help=_help("proactive restart: end an epoch voluntarily (a checkpoint, then a restart) "
+                                  "once the depth reaches this value (default: never; spare only)",
+                                  "restart_depth"))
+
+
 def _scenario(args, groups: int):
     """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N."""
     from .scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
@@ -179,7 +191,8 @@ def _scenario(args, groups: int):
                         domains=tuple(domains), ring=ring, lemon_fraction=args.lemon_fraction or 0.0,
                         lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
                         lemon_seed=args.lemon_seed or 0,
-                        group_mtbf_min=None if args.group_mtbf_file is None else mtbfs)
+                        group_mtbf_min=None if args.group_mtbf_file is None else mtbfs,
+                        microbatches=getattr(args, "microbatches", None) or 1)
     scenario.check(groups)
     scenario.ring_order(groups)  # e.g. 'interleaved' without domains
     return scenario
