@@ -16,7 +16,7 @@ import warnings
 from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
     CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
     _run_args, _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config,
-    _microbatch_args)
+    _microbatch_args, _policy_search_args)
 
 EXIT_BAD_INPUT = 2
 
@@ -397,9 +397,15 @@ def cmd_ttt(args) -> dict:
     from . import ttt
 
     if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
+        if (args.microbatches or 1) > 1 or args.restart_depth is not None:
+            raise ValueError("--microbatches/--restart-depth with repair (--repair-time) are not simulated yet")
         return cmd_ttt_repair(args)
 
     model, cfg = _model(args), _training(args)
+    if args.restart_depth is not None and args.scheme != "spare":
+        raise ValueError(f"--restart-depth applies to --scheme spare only ({args.scheme} has a constant depth)")
+    if (args.microbatches or 1) > 1 and args.scheme != "spare":
+        raise ValueError(f"--microbatches applies to --scheme spare only ({args.scheme} computes whole replicas)")
     kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
     from .placement import check_groups_redundancy
 
@@ -413,11 +419,19 @@ def cmd_ttt(args) -> dict:
     # orders and lemons have no closed form: a pilot pool of epochs gives tau and the renewal-reward estimate
     kept = model.distribution != "exponential" and args.ages == "kept"
     job_rate = scenario.job_rate_per_min(args.groups, model.group_mtbf_min)
-    if scenario.needs_kernel:
+    if scenario.needs_kernel or args.restart_depth is not None:
+        from .ttt.montecarlo import _sample_epochs_iid, apply_restart_depth
         from .ttt.pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
 
-        pilot = sample_scenario_epochs(args.scheme, args.groups, r, DEFAULT_POOL_EPOCHS, args.seed, model, scenario,
-                                       progress=not args.quiet)
+        if kept:
+            raise ValueError("--restart-depth is simulated for i.i.d. epochs: exponential failures or --ages renewed")
+        if scenario.needs_kernel:
+            pilot = sample_scenario_epochs(args.scheme, args.groups, r, DEFAULT_POOL_EPOCHS, args.seed, model,
+                                           scenario, progress=not args.quiet)
+        else:  # the proactive restart has no closed form: a pilot pool of epochs
+            pilot = _sample_epochs_iid(args.scheme, args.groups, r, DEFAULT_POOL_EPOCHS, args.seed, model,
+                                       not args.quiet, job_rate, scenario.microbatches)
+        pilot = apply_restart_depth(pilot, args.restart_depth)
         prof = pilot_profile = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
         if tau is None:
             tau = best_tau_pool(pilot, cfg, gpus)[0]
@@ -425,7 +439,7 @@ def cmd_ttt(args) -> dict:
         th = pool_est = pool_theory(pilot, tau, cfg, gpus)
     else:
         prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages,
-                                 job_rate=job_rate)
+                                 job_rate=job_rate, microbatches=scenario.microbatches)
         if tau is None:
             tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
         _check_ckpt_count(tau, cfg, prof)
@@ -441,7 +455,7 @@ def cmd_ttt(args) -> dict:
     t0 = time.perf_counter()
     mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.trials, tau, cfg, model, gpus, args.seed,
                                      args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet,
-                                     job_rate=job_rate, scenario=scenario)
+                                     job_rate=job_rate, scenario=scenario, restart_depth=args.restart_depth)
     half = 1.96 * mc["ttt_stderr_hours"]
     out = {
         "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
@@ -460,8 +474,14 @@ def cmd_ttt(args) -> dict:
         "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
         "elapsed_s": time.perf_counter() - t0,
     }
-    if not scenario.is_default:
+    if not scenario.is_default or scenario.microbatches > 1:
         out["scenario"] = scenario.describe()
+    if scenario.microbatches > 1:
+        out["microbatches"] = scenario.microbatches
+    if args.restart_depth is not None:
+        vol = pool.voluntary
+        out["restart_depth"] = args.restart_depth
+        out["voluntary_restart_fraction"] = 0.0 if vol is None else float(vol.mean())
     if pool_est is not None:
         # the renewal-reward estimate W (mean U + R) / mean committed work on the pilot pool (no closed form)
         out["renewal_ttt_hours"] = pool_est["ttt_hours"]
@@ -488,8 +508,18 @@ def cmd_optimize(args) -> dict:
         if not args.curves:
             res.pop("curves")
         return res
-    res = ttt.optimize(args.groups, args.r_max, model, _training(args), progress=not args.quiet,
-                       ages=args.ages, scenario=scenario, epochs=args.epochs, seed=args.pool_seed)
+    ms = args.microbatch_set or [1]
+    if len(ms) > 1 or args.restart_depths is not None:
+        from .ttt.policy import optimize_policy
+
+        res = optimize_policy(args.groups, args.r_max, model, _training(args), scenario, ms, args.restart_depths,
+                              epochs=args.epochs or 20_000, seed=args.pool_seed, ages=args.ages,
+                              progress=not args.quiet)
+        if not args.curves:
+            res["policy"].pop("restart_curves", None)
+    else:
+        res = ttt.optimize(args.groups, args.r_max, model, _training(args), progress=not args.quiet,
+                           ages=args.ages, scenario=scenario, epochs=args.epochs, seed=args.pool_seed)
     if not scenario.is_default:
         res.setdefault("scenario", scenario.describe())
     if not args.curves:
@@ -632,6 +662,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ages_arg(p)
     _scenario_args(p)
     _repair_args(p)
+    _microbatch_args(p, restart=True)
     p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
@@ -649,6 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
                    help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
     _repair_args(p)
+    _policy_search_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("place", help="search the ring order that maximises E[epoch uptime] under a scenario, "

@@ -152,6 +152,37 @@ def _microbatch_args(p, restart: bool = False):
                                   "restart_depth"))
 
 
+def _number_list(bound, flag, allow_auto=False):
+    """An argparse type for a comma-separated list of ``bound`` values (``auto``: an empty tuple, the
+    default grid)."""
+    one = _bounded(bound, flag)
+
+    def parse(text):
+        text = str(text).strip()
+        if allow_auto and text == "auto":
+            return ()
+        items = [t for t in text.split(",")]
+        if not text or any(not t.strip() for t in items):
+            raise argparse.ArgumentTypeError(f"{flag} must be a comma-separated list of values"
+                                             + (" or auto" if allow_auto else "") + f", got {text!r}")
+        return sorted({one(t) for t in items})
+
+    return parse
+
+
+def _policy_search_args(p):
+    """``optimize``: the micro-batch counts and proactive-restart depths searched (SPEC §10.6-10.7)."""
+    p.add_argument("--microbatches", dest="microbatch_set", type=_number_list("microbatches", "--microbatches"),
+                   default=None, help=_help("micro-batches per shard m, or a comma list to search (e.g. 1,2,4,8; "
+                                            "default 1)", "microbatches"))
+    p.add_argument("--restart-depth", dest="restart_depths",
+                   type=_number_list("restart_depth", "--restart-depth", allow_auto=True), default=None,
+                   help=_help("proactive restart: search these depths D_max (comma list, or auto for "
+                              "1.25..8) with r and tau, on epoch pools of --epochs (default: no proactive "
+                              "restart)", "restart_depth"))
+    p.set_defaults(microbatches=None)
+
+
 def _scenario(args, groups: int):
     """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N."""
     from .scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
@@ -192,7 +223,8 @@ def _scenario(args, groups: int):
                         lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
                         lemon_seed=args.lemon_seed or 0,
                         group_mtbf_min=None if args.group_mtbf_file is None else mtbfs,
-                        microbatches=getattr(args, "microbatches", None) or 1)
+                        microbatches=getattr(args, "microbatches", None)
+                        or min(getattr(args, "microbatch_set", None) or [1]))
     scenario.check(groups)
     scenario.ring_order(groups)  # e.g. 'interleaved' without domains
     return scenario

@@ -100,7 +100,8 @@ class EpochProfile:
 
 
 def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel = FailureModel(),
-                  points: int | None = None, ages: str = "kept", job_rate: float = 0.0) -> EpochProfile:
+                  points: int | None = None, ages: str = "kept", job_rate: float = 0.0,
+                  microbatches: int = 1) -> EpochProfile:
     """Exact-theory epoch profile (see the module docstring) for exponential failures, and for any Weibull
     law with ``ages="renewed"``.
 
@@ -120,6 +121,9 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     process independent of the group failures that ends the epoch like a wipe-out. Exactly:
     ``S_J(t) = S(t) e^{-mu t}``, and the depth given that the epoch is still up is unchanged
     (``E[1/d | U_J > t] = E[1/d | U > t]``), so only the survival (and ``E[U] = int S_J``) change.
+
+    ``microbatches`` m (SPEC §10.6, ``spare``): the profile runs over the capacity levels of
+    ``theory.depth_cdf`` at their depths ``c / m``; m = 1 is the paper.
     """
     n, r = check_groups_redundancy(groups, redundancy)
     ages = check_ages(ages)
@@ -128,17 +132,18 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
                          "age across restarts, so epochs are a Markov chain): use ages='renewed' for the "
                          "closed form of the renewed model, or the Monte Carlo (sample_epochs, ages='kept')")
     kind, r = scheme_placement(scheme, n, r)
-    x, cdf = theory.depth_profile_in_time(kind, n, r, points, depth=(scheme == "spare"))
+    m = int(microbatches) if scheme == "spare" else 1
+    x, cdf = theory.depth_profile_in_time(kind, n, r, points, depth=(scheme == "spare"), microbatches=m)
     if model.distribution == "exponential":
         t = x / model.group_rate_per_min  # unchanged exponential path (bit-for-bit the earlier numbers)
     else:
         t = theory.time_from_hazard(x, model)
-    s_t = cdf[:, r]
+    s_t = cdf[:, -1]
     job_rate = float(job_rate)
     if not (math.isfinite(job_rate) and job_rate >= 0):
         raise ValueError(f"job_rate must be a finite number >= 0, got {job_rate!r}")
     if scheme == "spare":
-        g_t = (np.diff(cdf, axis=1) / np.arange(1, r + 1)).sum(axis=1)
+        g_t = (np.diff(cdf, axis=1) / theory.level_depths(r, m)).sum(axis=1)
     else:
         g_t = s_t / (r if scheme == "rep" else 1)
     rate = np.where(s_t > 1e-300, g_t / np.maximum(s_t, 1e-300), 0.0)  # E[1/d | U > t]
@@ -310,7 +315,9 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
     ``scenario`` (``scenario.Scenario``): its job-wide rate replaces ``job_rate``; with domains, a ring order
     or uneven groups (``needs_kernel``) there is no closed form and each (scheme, r) is estimated on a Monte
     Carlo pool of ``epochs`` epochs (``pool.optimize_pool``, exponential failures; default
-    ``pool.DEFAULT_POOL_EPOCHS``), the same ``seed`` for every r.
+    ``pool.DEFAULT_POOL_EPOCHS``), the same ``seed`` for every r. ``scenario.microbatches`` (SPEC §10.6)
+    applies to ``spare`` (the closed form over capacity levels; ``policy`` searches m and the proactive
+    restart).
     """
     from ..driver import Progress
 
@@ -344,13 +351,14 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
         return [r for r in rs if n % r == 0] if scheme == "rep" else list(rs)
 
     searched = {s: r_values(s) for s in schemes}
+    mb = 1 if scenario is None else scenario.microbatches
     jobs = [(s, r) for s in schemes for r in searched[s]]
     bar = Progress(len(jobs), f"optimize N={n} (closed form)", enabled=progress, unit="profile")
     for scheme in schemes:
         best = None
         curves[scheme] = []
         for r in searched[scheme]:
-            prof = epoch_profile(scheme, n, r, model, ages=ages, job_rate=job_rate)
+            prof = epoch_profile(scheme, n, r, model, ages=ages, job_rate=job_rate, microbatches=mb)
             tau, ttt_min = best_tau_grid(prof, cfg, gpus)
             curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": ttt_min / 60.0})
             if best is None or ttt_min < best[1]:
@@ -365,7 +373,8 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
                        "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
                        "mean_uptime_min": prof.mean_uptime_min, "r_searched": searched[scheme]}
     bar.close()
-    return _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, method="closed form")
+    return _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, method="closed form",
+                            **({} if mb == 1 else {"microbatches": mb}))
 
 
 def _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, **extra) -> dict:

@@ -36,6 +36,11 @@ class EpochPool:
     # epochs with repair (SPEC §10.5): the depth is not monotone, so instead of breakpoints each epoch keeps its
     # work rate W/U (W the integral of 1/d*), taken as constant within the epoch: Y = (W/U) Phi(m P)
     work_rate: np.ndarray | None = None
+    # micro-batches (SPEC §10.6): the depth of each breakpoint segment (float64[L]; None: 1..r)
+    depths: np.ndarray | None = None
+    # proactive restart (SPEC §10.7, ``apply_restart_depth``): the epoch ended voluntarily at ``uptime`` with a
+    # checkpoint (all its work committed, the checkpoint's C added to the cycle) instead of a wipe-out
+    voluntary: np.ndarray | None = None
 
 
 def pool_committed(pool: "EpochPool", upto, tau, period, rows=None):
@@ -44,13 +49,49 @@ def pool_committed(pool: "EpochPool", upto, tau, period, rows=None):
         rate = pool.work_rate if rows is None else pool.work_rate[rows]
         return rate * _compute_time(np.asarray(upto, np.float64), tau, period)
     b = pool.breakpoints if rows is None else pool.breakpoints[rows]
-    return _committed(b, upto, tau, period)
+    return _committed(b, upto, tau, period, pool.depths)
+
+
+def epoch_yield(pool: "EpochPool", tau, period, ckpt_cost: float):
+    """Per epoch ``(committed work Y, cycle time without the restart)``: a wipe-out keeps the work of the
+    completed checkpoints (``floor(U / T)`` of them) and lasts U; a voluntary end (``pool.voluntary``) commits
+    everything computed by U and lasts ``U + C`` (its closing checkpoint)."""
+    ups = pool.uptime
+    upto = np.floor(ups / period) * period
+    extra = 0.0
+    if pool.voluntary is not None:
+        upto = np.where(pool.voluntary, ups, upto)
+        extra = np.where(pool.voluntary, ckpt_cost, 0.0)
+    return pool_committed(pool, upto, tau, period), ups + extra
+
+
+def apply_restart_depth(pool: "EpochPool", restart_depth: float | None) -> "EpochPool":
+    """The proactive-restart policy (SPEC §10.7) on a ``spare`` pool: an epoch ends voluntarily (checkpoint,
+    then restart) at the first breakpoint where the depth reaches ``restart_depth``, if that comes before its
+    wipe-out. ``None`` (or a depth above the deepest level) returns the pool unchanged. Rep and none have a
+    constant depth and are returned unchanged."""
+    import dataclasses
+
+    if restart_depth is None or pool.work_rate is not None or pool.scheme != "spare" or pool.redundancy < 2:
+        return pool
+    if not (math.isfinite(restart_depth) and restart_depth > 1):
+        raise ValueError(f"restart_depth must be a number > 1, got {restart_depth!r}")
+    b = pool.breakpoints
+    depths = pool.depths if pool.depths is not None else np.arange(1, b.shape[1], dtype=np.float64)
+    reach = np.nonzero(depths >= restart_depth - 1e-12)[0]
+    if reach.size == 0:
+        return pool
+    start = b[:, reach[0]]  # the level with depth >= D_max begins here (level i spans b[i] .. b[i+1])
+    voluntary = start < pool.uptime
+    up = np.where(voluntary, start, pool.uptime)
+    return dataclasses.replace(pool, uptime=up, breakpoints=np.minimum(b, up[:, None]), voluntary=voluntary)
 
 
 def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
                   model: FailureModel = FailureModel(), progress: bool = False, ages: str = "kept",
-                  chains: int | None = None, burn_in: int | None = None, job_rate: float = 0.0) -> EpochPool:
-    """Sample epochs of a scheme with the JAX kernels.
+                  chains: int | None = None, burn_in: int | None = None, job_rate: float = 0.0,
+                  microbatches: int = 1) -> EpochPool:
+    """Sample epochs of a scheme with the JAX kernels (``microbatches``: SPEC §10.6, i.i.d. epochs only).
 
     Exponential failures, or ``ages="renewed"``: ``epochs`` i.i.d. epochs (every group restored as new at
     each restart; for exponential failures this is also the kept-ages model, by memorylessness, and the
@@ -65,7 +106,9 @@ def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: 
     """
     ages = check_ages(ages)
     if model.distribution == "exponential" or ages == "renewed":
-        return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress, job_rate)
+        return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress, job_rate, microbatches)
+    if microbatches != 1:
+        raise ValueError("micro-batches are not simulated with kept ages yet; use ages='renewed'")
     if job_rate:
         raise ValueError("job-wide failures are not simulated with kept ages yet; use ages='renewed'")
     chains = 64 if chains is None else int(chains)
@@ -80,10 +123,10 @@ JOB_STREAM = 7  # trial_bits stream of the job-wide interruption time in the epo
 
 def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
                        model: FailureModel = FailureModel(), progress: bool = False,
-                       job_rate: float = 0.0) -> EpochPool:
+                       job_rate: float = 0.0, microbatches: int = 1) -> EpochPool:
     """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages); with ``job_rate``
     each epoch also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints
-    cut there."""
+    cut there. ``microbatches`` m > 1 (``spare``): breakpoints per capacity level, ``EpochPool.depths``."""
     from ..driver import as_uint32_key_words, run_chunked
     from ..failures import exponential_from_bits, times_from_bits, trial_bits
     from ..overhead import depth_thresholds
@@ -95,6 +138,7 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
     pl = make_placement(kind, n, r)
     words = as_uint32_key_words(seed)
     job_rate = float(job_rate)
+    m = int(microbatches) if scheme == "spare" and r > 1 else 1
 
     @jax.jit
     def kernel(ids):
@@ -102,7 +146,7 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
         t_count, w = wipeout_from_bits(bits, pl)
         uptime = times_from_bits(w, model)
         if scheme == "spare" and r > 1:
-            k = depth_thresholds(bits, t_count, pl)
+            k = depth_thresholds(bits, t_count, pl, m)
             times = times_from_bits(jnp.sort(bits, axis=1), model)
             times = jnp.concatenate([jnp.zeros((times.shape[0], 1), times.dtype), times], axis=1)
             b = jnp.take_along_axis(times, k, axis=1)
@@ -124,7 +168,14 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
 
     run_chunked(kernel, epochs, None, consume, width=n * max(r, 2), desc=f"epochs {scheme} N={n} r={r}",
                 progress=progress, bytes_per_item=8)
-    return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps))
+    return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
+
+
+def _level_depths(r: int, m: int):
+    """``EpochPool.depths`` for m micro-batches (None for m = 1: the depths 1..r)."""
+    from ..overhead import level_depths
+
+    return None if m == 1 else np.asarray(level_depths(r, m), np.float64)
 
 
 # --- kept ages: epochs as a Markov chain in the age vector ------------------------------------------------
@@ -292,9 +343,10 @@ def _compute_time(t, tau, period):
     return q * tau + np.minimum(rem, tau)
 
 
-def _committed(breakpoints, upto, tau, period):
-    """Work committed by time ``upto`` (a checkpoint completion) for epochs with these breakpoints."""
-    depth = np.arange(1, breakpoints.shape[1])
+def _committed(breakpoints, upto, tau, period, depths=None):
+    """Work committed by time ``upto`` (a checkpoint completion) for epochs with these breakpoints (segment
+    i at depth ``depths[i]``, default i + 1)."""
+    depth = np.arange(1, breakpoints.shape[1]) if depths is None else np.asarray(depths, np.float64)
     b = np.minimum(breakpoints, upto[..., None])
     phi = _compute_time(b, tau, period)
     return (np.diff(phi, axis=-1) / depth).sum(axis=-1)
@@ -316,7 +368,8 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
     work = cfg.work_hours * 60.0
     ups = pool.uptime
     m = np.floor(ups / period)
-    committed = pool_committed(pool, m * period, tau_min, period)
+    committed, cycle = epoch_yield(pool, tau_min, period, cfg.ckpt_cost_min)
+    vol = np.zeros(ups.size, bool) if pool.voluntary is None else pool.voluntary
     cum = np.concatenate([[0.0], np.cumsum(committed)])
     runs = []
     n_ep = ups.size
@@ -336,16 +389,20 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
             e = max(e, start)
             before = cum[e] - cum[start]
             # checkpoint index within epoch e at which committed work reaches W
-            i_ckpt = np.arange(1, int(m[e]) + 1)
-            inside = pool_committed(pool, i_ckpt * period, tau_min, period, rows=np.full(i_ckpt.size, e))
+            ends = np.arange(1, int(m[e]) + 1) * period
+            if vol[e]:  # the closing checkpoint of a voluntary end commits the rest
+                ends = np.append(ends[ends < ups[e]], ups[e])
+            inside = pool_committed(pool, ends, tau_min, period, rows=np.full(ends.size, e))
             hit = np.nonzero(before + inside >= work - 1e-9)[0]
             if hit.size == 0:  # pragma: no cover - guarded by the cumulative search
                 break
-            t_end = (i_ckpt[hit[0]]) * period
+            t_end = ends[hit[0]] + (cfg.ckpt_cost_min if vol[e] and hit[0] == ends.size - 1 else 0.0)
             restarts = e - start
-            wall = float(np.sum(ups[start:e]) + restarts * restart + t_end)
+            wall = float(np.sum(cycle[start:e]) + restarts * restart + t_end)
             uptime = float(np.sum(ups[start:e]) + t_end)
             lost = float(np.sum(ups[start:e]) - np.sum(m[start:e] * period))
+            if pool.voluntary is not None:  # a voluntary end loses nothing
+                lost -= float(np.sum(np.where(vol[start:e], ups[start:e] - m[start:e] * period, 0.0)))
             runs.append((wall, uptime, restarts, lost))
             start = e + 1
             in_seg += 1
@@ -365,7 +422,8 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
                       cfg: TrainingConfig = TrainingConfig(), model: FailureModel = FailureModel(),
                       gpus: float | None = None, seed: int = 0, ages: str = "kept",
                       uptime_guess_min: float | None = None, rate_guess: float = 0.4, burn_in: int | None = None,
-                      progress: bool = False, job_rate: float = 0.0, scenario=None) -> tuple[dict, EpochPool]:
+                      progress: bool = False, job_rate: float = 0.0, scenario=None,
+                      restart_depth: float | None = None) -> tuple[dict, EpochPool]:
     """Exactly ``runs`` training runs by Monte Carlo (``runs >= 2``): the pool is sampled, and re-sampled
     larger (the same seed gives the same leading epochs) until it holds ``runs`` runs.
 
@@ -375,7 +433,8 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
     the plain one.
 
     ``scenario`` with domains, a ring order or uneven groups (``Scenario.needs_kernel``): i.i.d. epochs from
-    ``pool.sample_scenario_epochs`` (its job-wide part included; ``job_rate`` is then ignored).
+    ``pool.sample_scenario_epochs`` (its job-wide part included; ``job_rate`` is then ignored). The scenario's
+    ``microbatches`` apply in every case; ``restart_depth``: the proactive restart (``apply_restart_depth``).
     """
     ages = check_ages(ages)
     runs = int(runs)
@@ -388,6 +447,9 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
         surv = theory.survival_exact(kind, n, r)
         uptime_guess_min = theory.expected_uptime(surv, n, model.group_rate_per_min)
     kept = model.distribution != "exponential" and ages == "kept"
+    if kept and ((scenario is not None and scenario.microbatches > 1) or restart_depth is not None):
+        raise ValueError("micro-batches and the proactive restart are not simulated with kept ages yet; use "
+                         "ages='renewed'")
     if scenario_pool and uptime_guess_min is None:
         raise ValueError("simulate_ttt_runs under a scenario needs uptime_guess_min (e.g. a pilot pool's mean)")
     if kept and (job_rate or scenario_pool):
@@ -405,7 +467,9 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
 
                 pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario, progress)
             else:
-                pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate)
+                pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate,
+                                          1 if scenario is None else scenario.microbatches)
+            pool = apply_restart_depth(pool, restart_depth)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, None)
         if got is not None and got["runs"] == runs:
             return got, pool

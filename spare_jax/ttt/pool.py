@@ -26,7 +26,7 @@ import numpy as np
 from ..failures import FailureModel
 from ..placement import check_groups_redundancy
 from .closed_form import TrainingConfig, scheme_placement
-from .montecarlo import EpochPool, pool_committed
+from .montecarlo import EpochPool, _level_depths, epoch_yield
 
 DEFAULT_POOL_EPOCHS = 20_000
 
@@ -90,7 +90,8 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
 
     run_chunked(lambda ids: fn(words, ids), int(epochs), None, consume, width=n * max(r, 2),
                 desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress, bytes_per_item=8)
-    return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps))
+    m = scenario.microbatches if scheme == "spare" and r > 1 else 1
+    return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
 
 def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
@@ -129,12 +130,12 @@ def pool_ttt(pool: EpochPool, taus, cfg: TrainingConfig = TrainingConfig(), gpus
     taus = np.atleast_1d(np.asarray(taus, np.float64))
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
     work = cfg.work_hours * 60.0
-    cycle = pool.uptime + restart
-    n = cycle.size
+    n = pool.uptime.size
     ttt, se, ybar = np.full(taus.size, np.inf), np.full(taus.size, np.inf), np.zeros(taus.size)
     for i, tau in enumerate(taus):
         period = tau + cfg.ckpt_cost_min
-        y = pool_committed(pool, np.floor(pool.uptime / period) * period, tau, period)
+        y, busy = epoch_yield(pool, tau, period, cfg.ckpt_cost_min)
+        cycle = busy + restart
         ybar[i] = y.mean()
         if ybar[i] <= 0:
             continue

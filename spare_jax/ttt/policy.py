@@ -1,0 +1,166 @@
+r"""Scheduling policies on top of the time-to-train model: the proactive restart (SPEC §10.7) and the search
+over the micro-batch count m (§10.6).
+
+Proactive restart. SPARe keeps running after failures at depth d > 1, i.e. at 1/d of full speed. A policy may
+instead *restart voluntarily* once the depth reaches ``D_max``: it writes a checkpoint (cost C, so nothing
+is lost), restarts (cost R) and resumes at depth 1 with every group restored. It trades R + C for faster
+iterations; it pays where failures accumulate slowly but the restart is cheap. Per epoch the voluntary end
+is the first depth breakpoint at a level whose depth is at least ``D_max``
+(``montecarlo.apply_restart_depth``); the renewal-reward form holds with the per-epoch yield and cycle of
+``montecarlo.epoch_yield``:
+
+.. math::  \mathrm{TTT}(\tau, D_{max}) = W \frac{E[U' + C\,1_{vol}] + R}{E[Y']},
+
+``U' = min(U, V)`` and ``Y'`` the work committed by the last checkpoint (wipe-out) or all the work done by V
+(voluntary end). There is no closed form for ``E[Y']`` (the voluntary end is a stopping time of the depth
+path), so it is estimated on an epoch pool (``pool.pool_ttt``; the same pool, hence common random numbers,
+for every ``D_max`` and tau, and for the no-restart baseline).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..failures import FailureModel
+from .closed_form import TrainingConfig
+from .montecarlo import apply_restart_depth
+
+DEFAULT_RESTART_DEPTHS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
+
+
+def restart_depth_grid(redundancy: int, microbatches: int = 1, depths=None) -> list[float]:
+    """The D_max values searched for r and m: ``depths`` (default ``DEFAULT_RESTART_DEPTHS``) rounded up to a
+    depth the schedule can reach (a multiple of 1/m) and kept in (1, r]; duplicates removed."""
+    m = int(microbatches)
+    out = []
+    for d in (DEFAULT_RESTART_DEPTHS if depths is None else depths):
+        d = math.ceil(float(d) * m - 1e-9) / m
+        if 1 < d <= redundancy and d not in out:
+            out.append(d)
+    return sorted(out)
+
+
+def _spare_pool(groups, r, model, scenario, epochs, seed, job_rate):
+    from .montecarlo import _sample_epochs_iid
+    from .pool import sample_scenario_epochs
+
+    if scenario is not None and scenario.needs_kernel:
+        return sample_scenario_epochs("spare", groups, r, epochs, seed, model, scenario)
+    m = 1 if scenario is None else scenario.microbatches
+    return _sample_epochs_iid("spare", groups, r, epochs, seed, model, False, job_rate, m)
+
+
+def search_restart_depth(groups: int, redundancies, model: FailureModel, cfg: TrainingConfig, scenario=None,
+                         restart_depths=None, epochs: int = 20_000, seed: int = 0, job_rate: float = 0.0,
+                         progress: bool = False) -> dict:
+    """For ``spare`` and each r in ``redundancies``: the best ``D_max`` (``restart_depth_grid``) and tau on one
+    pool of ``epochs`` epochs per r (the same seed for every r), against the no-restart policy on the same
+    pool. Returns the best (r, D_max, tau) overall, its TTT with standard error, the baseline's, and the
+    curve ``[{r, restart_depth, ckpt_interval_min, ttt_hours, ttt_stderr_hours}]`` (D_max None = never)."""
+    from ..driver import Progress
+    from .pool import best_tau_pool, pool_ttt
+
+    m = 1 if scenario is None else scenario.microbatches
+    gpus = groups * model.gpus_per_group
+    rs = [int(r) for r in redundancies if int(r) >= 2]
+    if not rs:
+        raise ValueError("the proactive restart needs r >= 2 (spare with r = 1 has no depth to watch)")
+    bar = Progress(len(rs), f"restart-depth search N={groups} ({epochs} epochs per r)", enabled=progress,
+                   unit="pool")
+    curve, best, base = [], None, None
+    for r in rs:
+        pool = _spare_pool(groups, r, model, scenario, epochs, seed, job_rate)
+        for d in [None] + restart_depth_grid(r, m, restart_depths):
+            p = apply_restart_depth(pool, d)
+            tau, _ = best_tau_pool(p, cfg, gpus)
+            ttt, se, _ = pool_ttt(p, [tau], cfg, gpus)
+            vol = 0.0 if p.voluntary is None else float(p.voluntary.mean())
+            row = {"r": r, "restart_depth": d, "ckpt_interval_min": tau, "ttt_hours": float(ttt[0]) / 60.0,
+                   "ttt_stderr_hours": float(se[0]) / 60.0, "voluntary_fraction": vol,
+                   "mean_epoch_min": float(p.uptime.mean())}
+            curve.append(row)
+            if d is None and (base is None or row["ttt_hours"] < base["ttt_hours"]):
+                base = row
+            if best is None or row["ttt_hours"] < best["ttt_hours"]:
+                best = row
+        bar.update(1)
+    bar.close()
+    return {"best": best, "no_restart": base, "gain": 1.0 - best["ttt_hours"] / base["ttt_hours"],
+            "microbatches": m, "epochs_per_r": int(epochs), "seed": int(seed), "curve": curve,
+            "method": "Monte Carlo renewal-reward on one epoch pool per r (common random numbers across D_max "
+                      "and tau)"}
+
+
+def restart_depth_window(r_star: int, r_max: int, below: int = 2, above: int = 3) -> list[int]:
+    """The r searched with the proactive restart: around the no-restart optimum r* (pools are Monte Carlo,
+    so the search is local; a restart policy makes deeper stacks cheaper, hence the wider upper side)."""
+    return list(range(max(2, r_star - below), max(2, min(r_max, r_star + above)) + 1))
+
+
+def pool_restart_ttt(pool, restart_depth, cfg: TrainingConfig, gpus: float) -> dict:
+    """TTT (hours, with standard error) and tau* on ``pool`` under ``restart_depth`` (None: never)."""
+    from .pool import best_tau_pool, pool_ttt
+
+    p = apply_restart_depth(pool, restart_depth)
+    tau, _ = best_tau_pool(p, cfg, gpus)
+    ttt, se, _ = pool_ttt(p, [tau], cfg, gpus)
+    return {"ckpt_interval_min": tau, "ttt_hours": float(ttt[0]) / 60.0, "ttt_stderr_hours": float(se[0]) / 60.0,
+            "voluntary_fraction": 0.0 if p.voluntary is None else float(np.mean(p.voluntary))}
+
+
+def optimize_policy(groups: int, r_max: int, model: FailureModel, cfg: TrainingConfig, scenario=None,
+                    microbatch_set=None, restart_depths=None, epochs: int = 20_000, seed: int = 0,
+                    ages: str = "kept", progress: bool = False) -> dict:
+    """``closed_form.optimize`` extended by the scheduling policies: for every m in ``microbatch_set`` the
+    spare optimum (closed form, or the scenario pools), and with ``restart_depths`` (a list, or ``()`` for
+    the default grid) the proactive-restart search around each m's r* (``search_restart_depth``). The
+    entry ``schemes.spare`` becomes the best policy found; ``policy`` holds every m and the restart search."""
+    import dataclasses
+
+    from ..scenario import Scenario
+    from .closed_form import optimize
+
+    scenario = Scenario() if scenario is None else scenario
+    ms = [scenario.microbatches] if not microbatch_set else sorted({int(m) for m in microbatch_set})
+    base = optimize(groups, r_max, model, cfg, progress=progress, ages=ages,
+                    scenario=dataclasses.replace(scenario, microbatches=ms[0]), epochs=epochs, seed=seed)
+    job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
+    per_m = {ms[0]: base["schemes"]["spare"]}
+    for m in ms[1:]:
+        res = optimize(groups, r_max, model, cfg, schemes=("spare",), progress=progress, ages=ages,
+                       scenario=dataclasses.replace(scenario, microbatches=m), epochs=epochs, seed=seed)
+        per_m[m] = res["schemes"]["spare"]
+    best_m = min(per_m, key=lambda m: per_m[m]["ttt_hours"])
+    policy = {"microbatches": {str(m): {k: v[k] for k in ("r_star", "ckpt_interval_min", "ttt_hours")}
+                               for m, v in per_m.items()},
+              "microbatches_star": best_m}
+    spare = dict(per_m[best_m], microbatches=best_m, restart_depth=None)
+    if restart_depths is not None:
+        if model.distribution != "exponential" and ages == "kept":
+            raise ValueError("the proactive restart is simulated for i.i.d. epochs (exponential failures or "
+                             "ages='renewed')")
+        searches = {}
+        for m in ms:
+            sc = dataclasses.replace(scenario, microbatches=m)
+            window = restart_depth_window(per_m[m]["r_star"], r_max)
+            searches[str(m)] = search_restart_depth(groups, window, model, cfg, sc, restart_depths or None,
+                                                    epochs, seed, job_rate, progress)
+        key = min(searches, key=lambda k: searches[k]["best"]["ttt_hours"])
+        found = searches[key]["best"]
+        policy["restart"] = {k: {kk: vv for kk, vv in v.items() if kk != "curve"} for k, v in searches.items()}
+        policy["restart_curves"] = {k: v["curve"] for k, v in searches.items()}
+        # the policy's gain on its own pools (common random numbers); the closed form's no-restart optimum
+        # stays the reference number for the schemes' comparison
+        if found["restart_depth"] is not None:
+            spare = {**spare, "r_star": found["r"], "ckpt_interval_min": found["ckpt_interval_min"],
+                     "ttt_hours": found["ttt_hours"], "ttt_stderr_hours": found["ttt_stderr_hours"],
+                     "microbatches": int(key), "restart_depth": found["restart_depth"],
+                     "restart_gain_vs_no_restart": searches[key]["gain"],
+                     "voluntary_fraction": found["voluntary_fraction"]}
+    base["schemes"]["spare"] = spare
+    base["policy"] = policy
+    if "rep" in base["schemes"]:
+        base["ttt_reduction_vs_rep"] = 1.0 - spare["ttt_hours"] / base["schemes"]["rep"]["ttt_hours"]
+    return base
