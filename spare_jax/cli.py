@@ -285,6 +285,8 @@ def cmd_reorder(args) -> dict:
         failed, times = read_trace(args.trace)
     else:
         failed = parse_failed_list(args.failed)
+    if (args.microbatches or 1) > 1:
+        return _reorder_microbatches(args, placement, failed, times)
     records, ctl = replay(placement, failed, times, solver=args.solver)
     last = records[-1]
     ignored = len(failed) - len(records)
@@ -298,6 +300,27 @@ def cmd_reorder(args) -> dict:
                    if any(r.phase == p for r in records)},
         "per_event": [{"group": r.group, "phase": r.phase, "depth": r.depth, "moved": r.moved,
                        "moved_naive": r.moved_naive, "latency_ms": round(r.latency_ms, 3),
+                       **({"time_min": r.time_min} if r.time_min is not None else {})} for r in records],
+    }
+
+
+def _reorder_microbatches(args, placement, failed, times) -> dict:
+    """``reorder --microbatches m``: the micro-batch controller (``reorder_mb``)."""
+    from .reorder_mb import replay_microbatches
+
+    if args.solver == "scipy":
+        raise ValueError("--solver scipy has no capacities: use ortools or networkx with --microbatches")
+    records, ctl = replay_microbatches(placement, failed, args.microbatches, times, solver=args.solver)
+    last = records[-1]
+    return {
+        "microbatches": ctl.m, "capacity": last.capacity, "depth": last.depth, "phase": last.phase,
+        "moved_microbatches": last.moved, "wiped_out": last.wiped_out, "lost_shards": last.lost_shards,
+        "latency_ms": last.latency_ms, "groups": placement.groups, "redundancy": placement.redundancy,
+        "placement": placement.kind, "solver": args.solver, "events": len(records),
+        "ignored_after_wipeout": len(failed) - len(records),
+        "total_moved_microbatches": sum(r.moved for r in records),
+        "per_event": [{"group": r.group, "phase": r.phase, "capacity": r.capacity, "depth": r.depth,
+                       "moved_microbatches": r.moved, "latency_ms": round(r.latency_ms, 3),
                        **({"time_min": r.time_min} if r.time_min is not None else {})} for r in records],
     }
 
@@ -721,6 +744,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, help="trace file: CSV 'group[,time_min]' or JSON lines")
     p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
                    help="min-cost-flow backend for phase 2 (default ortools)")
+    _microbatch_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
     return parser
 
