@@ -21,6 +21,7 @@ from .training import ttt_vs_r, rstar_vs_n  # noqa: F401
 from .paper import PAPER_NUMBERS_SWEEPS, paper_numbers  # noqa: F401
 from .scenarios import scenarios  # noqa: F401
 from .rings import ring_ttt  # noqa: F401
+from .microbatches import microbatches  # noqa: F401
 
 
 PAPER = {

@@ -3,6 +3,7 @@ Omega, and the Bernoulli (time-integrated) profiles used by the time-to-train mo
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -71,6 +72,12 @@ def level_depths(redundancy: int, microbatches: int = 1) -> np.ndarray:
 
 
 def depth_cdf(placement: str, groups: int, redundancy: int, microbatches: int = 1) -> np.ndarray:
+    """See ``_depth_cdf`` (cached: the time-to-train sweeps ask for the same table once per r and scheme)."""
+    return _depth_cdf(placement, *check_groups_redundancy(groups, redundancy), int(microbatches)).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _depth_cdf(placement: str, groups: int, redundancy: int, microbatches: int = 1) -> np.ndarray:
     r"""``F[k, d] = P(d*(S_k) <= d and no wipe-out)`` for k = 0..N, d = 0..r (``F[:, 0] = 0``,
     ``F[:, r] = P(T > k)``).
 

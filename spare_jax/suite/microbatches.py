@@ -1,0 +1,151 @@
+"""Micro-batch granularity and the proactive restart (SPEC §10.6-10.7; ``experiments/microbatches.py``)."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from .. import plotting, theory
+from ..failures import FailureModel
+from ..placement import make_placement
+from ..scenario import Scenario
+from .common import _log
+
+
+def divisible_bound(groups: int, redundancy: int) -> float:
+    r"""Omega with perfect divisibility (the lower bound of every m): with k groups down the survivors share
+    the work exactly, depth ``N / (N - k)``, so ``E[W] = \sum_k s_k P(T > k) (N - k) / N`` against
+    ``E[U] = \sum_k s_k P(T > k)`` (``s_k = 1 / ((N - k) lambda)``, exact survival)."""
+    surv = theory.survival_exact("stacked", groups, redundancy)
+    k = np.arange(groups)
+    s = 1.0 / (groups - k)
+    return float(np.sum(s * surv[:groups]) / np.sum(s * surv[:groups] * (groups - k) / groups))
+
+
+def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16), rs=tuple(range(2, 13)),
+                 mc_rs=(4, 8, 12), mc_trials: int = 20_000, ttt_rs=tuple(range(1, 13)),
+                 restart_ms=(1, 4, 16), restart_epochs: int = 20_000, seed: int = 0, progress: bool = True) -> dict:
+    """Three experiments, one figure (``microbatches.png``) and their data:
+
+    1. ``microbatches_omega.csv``: Omega vs r for each m (exact theory; Monte Carlo at ``mc_rs``, ``mc_trials``
+       epochs each) with the perfect-divisibility bound (``divisible_bound``) and Rep (= r).
+    2. ``microbatches_ttt.csv``: TTT vs r (closed form, tau* per point) for SPARe(m), Rep and checkpoint-only.
+    3. ``microbatches_restart.csv``: the proactive restart (``ttt.policy.search_restart_depth``, pools of
+       ``restart_epochs`` epochs) for each m in ``restart_ms``: best D_max, r, tau and the gain over no restart.
+    """
+    from .. import ttt
+    from ..overhead import simulate_overhead
+    from ..ttt.policy import restart_depth_window, search_restart_depth
+
+    model = FailureModel()
+    omega_rows = []
+    for r in rs:
+        bound = divisible_bound(groups, r)
+        for m in ms:
+            th = theory.overhead_theory("stacked", groups, r, microbatches=m)
+            row = {"groups": groups, "redundancy": r, "microbatches": m, "theory_overhead": th["overhead"],
+                   "theory_time_avg_depth": th["time_avg_depth"], "divisible_bound": bound, "rep_overhead": r,
+                   "mc_overhead": None, "mc_overhead_stderr": None, "mc_trials": None}
+            if r in mc_rs:
+                mc = simulate_overhead(make_placement("stacked", groups, r), mc_trials, seed=seed,
+                                       scenario=Scenario(microbatches=m))
+                row.update(mc_overhead=mc.overhead, mc_overhead_stderr=mc.overhead_stderr, mc_trials=mc_trials,
+                           z_score=(mc.overhead - th["overhead"]) / mc.overhead_stderr)
+            omega_rows.append(row)
+            _log(f"  omega N={groups} r={r:>2} m={m:>2}: theory {th['overhead']:.4f}"
+                 + (f", MC {row['mc_overhead']:.4f} +- {row['mc_overhead_stderr']:.4f}" if row["mc_overhead"] else "")
+                 + f" (bound {bound:.4f})", progress)
+    plotting.write_csv(os.path.join(out_dir, "microbatches_omega.csv"), omega_rows)
+
+    cfg = ttt.TrainingConfig()
+    gpus = groups * model.gpus_per_group
+    ttt_rows = []
+    for scheme, m_list in (("spare", ms), ("rep", (1,)), ("none", (1,))):
+        for m in m_list:
+            for r in ([1] if scheme == "none" else [r for r in ttt_rs if scheme != "rep" or groups % r == 0]):
+                prof = ttt.epoch_profile(scheme, groups, r, model, microbatches=m)
+                tau, val = ttt.best_tau_grid(prof, cfg, gpus)
+                ttt_rows.append({"scheme": scheme, "microbatches": m, "redundancy": r, "ckpt_interval_min": tau,
+                                 "ttt_hours": val / 60.0, "mean_uptime_min": prof.mean_uptime_min})
+            _log(f"  ttt {scheme} m={m}: best {min(x['ttt_hours'] for x in ttt_rows if x['scheme'] == scheme and x['microbatches'] == m):.0f} h",
+                 progress)
+    plotting.write_csv(os.path.join(out_dir, "microbatches_ttt.csv"), ttt_rows)
+
+    restart_rows = []
+    for m in restart_ms:
+        spare = [x for x in ttt_rows if x["scheme"] == "spare" and x["microbatches"] == m]
+        r_star = min(spare, key=lambda x: x["ttt_hours"])["redundancy"]
+        res = search_restart_depth(groups, restart_depth_window(r_star, max(ttt_rs)), model, cfg,
+                                   Scenario(microbatches=m), epochs=restart_epochs, seed=seed)
+        for row in res["curve"]:
+            restart_rows.append({"microbatches": m, **row})
+        _log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "
+             f"TTT {res['best']['ttt_hours']:.0f} h vs {res['no_restart']['ttt_hours']:.0f} h without "
+             f"(gain {100 * res['gain']:.1f}%)", progress)
+    plotting.write_csv(os.path.join(out_dir, "microbatches_restart.csv"), restart_rows)
+    plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows)
+    return {"omega": omega_rows, "ttt": ttt_rows, "restart": restart_rows}
+
+
+def plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows) -> None:
+    fig, (a1, a2, a3) = plotting.new_figure(3, width=5.6)
+    ms = sorted({row["microbatches"] for row in omega_rows})
+    cmap = {m: c for m, c in zip(ms, ("tab:blue", "tab:green", "tab:purple", "tab:red", "tab:brown", "tab:olive"))}
+    rs = sorted({row["redundancy"] for row in omega_rows})
+    for m in ms:
+        pts = [row for row in omega_rows if row["microbatches"] == m]
+        a1.plot([p["redundancy"] for p in pts], [p["theory_overhead"] for p in pts], color=cmap[m], label=f"m = {m}")
+        mc = [p for p in pts if p["mc_overhead"] is not None]
+        a1.errorbar([p["redundancy"] for p in mc], [p["mc_overhead"] for p in mc],
+                    yerr=[2 * p["mc_overhead_stderr"] for p in mc], fmt="o", ms=3, color=cmap[m])
+    bound = {row["redundancy"]: row["divisible_bound"] for row in omega_rows}
+    a1.plot(rs, [bound[r] for r in rs], "k--", label="perfect divisibility")
+    a1.set_xlabel("redundancy r")
+    a1.set_ylabel("compute overhead Omega")
+    a1.set_title("Omega vs r (lines theory, points MC +-2 s.e.)", fontsize=9)
+    plotting.integer_x(a1)
+    a1.legend(fontsize=7)
+
+    for m in sorted({row["microbatches"] for row in ttt_rows if row["scheme"] == "spare"}):
+        pts = [row for row in ttt_rows if row["scheme"] == "spare" and row["microbatches"] == m]
+        a2.plot([p["redundancy"] for p in pts], [p["ttt_hours"] for p in pts], "-o", ms=2, color=cmap.get(m),
+                label=f"SPARe m = {m}")
+    rep = [row for row in ttt_rows if row["scheme"] == "rep"]
+    a2.plot([p["redundancy"] for p in rep], [p["ttt_hours"] for p in rep], "s--", ms=3, color="tab:orange",
+            label="Rep + CKPT")
+    none = [row for row in ttt_rows if row["scheme"] == "none"][0]["ttt_hours"]
+    a2.axhline(none, color="tab:gray", ls=":", label="CKPT only")
+    best = min(row["ttt_hours"] for row in ttt_rows)
+    a2.set_ylim(0.95 * best, min(1.6 * best, max(row["ttt_hours"] for row in ttt_rows) * 1.02))
+    a2.set_xlabel("redundancy r")
+    a2.set_ylabel("time-to-train (hours, W = 720 h)")
+    a2.set_title("TTT vs r (closed form, tau* per point)", fontsize=9)
+    plotting.integer_x(a2)
+    a2.legend(fontsize=7)
+
+    rm = sorted({row["microbatches"] for row in restart_rows})
+    width = 0.8 / max(1, len(rm))
+    for i, m in enumerate(rm):
+        pts = [row for row in restart_rows if row["microbatches"] == m]
+        by_r = {}
+        for p in pts:
+            cur = by_r.get(p["r"], {})
+            key = "never" if p["restart_depth"] is None else "best"
+            if key == "never" or p["ttt_hours"] < cur.get("best", (math.inf,))[0]:
+                cur[key] = (p["ttt_hours"], p["ttt_stderr_hours"], p["restart_depth"])
+            by_r[p["r"]] = cur
+        xs = sorted(by_r)
+        never = [by_r[x]["never"][0] for x in xs]
+        best_v = [min(by_r[x].get("best", by_r[x]["never"])[0], by_r[x]["never"][0]) for x in xs]
+        a3.plot(np.array(xs) + (i - len(rm) / 2) * width * 0.3, never, "o--", ms=3, color=cmap.get(m),
+                alpha=0.6, label=f"m = {m}, no restart")
+        a3.plot(np.array(xs) + (i - len(rm) / 2) * width * 0.3, best_v, "o-", ms=4, color=cmap.get(m),
+                label=f"m = {m}, best D_max")
+    a3.set_xlabel("redundancy r")
+    a3.set_ylabel("time-to-train (hours)")
+    a3.set_title("proactive restart at depth D_max (pools, +-s.e. < 1%)", fontsize=9)
+    plotting.integer_x(a3)
+    a3.legend(fontsize=6)
+    plotting.save(fig, os.path.join(out_dir, "microbatches.png"))
