@@ -56,7 +56,7 @@ BOUNDS = {
     "lemon_seed": ("int", 0, 2**63 - 1, ""),
     # micro-batch granularity and proactive restart (SPEC §10.6-10.7)
     "microbatches": ("int", 1, 1024, "micro-batches per shard"),
-    "restart_depth": ("float", 1.0, 1e4, "depth (> 1)"),
+    "restart_depth": ("float", 1.0001, 1e4, "depth"),
     # repair without a global restart (SPEC §10.5): float32 times stay finite and resolvable; 1e12 = "never"
     "repair_time": ("float", 1e-3, 1e12, "min"),
     "repair_sigma": ("float", 1e-3, 5.0, ""),

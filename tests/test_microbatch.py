@@ -311,3 +311,54 @@ def test_level_depths():
     assert level_depths(3, 1) == [1.0, 2.0, 3.0]
     assert level_depths(3, 2) == [1.0, 1.5, 2.0, 2.5, 3.0]
     np.testing.assert_allclose(theory.level_depths(4, 3), np.array(level_depths(4, 3)))
+
+
+# --- the command line ----------------------------------------------------------------------------------------
+
+def _cli(args, capsys):
+    from spare_jax.cli import main
+
+    code = main(args + ["--quiet"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["overhead", "-N", "20", "-r", "3", "--microbatches", "0"], "--microbatches"),
+    (["overhead", "-N", "20", "-r", "3", "--microbatches", "2.5"], "--microbatches"),
+    (["overhead", "-N", "20", "-r", "3", "--microbatches", "4", "--repair-time", "30"], "--microbatches"),
+    (["wipeout", "-N", "20", "-r", "3", "--microbatches", "4"], "unrecognized"),  # does not apply: refused
+    (["ttt", "-N", "20", "-r", "3", "--restart-depth", "1"], "--restart-depth"),
+    (["ttt", "-N", "20", "-r", "4", "--scheme", "rep", "--restart-depth", "2"], "--restart-depth"),
+    (["ttt", "-N", "20", "-r", "4", "--scheme", "rep", "--microbatches", "2"], "--microbatches"),
+    (["optimize", "-N", "20", "--microbatches", "1,,2"], "--microbatches"),
+    (["optimize", "-N", "20", "--restart-depth", "0.5"], "--restart-depth"),
+    (["reorder", "-N", "12", "-r", "3", "--failed", "1,2", "--microbatches", "2", "--solver", "scipy"], "scipy"),
+])
+def test_bad_microbatch_flags_are_refused(args, needle, capsys):
+    code, out, err = _cli(args, capsys)
+    assert code == 2 and out == "", (code, out, err)
+    assert needle in err, err
+
+
+def test_overhead_cli_with_microbatches(capsys):
+    code, out, err = _cli(["overhead", "-N", "24", "-r", "3", "--microbatches", "2", "--trials", "2000", "--json"],
+                          capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["microbatches"] == 2
+    assert abs(res["z_score"]) < 4
+    assert set(res["depth_at_wipeout"]) <= {"1", "1.5", "2", "2.5", "3"}
+    code, out1, _ = _cli(["overhead", "-N", "24", "-r", "3", "--trials", "2000", "--json"], capsys)
+    assert "microbatches" not in json.loads(out1) and json.loads(out1)["mc_overhead"] > res["mc_overhead"]
+
+
+def test_reorder_cli_with_microbatches(capsys):
+    code, out, err = _cli(["reorder", "-N", "12", "-r", "3", "--failed", "3,4,7", "--microbatches", "4", "--json"],
+                          capsys)
+    assert code == 0, err
+    res = json.loads(out)
+    pl = make_placement("stacked", 12, 3)
+    alive = np.ones(12, bool)
+    alive[[3, 4, 7]] = False
+    assert res["capacity"] == capacity_maxflow(pl, alive, 4) and res["depth"] == res["capacity"] / 4

@@ -26,7 +26,7 @@ def divisible_bound(groups: int, redundancy: int) -> float:
 
 def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16), rs=tuple(range(2, 13)),
                  mc_rs=(4, 8, 12), mc_trials: int = 20_000, ttt_rs=tuple(range(1, 13)),
-                 restart_ms=(1, 4, 16), restart_epochs: int = 20_000, seed: int = 0, progress: bool = True) -> dict:
+                 restart_ms=(1, 4, 16), restart_epochs: int = 20_000, seed: int = 0, progress: bool = True) -> dict:  # noqa: ARG001 (logs go to stderr)
     """Three experiments, one figure (``microbatches.png``) and their data:
 
     1. ``microbatches_omega.csv``: Omega vs r for each m (exact theory; Monte Carlo at ``mc_rs``, ``mc_trials``
@@ -56,7 +56,7 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
             omega_rows.append(row)
             _log(f"  omega N={groups} r={r:>2} m={m:>2}: theory {th['overhead']:.4f}"
                  + (f", MC {row['mc_overhead']:.4f} +- {row['mc_overhead_stderr']:.4f}" if row["mc_overhead"] else "")
-                 + f" (bound {bound:.4f})", progress)
+                 + f" (bound {bound:.4f})")
     plotting.write_csv(os.path.join(out_dir, "microbatches_omega.csv"), omega_rows)
 
     cfg = ttt.TrainingConfig()
@@ -69,8 +69,8 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                 tau, val = ttt.best_tau_grid(prof, cfg, gpus)
                 ttt_rows.append({"scheme": scheme, "microbatches": m, "redundancy": r, "ckpt_interval_min": tau,
                                  "ttt_hours": val / 60.0, "mean_uptime_min": prof.mean_uptime_min})
-            _log(f"  ttt {scheme} m={m}: best {min(x['ttt_hours'] for x in ttt_rows if x['scheme'] == scheme and x['microbatches'] == m):.0f} h",
-                 progress)
+            best = min(x["ttt_hours"] for x in ttt_rows if x["scheme"] == scheme and x["microbatches"] == m)
+            _log(f"  ttt {scheme} m={m}: best {best:.0f} h")
     plotting.write_csv(os.path.join(out_dir, "microbatches_ttt.csv"), ttt_rows)
 
     restart_rows = []
@@ -83,7 +83,7 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
             restart_rows.append({"microbatches": m, **row})
         _log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "
              f"TTT {res['best']['ttt_hours']:.0f} h vs {res['no_restart']['ttt_hours']:.0f} h without "
-             f"(gain {100 * res['gain']:.1f}%)", progress)
+             f"(gain {100 * res['gain']:.1f}%)")
     plotting.write_csv(os.path.join(out_dir, "microbatches_restart.csv"), restart_rows)
     plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows)
     return {"omega": omega_rows, "ttt": ttt_rows, "restart": restart_rows}
