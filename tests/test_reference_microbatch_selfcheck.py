@@ -159,3 +159,34 @@ def test_simulation_r1_and_rep_bounds():
     # depth never exceeds r (each alive group computes at most its whole stack)
     sim = rm.simulate_overhead_reference(30, 3, 2, 200, seed=2)
     assert (sim["c_final"] <= 3 * 2).all() and 1.0 < sim["overhead"] < 3.0
+
+
+@pytest.mark.parametrize("n, r", [(7, 3), (9, 3), (12, 4), (10, 1), (8, 8), (11, 2)])
+def test_stacked_survival_closed_count_equals_enumeration(n, r):
+    got = rm.stacked_survival_exact(n, r)
+    want = rm.overhead_exact_small(n, r, 1)["survival"]
+    assert got == pytest.approx(want, abs=1e-15)
+
+
+def test_stored_reference_numbers_are_consistent():
+    """tests/data/microbatch_reference.json: E[T] and E[U] agree with the exact count (4 SE), the
+    fields the acceptance test reads are there, and a fresh short run (another seed) of the
+    N = 64, m = 2 case agrees with the stored value within 4 combined standard errors."""
+    import json
+    import os
+    path = os.path.join(os.path.dirname(__file__), "data", "microbatch_reference.json")
+    with open(path) as f:
+        cases = json.load(f)["cases"]
+    assert {"N600_r8_m1_stacked", "N600_r8_m8_stacked", "N64_r4_m2_stacked"} <= set(cases)
+    for case in cases.values():
+        for key in ("N", "r", "m", "trials", "seed", "overhead", "overhead_stderr",
+                    "time_avg_depth", "time_avg_depth_stderr", "mean_T", "command"):
+            assert key in case
+        eu, et = rm.stacked_uptime_T_exact(case["N"], case["r"])
+        assert abs(case["mean_T"] - et) < Z * case["mean_T_stderr"]
+        assert abs(case["mean_uptime"] - eu) < Z * case["mean_uptime_stderr"]
+        assert 1.0 < case["overhead"] < case["time_avg_depth"] <= case["r"]
+    ref = cases["N64_r4_m2_stacked"]
+    sim = rm.simulate_overhead_reference(64, 4, 2, 3000, seed=12345)
+    se = math.hypot(sim["overhead_stderr"], ref["overhead_stderr"])
+    assert abs(sim["overhead"] - ref["overhead"]) < Z * se
