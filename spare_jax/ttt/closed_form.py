@@ -4,6 +4,7 @@ optimiser. The model and the derivation are in the package docstring (``spare_ja
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -256,6 +257,15 @@ def young_daly(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gp
     return {"young_min": math.sqrt(2 * c * m), "daly_min": math.sqrt(2 * c * (m + restart))}
 
 
+@functools.lru_cache(maxsize=16)
+def _tau_loss_grad(max_ckpts: int):
+    """jit(value_and_grad) of log TTT(log tau) for a static checkpoint count; the inputs are arguments."""
+    def loss(log_tau, ckpt, restart, work_min, mean_uptime, t, log_s, h):
+        return jnp.log(_ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts))
+
+    return jax.jit(jax.value_and_grad(loss))
+
+
 def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None,
                  steps: int = 150, learning_rate: float = 0.05) -> dict:
     """tau* minimising the closed form, by Adam (optax) on log tau from the Daly interval (float32).
@@ -275,18 +285,18 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
         tau = best_tau_grid(profile, cfg, gpus)[0]
         return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
     t, log_s, h = profile.as_jax()
-
-    def loss(log_tau):
-        return jnp.log(_ttt_closed_form(log_tau, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, t, log_s, h,
-                                        profile.mean_uptime_min, max_ckpts))
+    # padded to a power of two (the terms past the grid end are exactly 0), so one compiled gradient serves
+    # every profile of a given grid size and checkpoint-count bucket (optimize calls this once per scheme)
+    grad = _tau_loss_grad(1 << (max_ckpts - 1).bit_length())
+    consts = tuple(jnp.float32(v) for v in (cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0,
+                                            profile.mean_uptime_min))
 
     opt = optax.adam(learning_rate)
     params = jnp.log(jnp.float32(start))
     state = opt.init(params)
-    grad = jax.jit(jax.value_and_grad(loss))
     best = (float("inf"), float(start))
     for _ in range(steps):
-        value, g = grad(params)
+        value, g = grad(params, *consts, t, log_s, h)
         if float(value) < best[0]:
             best = (float(value), float(jnp.exp(params)))
         updates, state = opt.update(g, state)
