@@ -683,6 +683,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
                    help="min-cost-flow backend for phase 2 (default ortools)")
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
+
+    from .cli_plan import add_plan_parser  # spare-jax plan (SPEC §11)
+
+    add_plan_parser(sub)
     return parser
 
 

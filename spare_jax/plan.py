@@ -51,6 +51,7 @@ DEFAULT_GPUS_PER_NODE = 8
 DEFAULT_PRICE = 2.0  # per GPU-hour: a placeholder, not a quote
 DEFAULT_RUNS = 200
 DEFAULT_R_MAX = 16
+DEFAULT_R_MAX_POOL = 8  # under a scenario with no closed form: one compiled kernel per (scheme, r)
 DEFAULT_POOL_EPOCHS = 5000  # per (scheme, r) under a scenario with no closed form (the optimiser's: 20,000)
 PLAN_CELLS_MAX = 5e8  # Monte Carlo sampling per scheme: epochs x N x max(r, 2) failure times (~10 s on 2 cores)
 FIT_LAWS = ("exponential", "weibull")
@@ -107,7 +108,7 @@ def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gp
         if gpus_per_node is not None:
             raise ValueError("gpus_per_node goes with node_mtbf_hours or a failure log")
         v = DEFAULT_GPU_MTBF_HOURS if gpu_mtbf_hours is None else _check("gpu_mtbf_hours", gpu_mtbf_hours, 1e-6)
-        return v, ("per-GPU MTBF" + (" (default)" if gpu_mtbf_hours is None else ""))
+        return v, ("default, SPEC §1" if gpu_mtbf_hours is None else "given")
     per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
     if gpus_per_group % per_node:
         raise ValueError(f"gpus_per_group ({gpus_per_group}) must be a multiple of gpus_per_node ({per_node}): "
@@ -203,7 +204,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
          node_mtbf_hours=None, gpus_per_node=None, fit=None, fit_law: str = "exponential", scenario=None,
          restart_min: float = 60.0, ckpt_cost_min: float = 5.0, work_hours: float = 720.0,
          gpu_hour_price: float = DEFAULT_PRICE, deadline_hours=None, runs: int = DEFAULT_RUNS, seed: int = 0,
-         r_max: int = DEFAULT_R_MAX, epochs: int | None = None, sensitivity: bool = True,
+         r_max: int | None = None, epochs: int | None = None, sensitivity: bool = True,
          progress: bool = False) -> PlanResult:
     """Plan a run (module docstring). Bad input: ValueError naming the parameter.
 
@@ -211,7 +212,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     ``gpu_mtbf_hours`` (default ``DEFAULT_GPU_MTBF_HOURS``), ``node_mtbf_hours`` (with ``gpus_per_node``,
     default 8) or ``fit`` (a ``fit.FitResult``; ``fit_law`` picks its MTBF). ``scenario``: a
     ``scenario.Scenario`` (None: the §1 model). Costs in minutes, work and deadline in hours. ``runs``
-    Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched, ``epochs``
+    Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched (default
+    ``DEFAULT_R_MAX``, or ``DEFAULT_R_MAX_POOL`` under a scenario with no closed form), ``epochs``
     the pool per (scheme, r) under a scenario with no closed form (default ``DEFAULT_POOL_EPOCHS``).
     """
     from .ttt import TrainingConfig
@@ -234,8 +236,9 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         deadline_hours = _check("deadline_hours", deadline_hours, 1e-9)
     runs = _check("runs", runs, 2, True, 10_000)
     seed = _check("seed", seed, 0, True, 2**63 - 1)
-    r_max = _check("r_max", r_max, 1, True, 64)
     needs_kernel = scenario is not None and scenario.needs_kernel
+    r_max = (DEFAULT_R_MAX_POOL if needs_kernel else DEFAULT_R_MAX) if r_max is None else r_max
+    r_max = _check("r_max", r_max, 1, True, 64)
     if epochs is not None:
         epochs = _check("epochs", epochs, 100, True, 10_000_000)
     epochs = epochs or (DEFAULT_POOL_EPOCHS if needs_kernel else None)
@@ -301,14 +304,25 @@ SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2
                ("job_rate", 0.5, "job-wide rate /2"))
 
 
+def _time_scaled(cfg, factor: float):
+    """The training config in time units ``factor`` times longer: R, C and W divided by ``factor``."""
+    return dataclasses.replace(cfg, work_hours=cfg.work_hours / factor, ckpt_cost_min=cfg.ckpt_cost_min / factor,
+                               restart_min=cfg.restart_min / factor)
+
+
 def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, price) -> list:
+    """One optimiser run per scaled input. Every failure clock's mean x f (group, domain, job-wide MTBF,
+    per-group MTBFs) is the same model as every *other* time (R, C, W) / f in a time unit f times longer
+    (exponential clocks scale exactly), so that row runs the optimiser on the base clocks with R, C, W / f
+    and scales its times back by f: under a scenario the kernels (compiled per failure model) and the random
+    numbers are the base run's. ``_scaled_scenario`` builds the directly scaled model (the tests check both
+    agree)."""
     rows = []
     has_job = scenario is not None and (scenario.job_mtbf_min is not None or bool(scenario.job_fraction))
     for what, factor, label in SENSITIVITY:
-        m, c, sc = model, cfg, scenario
+        c, sc, unit = cfg, scenario, 1.0
         if what == "mtbf":
-            m = dataclasses.replace(model, system_mtbf_min=model.system_mtbf_min * factor)
-            sc = _scaled_scenario(scenario, mtbf_factor=factor)
+            c, unit = _time_scaled(cfg, factor), factor
         elif what == "restart":
             c = dataclasses.replace(cfg, restart_min=cfg.restart_min * factor)
         elif what == "ckpt_cost":
@@ -317,15 +331,16 @@ def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, g
             continue
         else:
             sc = _scaled_scenario(scenario, job_rate_factor=factor)
-        res = _optimize(n, r_max, m, c, sc, epochs, seed, progress)
+        res = _optimize(n, r_max, model, c, sc, epochs, seed, progress)
         per = {}
         for s in SCHEMES:
             e, r0 = res["schemes"][s], base["schemes"][s]["r_star"]
             at_base = e["ttt_hours"] if e["r_star"] == r0 else next(
                 (p["ttt_hours"] for p in res["curves"][s] if p["r"] == r0), None)
-            per[s] = {"r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
-                      "ttt_hours": float(e["ttt_hours"]), "ttt_hours_at_base_r": at_base,
-                      "cost": float(e["ttt_hours"]) * gpus * price}
+            ttt_h = float(e["ttt_hours"]) * unit
+            per[s] = {"r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]) * unit,
+                      "ttt_hours": ttt_h, "ttt_hours_at_base_r": None if at_base is None else at_base * unit,
+                      "cost": ttt_h * gpus * price}
         rows.append({"input": what, "factor": factor, "label": label, "schemes": per})
     return rows
 
@@ -340,21 +355,20 @@ def format_table(result: PlanResult) -> str:
              f"restart {inp['restart_min']:g} min, checkpoint {inp['ckpt_cost_min']:g} min, work "
              f"{inp['work_hours']:g} h, {inp['gpu_hour_price']:g} per GPU-hour, method: {inp['method']}"]
     if inp.get("scenario"):
-        lines.append("scenario: " + ", ".join(f"{k}={v}" for k, v in inp["scenario"].items()))
+        lines.append("scenario: " + describe_scenario(inp["scenario"]))
     lines.append("")
     head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:g} h)" if deadline else "P(>deadline)",
             "avail %", "failures endured", "GPU-h", "cost"]
     rows = []
     for s, e in result.schemes.items():
         spread = "-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f}-{e['ttt_p95_hours']:,.0f}"
-        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", f"{e['ttt_hours']:,.0f}", spread,
+        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
                      "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
-                     f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:.4g}",
+                     f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",
                      f"{e['cost']:,.0f}"])
     lines += _columns(head, rows)
-    runs = {e["mc_runs"] for e in result.schemes.values()}
     lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
-                 f"{'/'.join(map(str, sorted(runs)))} Monte Carlo runs at (r*, tau*)")
+                 f"{_runs_text(result.schemes)} at (r*, tau*)")
     if result.sensitivity:
         lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
                       "'keep r*': TTT h with the base r*"]
@@ -373,6 +387,39 @@ def format_table(result: PlanResult) -> str:
     for note in result.notes:
         lines.append("note: " + note)
     return "\n".join(lines)
+
+
+def ttt_text(entry: dict) -> str:
+    """'1,694' or, for a Monte Carlo estimate (under a scenario), '1,564 ± 7' (one standard error)."""
+    se = entry.get("ttt_stderr_hours")
+    return f"{entry['ttt_hours']:,.0f}" + ("" if se is None or not math.isfinite(se) else f" ± {se:,.0f}")
+
+
+def describe_scenario(desc: dict) -> str:
+    """One line for ``Scenario.describe()``: 'job-wide MTBF 847 min; domains of 8 groups (switch), MTBF ...'."""
+    parts = []
+    if "job_mtbf_min" in desc:
+        parts.append(f"job-wide MTBF {desc['job_mtbf_min']:,.4g} min")
+    if "job_fraction" in desc:
+        parts.append(f"job-wide fraction {desc['job_fraction']:g}")
+    for d in desc.get("domains", []):
+        name = f" ({d['name']})" if d.get("name") else ""
+        parts.append(f"domains of {d['size']} groups{name}, MTBF {d['mtbf_min']:,.4g} min each")
+    if desc.get("ring", "contiguous") != "contiguous":
+        parts.append(f"ring {desc['ring']}")
+    if "lemon_fraction" in desc:
+        parts.append(f"lemons {desc['lemon_fraction']:g} of groups failing {desc['lemon_factor']:g}x as often")
+    if "group_mtbf_min" in desc:
+        parts.append("per-group MTBFs from a file")
+    return "; ".join(parts) or "none"
+
+
+def _runs_text(schemes: dict) -> str:
+    """'200 Monte Carlo runs per scheme' (or per scheme when they differ)."""
+    runs = [e["mc_runs"] for e in schemes.values()]
+    if len(set(runs)) == 1:
+        return f"{runs[0]} Monte Carlo runs per scheme"
+    return "Monte Carlo runs (" + ", ".join(f"{s} {e['mc_runs']}" for s, e in schemes.items()) + ")"
 
 
 def _columns(head: list, rows: list) -> list:
