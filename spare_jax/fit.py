@@ -155,7 +155,7 @@ def parse_failure_log(text: str, window_hours: float | None = None, nodes: int |
 def read_failure_log(path: str, window_hours: float | None = None, nodes: int | None = None) -> FailureLog:
     """Read and parse a failure log file (``parse_failure_log``); ValueError when unreadable."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark (spreadsheet exports) is dropped
             text = fh.read()
     except OSError as exc:
         raise ValueError(f"--failure-log: cannot read {path}: {exc.strerror}") from None

@@ -192,7 +192,7 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
         return None
     if fit < runs:
         notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:.3g} epochs; "
-                     "sampling limit)")
+                     "sampling limit)" + ("; its 5-95% range is only indicative" if fit < 20 else ""))
     job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
     rate_guess = 1.0 / entry["ttt_over_w"] / entry["availability"]
     mc, _ = ttt.simulate_ttt_runs(scheme, n, r, fit, tau, cfg, model, gpus, seed, "kept", entry["mean_uptime_min"],
