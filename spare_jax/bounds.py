@@ -67,6 +67,16 @@ BOUNDS = {
     "proposals": ("int", 1, 1024, "swaps proposed per step"),
     "random_orders": ("int", 0, 100, ""),
     "eval_trials": ("int", 2, 2**32 - 1, "epochs per final evaluation of each order"),
+    # spare-jax plan (SPEC §11): a cluster in GPUs and hours (the derived group MTBF is checked against
+    # GROUP_MTBF_RANGE, N = gpus / gpus_per_group against "groups")
+    "gpus": ("int", 1, 10**9, "GPUs"),
+    "gpu_mtbf_hours": ("float", 1e-3, 1e10, "h"),
+    "node_mtbf_hours": ("float", 1e-3, 1e10, "h"),
+    "gpus_per_node": ("int", 1, 1_000_000, "GPUs"),
+    "log_window_hours": ("float", 1e-6, 1e9, "h"),
+    "log_nodes": ("int", 1, 10**9, "nodes"),
+    "gpu_hour_price": ("float", 0.0, 1e6, "per GPU-hour"),
+    "deadline_hours": ("float", 1e-3, 1e9, "h"),
 }
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group

@@ -746,6 +746,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="min-cost-flow backend for phase 2 (default ortools)")
     _microbatch_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
+
+    from .cli_plan import add_plan_parser  # spare-jax plan (SPEC §11)
+
+    add_plan_parser(sub)
     return parser
 
 

@@ -4,6 +4,7 @@ optimiser. The model and the derivation are in the package docstring (``spare_ja
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -261,6 +262,36 @@ def young_daly(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gp
     return {"young_min": math.sqrt(2 * c * m), "daly_min": math.sqrt(2 * c * (m + restart))}
 
 
+@functools.lru_cache(maxsize=16)
+def _tau_adam(max_ckpts: int, steps: int, learning_rate: float):
+    """jit of the whole Adam search on log tau (a ``lax.scan`` of ``steps`` steps) for a static checkpoint
+    count: ``run(log_tau0, log_floor, ckpt, restart, work_min, mean_uptime, t, log_s, h) -> (best log TTT,
+    its tau)``, the best over the steps of the loss at the parameters before each update."""
+    import optax
+
+    def loss(log_tau, ckpt, restart, work_min, mean_uptime, t, log_s, h):
+        return jnp.log(_ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts))
+
+    value_and_grad = jax.value_and_grad(loss)
+    opt = optax.adam(learning_rate)
+
+    def run(params, log_floor, *args):
+        def step(carry, _):
+            params, state, best_value, best_tau = carry
+            value, g = value_and_grad(params, *args)
+            better = value < best_value
+            best_value = jnp.where(better, value, best_value)
+            best_tau = jnp.where(better, jnp.exp(params), best_tau)
+            updates, state = opt.update(g, state)
+            return (jnp.maximum(params + updates, log_floor), state, best_value, best_tau), None
+
+        init = (params, opt.init(params), jnp.float32(jnp.inf), jnp.exp(params))
+        (_, _, best_value, best_tau), _ = jax.lax.scan(step, init, None, length=steps)
+        return best_value, best_tau
+
+    return jax.jit(run)
+
+
 def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None,
                  steps: int = 150, learning_rate: float = 0.05) -> dict:
     """tau* minimising the closed form, by Adam (optax) on log tau from the Daly interval (float32).
@@ -270,8 +301,6 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
     ``JAX_MAX_CKPTS`` (tau + C tiny against the mean epoch) the optimum is taken from ``best_tau_grid``
     instead (numpy, summed in blocks, no cap), rather than truncating the sum.
     """
-    import optax
-
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
     start = young_daly(profile, cfg, gpus)["daly_min"]
     tau_floor = max(0.05, 0.02 * start)
@@ -280,23 +309,14 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
         tau = best_tau_grid(profile, cfg, gpus)[0]
         return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
     t, log_s, h = profile.as_jax()
-
-    def loss(log_tau):
-        return jnp.log(_ttt_closed_form(log_tau, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, t, log_s, h,
-                                        profile.mean_uptime_min, max_ckpts))
-
-    opt = optax.adam(learning_rate)
-    params = jnp.log(jnp.float32(start))
-    state = opt.init(params)
-    grad = jax.jit(jax.value_and_grad(loss))
-    best = (float("inf"), float(start))
-    for _ in range(steps):
-        value, g = grad(params)
-        if float(value) < best[0]:
-            best = (float(value), float(jnp.exp(params)))
-        updates, state = opt.update(g, state)
-        params = jnp.maximum(params + updates, math.log(tau_floor))
-    tau = best[1]
+    # padded to a power of two (the terms past the grid end are exactly 0), so one compiled search serves
+    # every profile of a given grid size and checkpoint-count bucket (optimize calls this once per scheme);
+    # the steps run inside one jit (a scan), not one dispatch per optax operation
+    run = _tau_adam(1 << (max_ckpts - 1).bit_length(), int(steps), float(learning_rate))
+    consts = tuple(jnp.float32(v) for v in (cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0,
+                                            profile.mean_uptime_min))
+    best_value, best_tau = run(jnp.log(jnp.float32(start)), jnp.float32(math.log(tau_floor)), *consts, t, log_s, h)
+    tau = float(best_tau) if math.isfinite(float(best_value)) else float(start)
     return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
 
 

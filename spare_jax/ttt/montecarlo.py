@@ -415,7 +415,8 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
             "ttt_stderr_hours": float(wall.std(ddof=1) / math.sqrt(len(runs))),
             "availability": float(arr[:, 1].sum() / arr[:, 0].sum()),
             "goodput": float(work * len(runs) / arr[:, 0].sum()), "restarts_mean": float(arr[:, 2].mean()),
-            "lost_uptime_hours_mean": float(arr[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min}
+            "lost_uptime_hours_mean": float(arr[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min,
+            "run_ttt_hours": wall}  # each run's time-to-train (its spread: quantiles, P(TTT > deadline))
 
 
 def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_min: float,
