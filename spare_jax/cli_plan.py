@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .cli_args import _bounded, _help, _scenario, _scenario_args
+from .cli_args import _bounded, _help, _microbatch_args, _scenario, _scenario_args
 from . import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -70,6 +70,7 @@ def add_plan_parser(sub) -> None:
                    help=_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
                               "deadline_hours"))
     _scenario_args(p)
+    _microbatch_args(p)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--r-max", type=_bounded("r_max"), default=None,
                    help=_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "
