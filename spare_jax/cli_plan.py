@@ -146,12 +146,7 @@ def cmd_plan(args) -> dict:
         _check_report_path(args.report)
     preset, s = _resolve(args)
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
-    if gpus % gpg:
-        raise ValueError(f"--gpus ({gpus}) must be a multiple of --gpus-per-group ({gpg}): N = gpus / "
-                         "gpus-per-group data-parallel groups")
-    n = gpus // gpg
-    if n > 200_000:
-        raise ValueError(f"--gpus / --gpus-per-group = {n} groups: at most 200,000")
+    n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
     scenario = _scenario(args, n)
     fit = None
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"

@@ -200,6 +200,18 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
     return np.asarray(mc["run_ttt_hours"], np.float64)
 
 
+def cluster_groups(gpus: int, gpus_per_group: int, names=("gpus", "gpus_per_group")) -> int:
+    """N = gpus / gpus_per_group data-parallel groups (an integer, at most 200,000); ``names``: how the two
+    inputs are called in the messages (API argument names or CLI flags)."""
+    if gpus % gpus_per_group:
+        raise ValueError(f"{names[0]} ({gpus}) must be a multiple of {names[1]} ({gpus_per_group}): N = "
+                         f"{names[0]} / {names[1]} data-parallel groups")
+    n = gpus // gpus_per_group
+    if n > 200_000:
+        raise ValueError(f"{names[0]} / {names[1]} = {n} groups: at most 200,000")
+    return n
+
+
 def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP, *, gpu_mtbf_hours=None,
          node_mtbf_hours=None, gpus_per_node=None, fit=None, fit_law: str = "exponential", scenario=None,
          restart_min: float = 60.0, ckpt_cost_min: float = 5.0, work_hours: float = 720.0,
@@ -220,12 +232,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
 
     gpus = _check("gpus", gpus, 1, True)
     gpus_per_group = _check("gpus_per_group", gpus_per_group, 1, True)
-    if gpus % gpus_per_group:
-        raise ValueError(f"gpus ({gpus}) must be a multiple of gpus_per_group ({gpus_per_group}): N = gpus / "
-                         "gpus_per_group data-parallel groups")
-    n = gpus // gpus_per_group
-    if n > 200_000:
-        raise ValueError(f"gpus / gpus_per_group = {n} groups: at most 200,000")
+    n = cluster_groups(gpus, gpus_per_group)
     per_gpu, how = _per_gpu_mtbf_hours(gpus_per_group, gpu_mtbf_hours, node_mtbf_hours, gpus_per_node, fit, fit_law)
     model = _model(gpus, gpus_per_group, per_gpu)
     restart_min = _check("restart_min", restart_min, 0.0)

@@ -117,6 +117,19 @@ def check_failures(failed, groups: int) -> list[int]:
     return ids
 
 
+def check_event(group, alive: np.ndarray, wiped_out: bool) -> int:
+    """A failure event for a controller: ``group`` is a valid id of a group still up, before any wipe-out."""
+    n = alive.size
+    group = int(group)
+    if not 0 <= group < n:
+        raise ValueError(f"failed: group id {group} is out of range 0..{n - 1}")
+    if not alive[group]:
+        raise ValueError(f"failed: group {group} has already failed")
+    if wiped_out:
+        raise ValueError("the epoch already ended in a wipe-out; restart the controller")
+    return group
+
+
 class ReorderController:
     """The reorder controller for one epoch (restart -> wipe-out) of a placement."""
 
@@ -171,14 +184,7 @@ class ReorderController:
         """Handle the failure of ``group``."""
         t0 = time.perf_counter()
         pl = self.placement
-        n = pl.groups
-        group = int(group)
-        if not 0 <= group < n:
-            raise ValueError(f"failed: group id {group} is out of range 0..{n - 1}")
-        if not self.alive[group]:
-            raise ValueError(f"failed: group {group} has already failed")
-        if self.wiped_out:
-            raise ValueError("the epoch already ended in a wipe-out; restart the controller")
+        group = check_event(group, self.alive, self.wiped_out)
         before = self.computing_mask()  # who computed what before the event
         self.alive[group] = False
         alive_holder = self.alive[self.holders]

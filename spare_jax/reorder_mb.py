@@ -32,7 +32,7 @@ import numpy as np
 
 from .depth import feasible_matching
 from .placement import Placement
-from .reorder import SOLVERS, check_failures
+from .reorder import SOLVERS, check_event, check_failures
 
 
 @dataclasses.dataclass
@@ -100,14 +100,7 @@ class MicrobatchController:
 
     def fail(self, group: int, time_min: float | None = None) -> MicroEventRecord:
         t0 = time.perf_counter()
-        n = self.placement.groups
-        group = int(group)
-        if not 0 <= group < n:
-            raise ValueError(f"failed: group id {group} is out of range 0..{n - 1}")
-        if not self.alive[group]:
-            raise ValueError(f"failed: group {group} has already failed")
-        if self.wiped_out:
-            raise ValueError("the epoch already ended in a wipe-out; restart the controller")
+        group = check_event(group, self.alive, self.wiped_out)
         before = self.alloc.copy()
         self.alive[group] = False
         alive_holder = self.alive[self.holders]
