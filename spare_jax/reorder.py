@@ -332,11 +332,16 @@ def replay(placement: Placement, trace, times=None, solver: str = "ortools", min
     Stops at the wipe-out (later entries are ignored and reported). Returns ``(records, controller)``.
     """
     trace = check_failures(trace, placement.groups)
+    return run_trace(ReorderController(placement, solver=solver, minimize_moves=minimize_moves), trace, times,
+                     check)
+
+
+def run_trace(ctl, trace, times=None, check: bool = False):
+    """Feed a checked trace (and optional times) to a controller until the wipe-out: ``(records, ctl)``."""
     if times is not None and len(times) != len(trace):
         raise ValueError("times: one time per failure is needed")
     if times is not None:
         times = [_check_time(t, f"times[{i}]") for i, t in enumerate(times)]
-    ctl = ReorderController(placement, solver=solver, minimize_moves=minimize_moves)
     records = []
     for i, g in enumerate(trace):
         rec = ctl.fail(g, None if times is None else float(times[i]))

@@ -32,7 +32,7 @@ import numpy as np
 
 from .depth import feasible_matching
 from .placement import Placement
-from .reorder import SOLVERS, check_event, check_failures
+from .reorder import SOLVERS, check_event, check_failures, run_trace
 
 
 @dataclasses.dataclass
@@ -213,15 +213,4 @@ def replay_microbatches(placement: Placement, trace, microbatches: int, times=No
                         check: bool = False):
     """Replay a failure trace at micro-batch granularity; stops at the wipe-out. ``(records, controller)``."""
     trace = check_failures(trace, placement.groups)
-    if times is not None and len(times) != len(trace):
-        raise ValueError("times: one time per failure is needed")
-    ctl = MicrobatchController(placement, microbatches, solver)
-    records = []
-    for i, g in enumerate(trace):
-        rec = ctl.fail(g, None if times is None else times[i])
-        records.append(rec)
-        if rec.wiped_out:
-            break
-        if check:
-            ctl.check_schedule()
-    return records, ctl
+    return run_trace(MicrobatchController(placement, microbatches, solver), trace, times, check)
