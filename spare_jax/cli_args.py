@@ -83,11 +83,11 @@ def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int 
 def _failure_args(p):
     g = p.add_mutually_exclusive_group()
     g.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
-                   help=_help("MTBF of the whole REFERENCE cluster (--reference-gpus GPUs, not the -N groups "
-                              "simulated) in minutes (default 5 min at 600,000 GPUs, i.e. 50,000 h per GPU); "
-                              "per-group MTBF = mtbf x reference-gpus / gpus-per-group, which must lie in "
-                              f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min; or give --group-mtbf or "
-                              "--gpu-mtbf-hours instead", "mtbf"))
+                   help=f"{describe_bound('mtbf')}: MTBF in minutes of the whole REFERENCE cluster of "
+                        "--reference-gpus GPUs, not of the -N groups run (default 5 min at 600,000 GPUs, i.e. "
+                        "50,000 h per GPU); the per-group MTBF, mtbf x reference-gpus / gpus-per-group, must lie "
+                        f"in {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min. Or give --group-mtbf or "
+                        "--gpu-mtbf-hours instead")
     g.add_argument("--group-mtbf", type=_bounded("group_mtbf"), default=None,
                    help=_help("instead of --mtbf: MTBF of ONE data-parallel group in minutes (default: from "
                               "--mtbf, 3000 min)", "group_mtbf"))
