@@ -202,7 +202,7 @@ def format_summary(summary: dict) -> str:
             lines.append(f"{p['scheme']:<12} {p['r_star']:>3} {p['tau_star_min']:>10.1f} {p['ttt_hours']:>9.0f} "
                          f"{mc:>17} {p['availability_pct']:>11.1f}% "
                          f"{f(p['mc_availability_pct'], '.1f'):>8}{'%' if p['mc_availability_pct'] is not None else ' '} "
-                         f"{p['ttt_vs_best_rep']:>13.3g}×")
+                         f"{p['ttt_vs_best_rep']:>13.2f}×")
         lines += ["(TTT: closed form at tau*; MC TTT: Monte Carlo at the same r and tau*, ± 95% CI; "
                   "TTT / best Rep: against the best Rep+CKPT's TTT, < 1 = shorter)", ""]
     lines.append(f"{'check':<52} {'r':>3} {'theory':>10} {'MC':>10} {'± 95% CI':>10}  paper's claim")
