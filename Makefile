@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test test-all quick clean bench
+.PHONY: run figures test test-all quick clean bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,13 @@ $(TSTAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@ $(STAMP)
 
-run: $(STAMP)  ## the main job with defaults: figures/ and a summary table
+run: $(STAMP)  ## the planner's quick answer at N = 600 (about 2-3 minutes on 2 cores): results/ (git-ignored)
 	$(PY) -m spare_jax run
 
-quick: $(STAMP)
-	$(PY) -m spare_jax run --quick
+quick: run  ## the same as make run (kept for older instructions)
+
+figures: $(STAMP)  ## the full suite (about 25-40 minutes on 2 cores): rewrites the tracked figures/
+	$(PY) -m spare_jax run --full
 
 test: $(TSTAMP)  ## the test suite without the slow tier (one worker per core, at most 4: mostly JAX compiles)
 	$(PY) -m pytest -q -n auto --maxprocesses=4 -m "not slow"

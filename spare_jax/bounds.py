@@ -39,6 +39,8 @@ BOUNDS = {
     "chunk_size": ("int", 1, 2**24, ""),
     "devices": ("int", 1, 65_536, ""),
     "mtbf": ("float", 1e-2, 1e6, "min"),
+    "group_mtbf": ("float", 1e-3, 1e7, "min"),
+    "gpu_mtbf_hours": ("float", 1e-3, 1e10, "h"),
     "gpus_per_group": ("float", 1.0, 1e6, ""),
     "reference_gpus": ("float", 1.0, 1e9, ""),
     "weibull_shape": ("float", 0.2, 10.0, ""),

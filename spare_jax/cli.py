@@ -630,28 +630,48 @@ def cmd_run(args) -> dict:
     from .driver import check_writable_dir
     from .suite import format_summary, run_suite
 
-    out = args.out_dir
+    out = args.out_dir or ("figures" if args.full else "results")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ValueError(f"--out-dir {out} exists and is not a directory")
     check_writable_dir(out, "--out-dir")
-    summary = run_suite(args.out_dir, quick=args.quick, seed=args.seed, progress=not args.quiet)
+    summary = run_suite(out, full=args.full, seed=args.seed, progress=not args.quiet)
     if not args.json:
         print(format_summary(summary))
         args.printed = True
     return summary
 
 
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        return version("spare-jax")
+    except (ImportError, PackageNotFoundError):  # not installed (PYTHONPATH checkout)
+        from . import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
                      "reordering and time-to-train for 100k-1M GPU pretraining.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    p = sub.add_parser("run", help="the main job: the default experiment suite, figures and a summary table")
-    p.add_argument("--quick", action="store_true", help="a small version (about 2-3 minutes on 2 cores)")
-    p.add_argument("--out-dir", default="figures", help="where figures and data go (default figures/)")
+    p = sub.add_parser("run", help="the main job: a quick answer at N = 600 (about 2-3 minutes on 2 cores) into "
+                                   "results/; --full reproduces the paper's figures into figures/")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--full", action="store_true",
+                      help="the full suite (N up to 100,000 groups, about 25-40 minutes on 2 cores) that draws the "
+                           "figures of the README into figures/ (default: the quick answer)")
+    mode.add_argument("--quick", action="store_true",
+                      help="the quick answer: what `spare-jax run` does without --full (kept for older scripts)")
+    p.add_argument("--out-dir", default=None,
+                   help="where figures and data go (default results/, or figures/ with --full)")
     p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: a table)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr (default: progress shown)")
     p.set_defaults(func=cmd_run, title="spare-jax run: summary")
 
     p = sub.add_parser("wipeout", help="failures endured before a wipe-out: Monte Carlo vs exact theory")
@@ -677,7 +697,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, trials=200, placement=False, trials_bound="ttt_trials")
     _failure_args(p)
     _training_args(p)
-    p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare")
+    p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare",
+                   help="spare: SPARe+CKPT; rep: replica sets of r groups (r must divide N) + CKPT; none: "
+                        "checkpointing only, r = 1 (default spare)")
     p.add_argument("--ckpt-interval", type=_bounded("ckpt_interval"), default=None,
                    help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum; "
                               "under a scenario with domains, a ring order or lemons: the optimum on the "
@@ -694,7 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     _training_args(p)
     p.add_argument("--r-max", type=_bounded("r_max"), default=20,
                    help=_help("largest r searched (default 20)", "r_max"))
-    p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output")
+    p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output (default off)")
     _ages_arg(p)
     _scenario_args(p)
     p.add_argument("--epochs", type=_bounded("pool_epochs", "--epochs"), default=None,
@@ -721,27 +743,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help=_help("random swaps tried per step (default 8)", "proposals"))
     p.add_argument("--random-orders", type=_bounded("random_orders"), default=3,
                    help=_help("seeded random orders among the starting points (default 3)", "random_orders"))
-    p.add_argument("--ring-out", default=None, help="write the best order here (a ring file for --ring)")
+    p.add_argument("--ring-out", default=None,
+                   help="write the best order here, a ring file for --ring (default: none, not written)")
     p.set_defaults(func=cmd_place, title="Ring order search (--trials: epochs per final evaluation)")
 
     p = sub.add_parser("presets", help="the --preset clusters: settings, sources and assumptions")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: text)")
     p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_presets, title="Presets")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
     _common(p, trials=None, placement=False, seed=False)  # run_bench takes no seed
-    p.add_argument("--full", action="store_true", help="longer, steadier measurements")
+    p.add_argument("--full", action="store_true",
+                   help="longer, steadier measurements: 10 s per kernel instead of 3 s (default off)")
     p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
                    help=_help("trials per kernel call (default: the driver's choice; larger on accelerators)",
                               "chunk_size"))
-    p.add_argument("--devices", type=_bounded("devices"), default=None)
+    p.add_argument("--devices", type=_bounded("devices"), default=None,
+                   help=_help("JAX devices to shard trials over (default: all)", "devices"))
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
     _common(p, trials=None)
-    p.add_argument("--failed", default=None, help="failed group ids in failure order, e.g. 3,17,4")
-    p.add_argument("--trace", default=None, help="trace file: CSV 'group[,time_min]' or JSON lines")
+    p.add_argument("--failed", default=None,
+                   help="failed group ids in failure order, e.g. 3,17,4 (default: none; this or --trace)")
+    p.add_argument("--trace", default=None,
+                   help="trace file: CSV 'group[,time_min]' (minutes) or JSON lines (default: none; this or "
+                        "--failed)")
     p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
                    help="min-cost-flow backend for phase 2 (default ortools)")
     _microbatch_args(p)
@@ -750,7 +778,61 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_plan import add_plan_parser  # spare-jax plan (SPEC §11)
 
     add_plan_parser(sub)
+    for name, sp in sub.choices.items():  # read before argparse (cli_args._apply_config); listed in --help
+        sp.add_argument("--config", metavar="FILE", default=None,
+                        help="TOML file of settings for this subcommand (default: none): keys are the flag "
+                             "names or their long forms (N = 600 or groups = 600, r = 8, ckpt-interval = 30), "
+                             f"at the top level or in a [{name}] table; flags on the line win")
     return parser
+
+
+def _refuse_unused(args) -> None:
+    """A flag that the chosen path would ignore is refused, not ignored (flags on the line or in --config)."""
+    given = getattr(args, "given", set())
+
+    def named(*dests):
+        return [d for d in dests if d in given]
+
+    def flags(ds):
+        return "/".join("--" + d.replace("_", "-") for d in ds)
+
+    cmd = args.command
+    repair = getattr(args, "repair_time", None) is not None
+    if getattr(args, "group_mtbf_file", None) is not None:
+        extra = named("mtbf", "group_mtbf", "gpu_mtbf_hours", "lemon_fraction", "lemon_factor", "lemon_seed")
+        if extra:
+            raise ValueError(f"{flags(extra)}: not used with --group-mtbf-file (its per-group MTBFs replace them); "
+                             "drop one of them")
+    if cmd == "wipeout" and not repair and named("run_hours"):
+        raise ValueError("--run-hours applies with repair only (--repair-time); drop it")
+    if cmd == "ttt" and args.scheme == "none" and named("redundancy"):
+        raise ValueError("-r/--redundancy: --scheme none is checkpointing only (r = 1); drop -r or pick spare/rep")
+    if cmd == "optimize":
+        policy = len(args.microbatch_set or [1]) > 1 or args.restart_depths is not None
+        if repair and named("microbatch_set", "restart_depths"):
+            raise ValueError("--microbatches/--restart-depth with repair (--repair-time) are not searched yet; "
+                             "drop one of them")
+        if not repair and not policy and named("epochs", "pool_seed"):
+            scenario = _scenario(args, args.groups)
+            if not scenario.needs_kernel:
+                raise ValueError(f"{flags(named('epochs', 'pool_seed'))}: used only where there is no closed "
+                                 "form (domains, a ring order, lemons, repair, a micro-batch or restart-depth "
+                                 "search); this run uses the closed form, drop the flag")
+    if cmd == "reorder" and args.placement != "random" and named("seed"):
+        raise ValueError(f"--seed: the {args.placement} placement is deterministic (the seed draws only "
+                         "--placement random); drop it")
+
+
+def _add_mtbf(args, result) -> None:
+    """The resolved failure clock beside the results: per-group MTBF and the MTBF of the N groups run."""
+    if not isinstance(result, dict) or not result or not hasattr(args, "mtbf") or not hasattr(args, "groups"):
+        return
+    if getattr(args, "group_mtbf_file", None) is not None:
+        return
+    model = _model(args)
+    result.setdefault("group_mtbf_min", model.group_mtbf_min)
+    result.setdefault("cluster_mtbf_min", model.cluster_mtbf_min(args.groups))
+    result.setdefault("gpu_mtbf_hours", model.group_mtbf_min * model.gpus_per_group / 60.0)
 
 
 def _stdout_to_python_only() -> None:
@@ -772,6 +854,11 @@ def main(argv=None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_BAD_INPUT
+        from .cli_args import explicit_dests
+
+        args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
+            getattr(args, "config_given", ()))
+        _refuse_unused(args)
         dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
         if any(v is not None for v in dist):
             from .driver import initialize_distributed
@@ -792,6 +879,7 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
             warnings.simplefilter("ignore", RuntimeWarning)
             result = args.func(args)
+            _add_mtbf(args, result)
         if getattr(args, "preset", None) and isinstance(result, dict):
             result = {"preset": args.preset, **result}
         if not getattr(args, "printed", False):

@@ -76,27 +76,39 @@ def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int 
                        help=_help(f"Monte Carlo trials (default {trials})", trials_bound))
     if seed:
         p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: a table)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (default: progress shown)")
 
 
 def _failure_args(p):
-    p.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
-                   help=_help("system MTBF in minutes at the reference cluster size (default 5 at 600k GPUs; "
-                              "the per-group MTBF mtbf*reference-gpus/gpus-per-group must lie in "
-                              f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min)", "mtbf"))
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
+                   help=f"{describe_bound('mtbf')}: MTBF in minutes of the whole REFERENCE cluster of "
+                        "--reference-gpus GPUs, not of the -N groups run (default 5 min at 600,000 GPUs, i.e. "
+                        "50,000 h per GPU); the per-group MTBF, mtbf x reference-gpus / gpus-per-group, must lie "
+                        f"in {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min. Or give --group-mtbf or "
+                        "--gpu-mtbf-hours instead")
+    g.add_argument("--group-mtbf", type=_bounded("group_mtbf"), default=None,
+                   help=_help("instead of --mtbf: MTBF of ONE data-parallel group in minutes (default: from "
+                              "--mtbf, 3000 min)", "group_mtbf"))
+    g.add_argument("--gpu-mtbf-hours", type=_bounded("gpu_mtbf_hours"), default=None,
+                   help=_help("instead of --mtbf: MTBF of ONE GPU in hours (default: from --mtbf, 50,000 h)",
+                              "gpu_mtbf_hours"))
     p.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=1000.0,
-                   help=_help("GPUs per data-parallel group (default 1000)", "gpus_per_group"))
+                   help=_help("GPUs per data-parallel group (default 1000 GPUs)", "gpus_per_group"))
     p.add_argument("--reference-gpus", type=_bounded("reference_gpus"), default=600_000.0,
-                   help=_help("GPU count at which --mtbf is quoted (default 600000)", "reference_gpus"))
-    p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential")
+                   help=_help("GPU count at which --mtbf is quoted, and at which --restart is quoted when "
+                              "--restart-scaling is not none (default 600000 GPUs)", "reference_gpus"))
+    p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential",
+                   help="law of each group's time to failure (default exponential; weibull keeps the same mean)")
     p.add_argument("--weibull-shape", type=_bounded("weibull_shape"), default=1.0,
-                   help=_help("Weibull shape k (same mean per group)", "weibull_shape"))
+                   help=_help("Weibull shape k, same mean per group (default 1; only with --distribution weibull)",
+                              "weibull_shape"))
     from .presets import PRESETS
 
     p.add_argument("--preset", choices=tuple(PRESETS), default=None,
-                   help="published cluster parameters as defaults (flags and --config win); `spare-jax presets` "
-                        "lists them with their sources")
+                   help="published cluster parameters as defaults (default: none; flags and --config win); "
+                        "`spare-jax presets` lists them with their sources")
     p.set_defaults(preset_job_mtbf=None)
 
 
@@ -125,7 +137,8 @@ def _scenario_args(p):
                    help=_help("groups per failure domain (contiguous physical ids; default: no domains)",
                               "domain_size"))
     g.add_argument("--domain-mtbf", type=_bounded("domain_mtbf"), default=None,
-                   help=_help("MTBF of one failure domain in minutes (with --domain-size)", "domain_mtbf"))
+                   help=_help("MTBF of one failure domain in minutes (with --domain-size; default: no domains)",
+                              "domain_mtbf"))
     g.add_argument("--ring", default=None,
                    help="ring order of the placement (stacked or block over ring positions): contiguous "
                         "(default), interleaved (across the domains) or a file of physical group ids in ring order")
@@ -136,7 +149,8 @@ def _scenario_args(p):
     g.add_argument("--lemon-seed", type=_bounded("lemon_seed"), default=None,
                    help=_help("which groups are lemons (default 0)", "lemon_seed"))
     g.add_argument("--group-mtbf-file", default=None,
-                   help="per-group MTBFs in minutes, one per physical group (overrides --mtbf and lemons)")
+                   help="per-group MTBFs in minutes, one per physical group, replacing --mtbf (default: none, "
+                        "every group at the --mtbf rate); not with --mtbf/--group-mtbf/--gpu-mtbf-hours or lemons")
     p.set_defaults(scenario_domains=None)
 
 
@@ -167,6 +181,7 @@ def _number_list(bound, flag, allow_auto=False):
                                              + (" or auto" if allow_auto else "") + f", got {text!r}")
         return sorted({one(t) for t in items})
 
+    parse.list_of = one.kind  # --config takes a number, a list of numbers or the comma text
     return parse
 
 
@@ -288,27 +303,71 @@ def _run_args(p):
                    help=_help("trials per chunk (default: chosen from the working-set size; refused when "
                               "its working set exceeds half the RAM)", "chunk_size"))
     p.add_argument("--devices", type=_bounded("devices"), default=None,
-                   help="JAX devices to shard trials over (default: all)")
+                   help=_help("JAX devices to shard trials over (default: all)", "devices"))
     p.add_argument("--out", default=None, help="directory for the run's state file (wipeout, overhead: one "
-                   "state.json; repair, ttt: per-chunk files); re-running resumes (locked while a run uses it)")
+                   "state.json; repair, ttt: per-chunk files); re-running resumes (locked while a run uses it; "
+                   "default: none, nothing kept)")
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT",
                    help="multi-process run: the coordinator's address (process 0 listens there); with "
-                   "--num-processes and --process-id. P copies of one command give the JSON of one process")
-    p.add_argument("--num-processes", type=int, default=None, help="multi-process run: the number of processes")
-    p.add_argument("--process-id", type=int, default=None, help="multi-process run: this process's id, 0..P-1")
+                   "--num-processes and --process-id. P copies of one command give the JSON of one process "
+                   "(default: none, one process)")
+    p.add_argument("--num-processes", type=int, default=None,
+                   help="multi-process run: the number of processes (default: none, one process)")
+    p.add_argument("--process-id", type=int, default=None,
+                   help="multi-process run: this process's id, 0..P-1 (default: none, one process)")
 
 
 def _model(args):
     from .failures import FailureModel
 
-    group_mtbf = args.mtbf * args.reference_gpus / args.gpus_per_group
+    mtbf = args.mtbf  # the reference cluster's MTBF in minutes (FailureModel.system_mtbf_min)
+    if getattr(args, "group_mtbf", None) is not None and getattr(args, "gpu_mtbf_hours", None) is not None:
+        raise ValueError("--group-mtbf and --gpu-mtbf-hours: give one of them")
+    if getattr(args, "group_mtbf", None) is not None:
+        mtbf = args.group_mtbf * args.gpus_per_group / args.reference_gpus
+    elif getattr(args, "gpu_mtbf_hours", None) is not None:
+        mtbf = args.gpu_mtbf_hours * 60.0 / args.reference_gpus
+    if (args.weibull_shape != 1.0 and args.distribution == "exponential"
+            and _given(args, "weibull_shape")):
+        raise ValueError("--weibull-shape applies to --distribution weibull only (exponential failures have no "
+                         "shape); add --distribution weibull or drop it")
+    group_mtbf = mtbf * args.reference_gpus / args.gpus_per_group
     if not GROUP_MTBF_RANGE[0] <= group_mtbf <= GROUP_MTBF_RANGE[1]:
-        raise ValueError(f"--mtbf x --reference-gpus / --gpus-per-group (the per-group MTBF) must be in "
+        raise ValueError(f"the per-group MTBF (--mtbf x --reference-gpus / --gpus-per-group, or --group-mtbf, or "
+                         f"--gpu-mtbf-hours x 60 / --gpus-per-group) must be in "
                          f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min, got {group_mtbf:g}")
-    return FailureModel(args.distribution, args.mtbf, args.reference_gpus, args.gpus_per_group,
+    return FailureModel(args.distribution, mtbf, args.reference_gpus, args.gpus_per_group,
                         args.weibull_shape)
+
+
+def _given(args, dest) -> bool:
+    """Whether ``dest`` was set explicitly: on the command line or in ``--config`` (``main`` records both in
+    ``args.given``); True when unknown (library callers), so the checks stay on the safe side."""
+    given = getattr(args, "given", None)
+    return True if given is None else dest in given
+
+
+def explicit_dests(parser, argv) -> set:
+    """The dests of the options that appear in ``argv`` (the subcommand's parser; exact names, ``--flag=x``,
+    the unique prefixes argparse accepts, and ``-r8``-style short options)."""
+    out = set()
+    longs = [(o, a.dest) for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    shorts = {o: a.dest for a in parser._actions for o in a.option_strings if not o.startswith("--")}
+    for tok in argv:
+        if tok == "--":
+            break
+        if not tok.startswith("-") or tok == "-":
+            continue
+        name = tok.split("=", 1)[0]
+        if name.startswith("--"):
+            hits = {d for o, d in longs if o == name} or {d for o, d in longs if o.startswith(name)}
+            if len(hits) == 1:
+                out |= hits
+        elif name[:2] in shorts:
+            out.add(shorts[name[:2]])
+    return out
 
 
 def _fmt(v):
@@ -416,6 +475,18 @@ def _config_value(action, key, value):
         if not isinstance(value, bool):
             raise ValueError(f"--config: {key} must be true or false, got {value!r}")
         return value
+    if getattr(action.type, "list_of", None) is not None:
+        items = value if isinstance(value, list) else [value]
+        if isinstance(value, str):
+            text = value
+        elif items and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+            text = ",".join(str(v) for v in items)
+        else:
+            raise ValueError(f"--config: {key} must be a number, a list of numbers or a comma list, got {value!r}")
+        try:
+            return action.type(text)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"--config: {exc}") from None
     kind = getattr(action.type, "kind", None)
     if kind is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -491,7 +562,10 @@ def _apply_config(parser, argv):
         if isinstance(value, dict) and key not in subs and key != "scenario":
             raise ValueError(f"--config: unknown section [{key}] in {path} (sections: scenario, {', '.join(subs)})")
     # top-level keys apply to every subcommand; the subcommand's own table wins over them
-    known = {a.dest: a for a in sub._actions}
+    known = {a.dest: a for a in sub._actions if a.dest not in ("config", "version")}
+    # the flag names are keys too: N = 600, r = 8, ckpt-interval = 30 (besides the dests groups, redundancy, ...)
+    alias = {o.lstrip("-").replace("-", "_"): a.dest for a in sub._actions for o in a.option_strings
+             if a.dest in known}
     defaults = {}
     tables = [{k: v for k, v in cfg.items() if not isinstance(v, dict)}]
     if "scenario" in cfg:
@@ -508,6 +582,7 @@ def _apply_config(parser, argv):
         seen = {}
         for key, value in table.items():
             dest = key.replace("-", "_")
+            dest = dest if dest in known else alias.get(dest, dest)
             if dest not in known or dest in ("help", "func", "title"):
                 where = (f"[{command}]" if table is cfg.get(command) else
                          "[scenario]" if table is not tables[0] else "the top level")
@@ -519,10 +594,11 @@ def _apply_config(parser, argv):
                                  "the settings themselves")
             seen[dest] = key
             defaults[dest] = _config_value(known[dest], key, value)
+    given = tuple(k for k in defaults if k in known)  # set explicitly (main's args.given)
     for key in ("job_mtbf", "job_fraction"):  # flags on the line win over these (see _scenario)
         if key in defaults:
             defaults["cfg_" + key] = defaults.pop(key)
-    sub.set_defaults(**defaults)
+    sub.set_defaults(config_given=given, **defaults)
     return rest
 
 

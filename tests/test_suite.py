@@ -33,3 +33,37 @@ def test_scenarios_experiment_at_toy_size(tmp_path):
     contiguous = [x for x in out["uptime"] if x["ring"] == "contiguous" and x["job_mtbf_min"] is None]
     assert all(x["single_domain_wipeout_fraction"] == 1.0 for x in contiguous)  # domains of 5 >= r
     assert out["job_wide"][1]["spare_ttt_hours"] > out["job_wide"][0]["spare_ttt_hours"]
+
+
+def test_run_defaults_to_the_quick_answer_in_results_and_full_writes_figures(monkeypatch, tmp_path, capsys):
+    """``spare-jax run`` writes results/ (git-ignored); only ``--full`` writes figures/; the closing table
+    names r per row and gives TTT in hours, availability in percent and tau*."""
+    from spare_jax import cli
+
+    calls = []
+
+    def fake(out_dir, full=False, seed=0, progress=True):
+        calls.append((out_dir, full))
+        return {"full": full, "out_dir": out_dir,
+                "setting": {"groups": 600, "gpus": 600_000, "gpus_per_group": 1000.0, "group_mtbf_min": 3000.0,
+                            "cluster_mtbf_min": 5.0, "work_hours": 720.0, "ckpt_cost_min": 5.0, "restart_min": 60.0},
+                "plan": [{"scheme": "SPARe+CKPT", "r_star": 6, "tau_star_min": 118.9, "ttt_hours": 1766.0,
+                          "mc_ttt_hours": 1763.0, "mc_ttt_ci95_hours": 4.0, "availability_pct": 95.5,
+                          "mc_availability_pct": 95.4, "ttt_vs_best_rep": 0.68}],
+                "rows": [{"quantity": "E[T]", "r": 8, "theory": 275.1, "mc": 274.9, "mc_ci95": 0.3, "paper": "-"}]}
+
+    monkeypatch.setattr(suite, "run_suite", fake)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "--quiet"]) == 0
+    assert cli.main(["run", "--quick", "--quiet"]) == 0
+    assert cli.main(["run", "--full", "--quiet"]) == 0
+    assert calls == [("results", False), ("results", False), ("figures", True)]
+    out = capsys.readouterr().out
+    assert "r*" in out and "tau* (min)" in out and "TTT (h)" in out and "95.5%" in out and "results/summary.json" in out
+    assert cli.main(["run", "--full", "--quick", "--quiet"]) == 2
+
+
+def test_results_dir_is_git_ignored():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, ".gitignore")) as fh:
+        assert "results/" in fh.read().split()

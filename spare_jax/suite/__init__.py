@@ -32,30 +32,60 @@ PAPER = {
 }
 
 
-def run_suite(out_dir: str = "figures", quick: bool = False, seed: int = 0, progress: bool = True) -> dict:
-    """The default experiment suite (``spare-jax run``): every stage writes its figures and data to
-    ``out_dir``; returns (and writes ``summary.json``) the closing summary against the paper's claims."""
-    from .. import ttt
-    from ..overhead import simulate_overhead
-    from ..wipeout import simulate_wipeout
+QUICK_N = 600
 
-    stages = []
+
+def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True,
+              quick: bool | None = None) -> dict:
+    """``spare-jax run``: the planner's quick answer at N = 600 groups (600,000 GPUs; about 2-3 minutes on 2
+    cores, into ``results/``) or, with ``full``, the whole suite behind the paper's figures (``figures/``).
+    Every stage writes its figures and data to ``out_dir``; returns (and writes ``summary.json``) the closing
+    summary: per scheme r*, tau*, TTT in hours (closed form and Monte Carlo) and availability in percent,
+    then the checks of theory against Monte Carlo, each row naming its r. ``quick`` (older callers) is
+    ``not full``."""
+    from .. import ttt
+
+    if quick is not None:
+        full = not quick
+    n = QUICK_N
     t_start = time.perf_counter()
-    if quick:
+    results = {}
+    state = {}
+
+    def optimum():
+        state["opt"] = ttt.optimize(n, 20, progress=progress)
+        sch = state["opt"]["schemes"]
+        return {k: {"r_star": v["r_star"], "tau_min": v["ckpt_interval_min"], "ttt_hours": v["ttt_hours"]}
+                for k, v in sch.items()}
+
+    def r_near():  # the r of the quick Monte Carlo: a spread plus both optima and their neighbours
+        sch = state["opt"]["schemes"]
+        rs = {1, 2, 4, 8, 12, 20}
+        for s in ("spare", "rep"):
+            rs |= {max(1, sch[s]["r_star"] - 1), sch[s]["r_star"], min(20, sch[s]["r_star"] + 1)}
+        return tuple(sorted(rs))
+
+    if not full:
         stages = [
-            ("wipe-out validation (N = 600)", lambda: wipeout_validation(out_dir, groups=(600,), trials={600: 100_000},
-                                                                         seed=seed, progress=progress)),
-            ("overhead vs r (N = 600)", lambda: overhead_vs_r(out_dir, groups=(600,), rs=tuple(range(2, 21, 2)),
-                                                              trials={600: 2000}, seed=seed, progress=progress)),
-            ("reorder controller (N = 600)", lambda: reorder_movement(out_dir, traces=1, large=None, seed=seed,
-                                                                       solver_compare_events=60)),
-            ("time-to-train vs r (N = 600)", lambda: ttt_vs_r(out_dir, rs=(1, 2, 4, 6, 8, 12, 16, 20),
-                                                              ckpt_costs=(5.0,), runs=30, seed=seed,
-                                                              progress=progress)),
-            ("r* vs N", lambda: rstar_vs_n(out_dir, groups=(100, 600, 6000), r_max=16, progress=progress)),
+            (f"closed-form optimum r*, tau* per scheme (N = {n})", optimum),
+            (f"time-to-train vs r: closed form, Monte Carlo near the optima (N = {n}, 30 runs per point)",
+             lambda: ttt_vs_r(out_dir, groups=n, rs=tuple(range(1, 21)), mc_rs=r_near(), ckpt_costs=(5.0,),
+                              runs=30, seed=seed, progress=progress)),
+            (f"wipe-out validation (N = {n}, r = 4, 8, 16)",
+             lambda: wipeout_validation(out_dir, groups=(n,), rs=(4, 8, 16), trials={n: 100_000}, seed=seed,
+                                        progress=progress)),
+            (f"overhead at r = 4, r*, 20 (N = {n}, 500 trials per r)",
+             lambda: overhead_vs_r(out_dir, groups=(n,), rs=tuple(sorted({4, 20,
+                                                                         state["opt"]["schemes"]["spare"]["r_star"]})),
+                                   trials={n: 500}, seed=seed, progress=progress)),
+            (f"reorder controller (N = {n})", lambda: reorder_movement(out_dir, traces=1, large=None, seed=seed,
+                                                                      solver_compare_events=60)),
+            ("r* vs N (100, 600, 6000 groups)", lambda: rstar_vs_n(out_dir, groups=(100, n, 6000), r_max=16,
+                                                                  progress=progress)),
         ]
     else:
         stages = [
+            (f"closed-form optimum r*, tau* per scheme (N = {n})", optimum),
             ("wipe-out validation (N = 600, 6000, 60000)", lambda: wipeout_validation(out_dir, seed=seed,
                                                                                       progress=progress)),
             ("overhead vs r (N = 600, 6000)", lambda: overhead_vs_r(out_dir, seed=seed, progress=progress)),
@@ -63,70 +93,122 @@ def run_suite(out_dir: str = "figures", quick: bool = False, seed: int = 0, prog
             ("time-to-train vs r (N = 600)", lambda: ttt_vs_r(out_dir, seed=seed, progress=progress)),
             ("r* vs N (100 .. 100,000 groups)", lambda: rstar_vs_n(out_dir, progress=progress)),
         ]
-    _log(f"spare-jax run{' --quick' if quick else ''}: {len(stages)} stages, expected "
-         f"{'~2-3 minutes' if quick else '~25-40 minutes'} on a 2-core CPU; figures and data in {out_dir}/")
-    results = {}
+    _log(f"spare-jax run{' --full' if full else ''}: {len(stages)} stages, expected "
+         f"{'~25-40 minutes' if full else '~2-3 minutes'} on a 2-core CPU; figures and data in {out_dir}/")
     for i, (name, fn) in enumerate(stages, 1):
         t0 = time.perf_counter()
         _log(f"[{i}/{len(stages)}] {name}")
         results[name] = fn()
         _log(f"[{i}/{len(stages)}] {name}: done in {time.perf_counter() - t0:.0f} s")
 
-    # closing summary: theory, MC +- CI, and the paper's claim
-    n = 600
-    exact_t = theory.expected_failures("stacked", n, 8)
-    mc_t = simulate_wipeout(make_placement("stacked", n, 8), 20_000 if quick else 200_000, seed=seed)
-    om_th = theory.overhead_theory("stacked", n, 20)
-    om_mc = simulate_overhead(make_placement("stacked", n, 20), 2000 if quick else 20_000, seed=seed)
-    opt = ttt.optimize(n, 20, progress=progress)
-    sp, rp = opt["schemes"]["spare"], opt["schemes"]["rep"]
-    ttt_rows = results[[k for k in results if k.startswith("time-to-train")][0]]
+    def stage(prefix):
+        return next(v for k, v in results.items() if k.startswith(prefix))
+
+    opt = state["opt"]
+    ttt_rows, wipe_rows, ovh_rows = stage("time-to-train"), stage("wipe-out"), stage("overhead")
+    work_h = ttt.TrainingConfig().work_hours
 
     def mc_at(scheme, r):
         sel = [row for row in ttt_rows if row["scheme"] == scheme and row["redundancy"] == r
                and row["ckpt_cost_min"] == 5.0 and row["mc_ttt_hours"] is not None]
         return sel[0] if sel else None
 
-    sp_mc, rp_mc = mc_at("spare", sp["r_star"]), mc_at("rep", rp["r_star"])
-    rows = [
-        {"quantity": "E[T], failures to wipe-out (N=600, r=8, stacked)", "theory": exact_t,
-         "mc": mc_t.mean, "mc_ci95": 1.96 * mc_t.stderr, "paper": "-"},
-        {"quantity": "compute overhead Ω (N=600, r=20)", "theory": om_th["overhead"], "mc": om_mc.overhead,
-         "mc_ci95": 1.96 * om_mc.overhead_stderr, "paper": PAPER["overhead_r20"]},
-        {"quantity": "time-averaged depth (N=600, r=20)", "theory": om_th["time_avg_depth"],
-         "mc": om_mc.time_avg_depth, "mc_ci95": 1.96 * om_mc.time_avg_depth_stderr, "paper": "-"},
-        {"quantity": f"SPARe+CKPT r* (N=600, C=5 min)", "theory": sp["r_star"], "mc": None, "mc_ci95": None,
+    names = {"spare": "SPARe+CKPT", "rep": "Rep+CKPT", "none": "CKPT only"}
+    plan = []
+    for scheme in ("spare", "rep", "none"):
+        th = opt["schemes"][scheme]
+        mc = mc_at(scheme, th["r_star"])
+        plan.append({"scheme": names[scheme], "r_star": th["r_star"], "tau_star_min": th["ckpt_interval_min"],
+                     "ttt_hours": th["ttt_hours"],
+                     "mc_ttt_hours": None if mc is None else mc["mc_ttt_hours"],
+                     "mc_ttt_ci95_hours": None if mc is None else 1.96 * mc["mc_ttt_stderr_hours"],
+                     "availability_pct": 100 * th["availability"],
+                     "mc_availability_pct": None if mc is None else 100 * mc["mc_availability"],
+                     "ttt_vs_best_rep": th["ttt_hours"] / opt["schemes"]["rep"]["ttt_hours"]})
+    sp_mc, rp_mc = mc_at("spare", opt["schemes"]["spare"]["r_star"]), mc_at("rep", opt["schemes"]["rep"]["r_star"])
+
+    def wipe(r):
+        return next((w for w in wipe_rows if w["groups"] == n and w["redundancy"] == r
+                     and w["placement"] == "stacked"), None)
+
+    def ovh(r):
+        return next((o for o in ovh_rows if o["groups"] == n and o["redundancy"] == r), None)
+
+    r_sp = opt["schemes"]["spare"]["r_star"]
+    rows = []
+    w8 = wipe(8)
+    if w8 is not None:
+        rows.append({"quantity": f"E[T], failures to wipe-out (N={n}, stacked)", "r": 8, "theory": w8["theory_exact"],
+                     "mc": w8["mc_mean"], "mc_ci95": 1.96 * w8["mc_stderr"], "paper": "-"})
+    for r, claim in ((r_sp, "-"), (20, PAPER["overhead_r20"])):
+        o = ovh(r)
+        if o is not None and not any(x.get("r") == r and x["quantity"].startswith("compute") for x in rows):
+            rows.append({"quantity": f"compute overhead Ω, × (N={n}; Rep's Ω = r)", "r": r,
+                         "theory": o["theory_overhead"], "mc": o["mc_overhead"],
+                         "mc_ci95": 1.96 * o["mc_overhead_stderr"], "paper": claim})
+    rows += [
+        {"quantity": "SPARe+CKPT r* (C=5 min)", "r": r_sp, "theory": r_sp, "mc": None, "mc_ci95": None,
          "paper": PAPER["r_star"]},
-        {"quantity": "SPARe+CKPT availability at r*", "theory": sp["availability"],
-         "mc": None if sp_mc is None else sp_mc["mc_availability"], "mc_ci95": None, "paper": PAPER["availability"]},
-        {"quantity": "SPARe+CKPT TTT/W at r*, tau*", "theory": sp["ttt_over_w"],
-         "mc": None if sp_mc is None else sp_mc["mc_ttt_hours"] / 720.0,
-         "mc_ci95": None if sp_mc is None else 1.96 * sp_mc["mc_ttt_stderr_hours"] / 720.0, "paper": "-"},
-        {"quantity": f"Rep+CKPT TTT/W at its r* = {rp['r_star']}", "theory": rp["ttt_over_w"],
-         "mc": None if rp_mc is None else rp_mc["mc_ttt_hours"] / 720.0,
-         "mc_ci95": None if rp_mc is None else 1.96 * rp_mc["mc_ttt_stderr_hours"] / 720.0, "paper": "-"},
-        {"quantity": "TTT reduction, best SPARe+CKPT vs best Rep+CKPT", "theory": opt["ttt_reduction_vs_rep"],
-         "mc": None if (sp_mc is None or rp_mc is None) else 1 - sp_mc["mc_ttt_hours"] / rp_mc["mc_ttt_hours"],
+        {"quantity": "SPARe+CKPT availability at r* (%)", "r": r_sp, "theory": 100 * opt["schemes"]["spare"]["availability"],
+         "mc": None if sp_mc is None else 100 * sp_mc["mc_availability"], "mc_ci95": None,
+         "paper": PAPER["availability"]},
+        {"quantity": "SPARe+CKPT TTT at r*, tau* (hours)", "r": r_sp, "theory": opt["schemes"]["spare"]["ttt_hours"],
+         "mc": None if sp_mc is None else sp_mc["mc_ttt_hours"],
+         "mc_ci95": None if sp_mc is None else 1.96 * sp_mc["mc_ttt_stderr_hours"], "paper": "-"},
+        {"quantity": "Rep+CKPT TTT at its r*, tau* (hours)", "r": opt["schemes"]["rep"]["r_star"],
+         "theory": opt["schemes"]["rep"]["ttt_hours"], "mc": None if rp_mc is None else rp_mc["mc_ttt_hours"],
+         "mc_ci95": None if rp_mc is None else 1.96 * rp_mc["mc_ttt_stderr_hours"], "paper": "-"},
+        {"quantity": "TTT reduction, best SPARe+CKPT vs best Rep+CKPT (%)", "r": None,
+         "theory": 100 * opt["ttt_reduction_vs_rep"],
+         "mc": None if (sp_mc is None or rp_mc is None) else 100 * (1 - sp_mc["mc_ttt_hours"] / rp_mc["mc_ttt_hours"]),
          "mc_ci95": None, "paper": PAPER["ttt_reduction"]},
     ]
     _log(f"spare-jax run: done in {time.perf_counter() - t_start:.0f} s")
-    summary = {"quick": quick, "seed": seed, "rows": rows,  # no timing: a rerun reproduces the file
+    from ..failures import FailureModel
+
+    model = FailureModel()
+    summary = {"full": full, "seed": seed, "out_dir": out_dir,  # no timing: a rerun reproduces the file
+               "setting": {"groups": n, "gpus": n * model.gpus_per_group, "gpus_per_group": model.gpus_per_group,
+                           "group_mtbf_min": model.group_mtbf_min, "cluster_mtbf_min": model.cluster_mtbf_min(n),
+                           "work_hours": work_h, "ckpt_cost_min": ttt.TrainingConfig().ckpt_cost_min,
+                           "restart_min": ttt.TrainingConfig().restart_min},
+               "plan": plan, "rows": rows,
                "optimize": {k: v for k, v in opt.items() if k != "curves"}}
     plotting.write_json(os.path.join(out_dir, "summary.json"), summary)
     return summary
 
 
 def format_summary(summary: dict) -> str:
-    def f(v):
+    def f(v, spec=".4g"):
         if v is None:
             return "-"
         if isinstance(v, int):
             return str(v)
-        return f"{v:.4g}"
+        return format(v, spec)
 
-    lines = [f"{'quantity':<52} {'theory':>10} {'MC':>10} {'± 95% CI':>10}  paper's claim", "-" * 120]
+    lines = []
+    st = summary.get("setting")
+    if st:
+        lines += [f"Plan for {st['gpus']:,.0f} GPUs = {st['groups']} groups x {st['gpus_per_group']:,.0f} GPUs; "
+                  f"MTBF {st['group_mtbf_min']:,.0f} min per group, {st['cluster_mtbf_min']:.3g} min for the cluster; "
+                  f"work W = {st['work_hours']:g} h, checkpoint C = {st['ckpt_cost_min']:g} min, restart "
+                  f"R = {st['restart_min']:g} min", ""]
+    if summary.get("plan"):
+        lines.append(f"{'scheme':<12} {'r*':>3} {'tau* (min)':>10} {'TTT (h)':>9} {'MC TTT (h)':>17} "
+                     f"{'availability':>12} {'MC avail.':>9} {'TTT / best Rep':>14}")
+        lines.append("-" * 95)
+        for p in summary["plan"]:
+            mc = "-" if p["mc_ttt_hours"] is None else f"{p['mc_ttt_hours']:.0f} ± {p['mc_ttt_ci95_hours']:.0f}"
+            lines.append(f"{p['scheme']:<12} {p['r_star']:>3} {p['tau_star_min']:>10.1f} {p['ttt_hours']:>9.0f} "
+                         f"{mc:>17} {p['availability_pct']:>11.1f}% "
+                         f"{f(p['mc_availability_pct'], '.1f'):>8}{'%' if p['mc_availability_pct'] is not None else ' '} "
+                         f"{p['ttt_vs_best_rep']:>13.2f}×")
+        lines += ["(TTT: closed form at tau*; MC TTT: Monte Carlo at the same r and tau*, ± 95% CI; "
+                  "TTT / best Rep: against the best Rep+CKPT's TTT, < 1 = shorter)", ""]
+    lines.append(f"{'check':<52} {'r':>3} {'theory':>10} {'MC':>10} {'± 95% CI':>10}  paper's claim")
+    lines.append("-" * 120)
     for row in summary["rows"]:
-        lines.append(f"{row['quantity']:<52} {f(row['theory']):>10} {f(row['mc']):>10} {f(row['mc_ci95']):>10}  "
-                     f"{row['paper']}")
-    lines.append("(data in figures/summary.json)")
+        lines.append(f"{row['quantity']:<52} {f(row.get('r')):>3} {f(row['theory']):>10} {f(row['mc']):>10} "
+                     f"{f(row['mc_ci95']):>10}  {row['paper']}")
+    lines.append(f"(data in {summary.get('out_dir', 'figures')}/summary.json)")
     return "\n".join(lines)

@@ -62,31 +62,53 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
 
 
 def _plot_overhead(rows, depth_rows, path):
-    fig, (ax1, ax2) = plotting.new_figure(2, width=6.2, height=4.8)
+    """Left: Omega vs r, SPARe theory (lines) and Monte Carlo (points), replication's Omega = r, with a residual
+    panel below (z-score of the MC against the theory, ±2 marked). Right: the depth at the wipe-out."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplot_mosaic([["main", "depth"], ["resid", "depth"]], figsize=(12.4, 5.6),
+                                 gridspec_kw={"height_ratios": [3, 1]})
+    ax1, axr, ax2 = ax["main"], ax["resid"], ax["depth"]
     groups = sorted({row["groups"] for row in rows})
     colors = dict(zip(groups, ("tab:blue", "tab:green", "tab:purple")))
+    offsets = dict(zip(groups, np.linspace(-0.15, 0.15, len(groups)) if len(groups) > 1 else [0.0]))
     rmax = max(row["redundancy"] for row in rows)
     ax1.plot([1, rmax], [1, rmax], "-", color=plotting.COLORS["rep"], lw=1.5, label="replication: Ω = r")
     for n in groups:
         sel = [row for row in rows if row["groups"] == n]
-        r = np.array([row["redundancy"] for row in sel])
+        r = np.array([row["redundancy"] for row in sel], dtype=float)
         th = [row["theory_overhead"] for row in sel]
         if all(t is not None for t in th):
             ax1.plot(r, th, "-", color=colors[n], lw=1.2, label=f"SPARe theory, N={n:,}")
-        ax1.errorbar(r, [row["mc_overhead"] for row in sel], yerr=[2 * row["mc_overhead_stderr"] for row in sel],
+        ax1.errorbar(r + offsets[n], [row["mc_overhead"] for row in sel],
+                     yerr=[2 * row["mc_overhead_stderr"] for row in sel],
                      fmt="o", ms=4, capsize=2, color=colors[n], label=f"SPARe Monte Carlo ±2 s.e., N={n:,}")
         ax1.plot(r, [row["mc_time_avg_depth"] for row in sel], "x", ms=4, color=colors[n], alpha=0.7,
                  label=f"time-averaged depth (MC), N={n:,}")
-    plotting.integer_x(ax1)
+        z = [(x + offsets[n], row["z_score"]) for x, row in zip(r, sel) if row["z_score"] not in (None, "")]
+        if z:
+            axr.plot(*zip(*z), "o", ms=4, color=colors[n])
+    for a in (ax1, axr):
+        plotting.integer_x(a)
     plotting.integer_x(ax2)
-    ax1.set_xlabel("redundancy r")
     ax1.set_ylabel("compute overhead Ω = E[uptime] / E[useful work]  (×)")
-    ax1.set_title("SPARe overhead vs replication (exponential failures)")
+    ax1.set_title("SPARe overhead vs replication (exponential failures)", fontsize=9)
     ax1.set_yscale("log")
     ax1.set_yticks([1, 2, 3, 5, 10, 20])
     ax1.get_yaxis().set_major_formatter(matplotlib_ticker())
     ax1.grid(alpha=0.3, which="both")
     ax1.legend(fontsize=7, loc="upper left")
+    ax1.tick_params(labelbottom=False)
+    for y in (-2, 2):
+        axr.axhline(y, color="tab:red", lw=0.8, ls="--")
+    axr.axhline(0, color="k", lw=0.6)
+    zs = [abs(row["z_score"]) for row in rows if row["z_score"] not in (None, "")]
+    zmax = max(zs + [3.0])
+    axr.set_ylim(-1.15 * zmax, 1.15 * zmax)
+    axr.set_xlim(ax1.get_xlim())
+    axr.grid(alpha=0.3)
+    axr.set_xlabel("redundancy r")
+    axr.set_ylabel("z = (MC − theory)\n/ s.e.", fontsize=8)
     n0 = min(groups)
     for r in (4, 8, 12, 16, 20):
         sel = [d for d in depth_rows if d["groups"] == n0 and d["redundancy"] == r]
@@ -94,7 +116,8 @@ def _plot_overhead(rows, depth_rows, path):
             ax2.plot([d["depth"] for d in sel], [d["fraction"] for d in sel], "o-", ms=3, lw=1, label=f"r={r}")
     ax2.set_xlabel("depth d* just before the wipe-out (shards per surviving group)")
     ax2.set_ylabel("fraction of epochs")
-    ax2.set_title(f"Depth reached at the wipe-out, N = {n0} (Monte Carlo)")
+    ax2.set_title(f"Depth reached at the wipe-out, N = {n0} (Monte Carlo)", fontsize=9)
     ax2.grid(alpha=0.3)
-    ax2.legend(fontsize=8)
+    if ax2.get_legend_handles_labels()[0]:
+        ax2.legend(fontsize=8)
     plotting.save(fig, path)

@@ -12,9 +12,10 @@ from .common import _log, dataclasses_replace
 
 
 def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21)), ckpt_costs=(1.0, 5.0, 10.0, 30.0),
-             runs: int = 120, seed: int = 0, progress: bool = True, model=None, cfg=None) -> list[dict]:
-    """TTT/W and availability vs r for SPARe+CKPT, Rep+CKPT and CKPT at N groups: the closed form at its
-    optimal tau (lines) and the Monte Carlo at that tau (points with 95% CIs).
+             runs: int = 120, seed: int = 0, progress: bool = True, model=None, cfg=None, mc_rs=None) -> list[dict]:
+    """TTT (hours) and availability vs r for SPARe+CKPT, Rep+CKPT and CKPT at N groups: the closed form at its
+    optimal tau (lines) and the Monte Carlo at that tau (points with 95% CIs). ``mc_rs``: the r that get a
+    Monte Carlo (default: every r of ``rs``; the closed form covers all of ``rs``).
 
     Writes ``ttt_vs_r.csv`` and ``ttt_vs_r.png``.
     """
@@ -33,13 +34,15 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
             rate = (1.0 / r) if scheme == "rep" else (1.0 if scheme == "none" else 0.4)
             need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses_replace(cfg, ckpt_cost_min=min(ckpt_costs)),
                                      runs, rate)
-            pool = ttt.sample_epochs(scheme, groups, r, need, seed=seed, model=model, progress=progress)
+            do_mc = mc_rs is None or r in mc_rs or scheme == "none"
+            pool = ttt.sample_epochs(scheme, groups, r, need, seed=seed, model=model, progress=progress) if do_mc \
+                else None
             for c in ckpt_costs:
                 cfg_c = dataclasses_replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)
                 th = ttt.ttt_theory(prof, tau, cfg_c, gpus)
                 try:
-                    mc = ttt.simulate_ttt(pool, tau, cfg_c, gpus)
+                    mc = None if pool is None else ttt.simulate_ttt(pool, tau, cfg_c, gpus)
                 except ValueError:
                     mc = None
                 row = {"scheme": scheme, "groups": groups, "redundancy": r, "ckpt_cost_min": c,
@@ -56,50 +59,97 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                 f"{(row['mc_ttt_hours'] or float('nan')) / cfg.work_hours:.3f}W"
                 for row in rows[-len(ckpt_costs):]))
     plotting.write_csv(os.path.join(out_dir, "ttt_vs_r.csv"), rows)
-    _plot_ttt(rows, groups, ckpt_costs, os.path.join(out_dir, "ttt_vs_r.png"), cfg.work_hours)
+    _plot_ttt(rows, groups, ckpt_costs, os.path.join(out_dir, "ttt_vs_r.png"), model, cfg)
     return rows
 
 
-def _plot_ttt(rows, groups, ckpt_costs, path, work_hours):
-    fig, axes = plotting.new_figure(2, width=6.2, height=4.8)
+def _plot_ttt(rows, groups, ckpt_costs, path, model, cfg):
+    """TTT in hours on a linear axis zoomed on the optimum (the best SPARe against the best Rep), r* and tau*
+    marked per scheme, availability in percent; the legend below the panels."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12.4, 4.9), gridspec_kw={"width_ratios": [1.35, 1]})
     styles = dict(zip(ckpt_costs, ("-", "--", "-.", ":")))
+    main_c = 5.0 if 5.0 in ckpt_costs else ckpt_costs[0]
+    labels = {"spare": "SPARe+CKPT", "rep": "Rep+CKPT", "none": "CKPT only"}
+    best = {}
     for scheme in ("spare", "rep", "none"):
+        for c in ckpt_costs:
+            sel = [row for row in rows if row["scheme"] == scheme and row["ckpt_cost_min"] == c
+                   and row["theory_ttt_hours"] is not None and math.isfinite(row["theory_ttt_hours"])]
+            if sel:
+                best[(scheme, c)] = min(sel, key=lambda row: row["theory_ttt_hours"])
+    # zoom: from below the best SPARe to above the best Rep (every cost), so that the two optima read clearly
+    lo = min(b["theory_ttt_hours"] for (s, _), b in best.items() if s == "spare")
+    hi = max(b["theory_ttt_hours"] for (s, _), b in best.items() if s == "rep")
+    ylo, yhi = lo - 0.15 * (hi - lo), hi + 0.45 * (hi - lo)
+    ax = axes[0]
+    off_scale = []
+    for scheme in ("spare", "rep", "none"):
+        color = plotting.COLORS[scheme]
         for c in ckpt_costs:
             sel = [row for row in rows if row["scheme"] == scheme and row["ckpt_cost_min"] == c]
             if not sel:
                 continue
-            r = np.array([row["redundancy"] for row in sel])
-            color = plotting.COLORS[scheme]
-            label = {"spare": "SPARe+CKPT", "rep": "Rep+CKPT", "none": "CKPT only"}[scheme]
             if scheme == "none":
-                axes[0].axhline(sel[0]["theory_ttt_over_w"], color=color, ls=styles[c], lw=1,
-                                label=f"{label}, C={c:g} min (r=1)")
-                axes[1].axhline(sel[0]["theory_availability"], color=color, ls=styles[c], lw=1)
+                off_scale.append(sel[0]["theory_ttt_hours"])
+                axes[1].axhline(100 * sel[0]["theory_availability"], color=color, ls=styles[c], lw=1,
+                                label=f"CKPT only (r = 1), C = {c:g} min: TTT {sel[0]['theory_ttt_hours']:,.0f} h "
+                                      "(off the left panel's scale); availability (right)")
                 continue
-            axes[0].plot(r, [row["theory_ttt_over_w"] for row in sel], styles[c], color=color, lw=1.2,
-                         label=f"{label}, C={c:g} min")
+            r = np.array([row["redundancy"] for row in sel])
+            ax.plot(r, [row["theory_ttt_hours"] for row in sel], styles[c], color=color, lw=1.2,
+                    label=f"{labels[scheme]}, C = {c:g} min (closed form at τ*)")
             mc = [row for row in sel if row["mc_ttt_hours"] is not None]
-            axes[0].errorbar([row["redundancy"] for row in mc], [row["mc_ttt_hours"] / work_hours for row in mc],
-                             yerr=[1.96 * row["mc_ttt_stderr_hours"] / work_hours for row in mc], fmt="o", ms=2.5,
-                             color=color, capsize=1.5)
-            axes[1].plot(r, [row["theory_availability"] for row in sel], styles[c], color=color, lw=1.2)
-            axes[1].plot([row["redundancy"] for row in mc], [row["mc_availability"] for row in mc], "o", ms=2.5,
-                         color=color)
-    axes[0].set_yscale("log")
-    plotting.integer_x(axes[0])
+            ax.errorbar([row["redundancy"] for row in mc], [row["mc_ttt_hours"] for row in mc],
+                        yerr=[1.96 * row["mc_ttt_stderr_hours"] for row in mc], fmt="o", ms=3,
+                        color=color, capsize=2, label=f"{labels[scheme]}, C = {c:g} min (Monte Carlo ±95% CI)"
+                        if c == main_c else None)
+            axes[1].plot(r, [100 * row["theory_availability"] for row in sel], styles[c], color=color, lw=1.2,
+                         label=f"{labels[scheme]}, C = {c:g} min")
+            axes[1].plot([row["redundancy"] for row in mc], [100 * row["mc_availability"] for row in mc], "o",
+                         ms=3, color=color)
+            b = best.get((scheme, c))
+            if b is not None and c == main_c:
+                ax.plot([b["redundancy"]], [b["theory_ttt_hours"]], "*", ms=14, color=color, mec="k", zorder=5)
+                ax.annotate(f"{labels[scheme]} optimum (C = {c:g} min):\nr* = {b['redundancy']}, "
+                            f"τ* = {b['ckpt_interval_min']:.0f} min, TTT = {b['theory_ttt_hours']:,.0f} h",
+                            xy=(b["redundancy"], b["theory_ttt_hours"]), textcoords="axes fraction",
+                            xytext=(0.45, 0.40 if scheme == "spare" else 0.62),
+                            fontsize=8, color=color, arrowprops=dict(arrowstyle="->", color=color, lw=0.8),
+                            bbox=dict(boxstyle="round", fc="white", ec=color, alpha=0.9))
+    sp, rp = best.get(("spare", main_c)), best.get(("rep", main_c))
+    if sp is not None and rp is not None:
+        ax.axhline(rp["theory_ttt_hours"], color=plotting.COLORS["rep"], lw=0.6, alpha=0.5)
+        ax.axhline(sp["theory_ttt_hours"], color=plotting.COLORS["spare"], lw=0.6, alpha=0.5)
+        ax.text(0.45, 0.86, f"best SPARe vs best Rep (C = {main_c:g} min):\n"
+                f"{sp['theory_ttt_hours'] / rp['theory_ttt_hours'] - 1:+.0%} time-to-train",
+                transform=ax.transAxes, ha="left", va="top", fontsize=9, weight="bold")
+    ax.set_ylim(ylo, yhi)
+    plotting.integer_x(ax)
     plotting.integer_x(axes[1])
-    axes[0].set_xlabel("redundancy r")
-    axes[0].set_ylabel("time-to-train / W  (W = failure-free work)")
-    axes[0].set_title(f"Time-to-train, {groups * 1000:,} GPUs, MTBF 5 min, R = 60 min\n"
-                      "lines: closed form at its optimal τ; points: Monte Carlo ±95% CI")
-    axes[0].grid(alpha=0.3, which="both")
-    axes[0].legend(fontsize=6, ncol=2)
+    ax.set_xlabel("redundancy r")
+    ax.set_ylabel("expected time-to-train (hours)")
+    ax.set_title(f"Time-to-train, {groups * model.gpus_per_group:,.0f} GPUs ({groups} groups of "
+                 f"{model.gpus_per_group:,.0f}), MTBF {model.group_mtbf_min:,.0f} min per group\n"
+                 f"({model.cluster_mtbf_min(groups):.3g} min for the cluster), W = {cfg.work_hours:g} h, "
+                 f"R = {cfg.restart_min:g} min; zoomed on the optima", fontsize=9)
+    ax.grid(alpha=0.3)
     axes[1].set_xlabel("redundancy r")
-    axes[1].set_ylabel("availability (uptime / wall-clock)")
-    axes[1].set_title("Availability (closed form lines, Monte Carlo points)")
-    axes[1].set_ylim(0, 1.02)
+    axes[1].set_ylabel("availability (%) = uptime / wall-clock")
+    axes[1].set_title("Availability at τ* (lines: closed form; points: Monte Carlo)", fontsize=9)
+    axes[1].set_ylim(0, 102)
     axes[1].grid(alpha=0.3)
-    plotting.save(fig, path)
+    handles, labs = ax.get_legend_handles_labels()
+    h2, l2 = axes[1].get_legend_handles_labels()
+    for h, lab in zip(h2, l2):
+        if lab.startswith("CKPT only"):
+            handles.append(h)
+            labs.append(lab)
+    fig.tight_layout()
+    fig.legend(handles, labs, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=7, frameon=False)
+    fig.savefig(path, dpi=plotting.DPI, bbox_inches="tight")
+    plt.close(fig)
 
 
 def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 20000, 100000), r_max: int = 24,
@@ -126,25 +176,42 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
         _log(f"  r* N={n:>6}: SPARe r*={sp['r_star']} (paper {math.log2(n) + 0.833:.2f}), Rep r*={rp['r_star']}, "
              f"TTT reduction {res['ttt_reduction_vs_rep']:.1%}")
     plotting.write_csv(os.path.join(out_dir, "rstar_vs_n.csv"), rows)
-    fig, (ax1, ax2) = plotting.new_figure(2, width=6.0, height=4.6)
-    n = np.array([row["groups"] for row in rows])
-    ax1.plot(n, [row["r_star_spare"] for row in rows], "o-", color=plotting.COLORS["spare"], label="SPARe+CKPT r* (ours)")
-    ax1.plot(n, [row["r_star_rep"] for row in rows], "s-", color=plotting.COLORS["rep"], label="Rep+CKPT r* (ours)")
-    grid = np.logspace(np.log10(n.min()), np.log10(n.max()), 100)
-    ax1.plot(grid, np.log2(grid) + 0.833, "k--", lw=1, label="paper: r* ≈ log2 N + 0.833")
-    ax1.set_xscale("log")
-    ax1.set_xlabel("data-parallel groups N (1,000 GPUs each)")
-    ax1.set_ylabel("optimal redundancy r*")
-    ax1.set_title("Optimal redundancy vs cluster size (closed form)")
-    ax1.grid(alpha=0.3, which="both")
-    ax1.legend(fontsize=8)
-    ax2.plot(n, [100 * row["ttt_reduction_vs_rep"] for row in rows], "o-", color="k")
-    ax2.axhspan(40, 50, color="tab:red", alpha=0.15, label="paper's claim: 40–50% shorter")
-    ax2.set_xscale("log")
-    ax2.set_xlabel("data-parallel groups N (1,000 GPUs each)")
-    ax2.set_ylabel("TTT reduction of best SPARe+CKPT vs best Rep+CKPT (%)")
-    ax2.set_title("Time-to-train reduction vs cluster size")
-    ax2.grid(alpha=0.3, which="both")
-    ax2.legend(fontsize=8)
-    plotting.save(fig, os.path.join(out_dir, "rstar_vs_n.png"))
+    _plot_rstar(rows, model, os.path.join(out_dir, "rstar_vs_n.png"))
     return rows
+
+
+def _plot_rstar(rows, model, path):
+    """r* against the cluster size in GPUs (groups on the top axis); SPARe and Rep points set apart by a small
+    horizontal offset where they would overlap."""
+    g = model.gpus_per_group
+    fig, (ax1, ax2) = plotting.new_figure(2, width=6.0, height=4.8)
+    gpus = np.array([row["groups"] * g for row in rows], dtype=float)
+    sp = np.array([row["r_star_spare"] for row in rows])
+    rp = np.array([row["r_star_rep"] for row in rows])
+    shift = np.where(sp == rp, 1.06, 1.0)  # multiplicative offset on the log axis where the two coincide
+    ax1.plot(gpus / shift, sp, "o-", color=plotting.COLORS["spare"], label="SPARe+CKPT r* (ours)")
+    ax1.plot(gpus * shift, rp, "s-", color=plotting.COLORS["rep"], label="Rep+CKPT r* (ours; r | N)")
+    for x, y in zip(gpus / shift, sp):
+        ax1.annotate(str(y), (x, y), textcoords="offset points", xytext=(-4, 6), fontsize=7,
+                     color=plotting.COLORS["spare"], ha="right")
+    for x, y in zip(gpus * shift, rp):
+        ax1.annotate(str(y), (x, y), textcoords="offset points", xytext=(4, -11), fontsize=7,
+                     color=plotting.COLORS["rep"])
+    grid = np.logspace(np.log10(gpus.min()), np.log10(gpus.max()), 100)
+    ax1.plot(grid, np.log2(grid / g) + 0.833, "k--", lw=1, label="paper: r* ≈ log2 N + 0.833")
+    ax1.set_ylabel("optimal redundancy r*")
+    ax1.set_title(f"Optimal redundancy vs cluster size (closed form; {g:,.0f} GPUs per group)", fontsize=9)
+    ax1.legend(fontsize=8, loc="upper left")
+    ax2.plot(gpus, [100 * row["ttt_reduction_vs_rep"] for row in rows], "o-", color="k")
+    ax2.axhspan(40, 50, color="tab:red", alpha=0.15, label="paper's claim: 40–50% shorter")
+    ax2.set_ylabel("TTT reduction of best SPARe+CKPT vs best Rep+CKPT (%)")
+    ax2.set_title("Time-to-train reduction vs cluster size", fontsize=9)
+    ax2.legend(fontsize=8)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_xlabel("cluster size (GPUs)")
+        ax.grid(alpha=0.3, which="both")
+        top = ax.secondary_xaxis("top", functions=(lambda x: x / g, lambda x: x * g))
+        top.set_xlabel("data-parallel groups N", fontsize=8)
+        top.tick_params(labelsize=7)
+    plotting.save(fig, path)

@@ -65,31 +65,52 @@ def wipeout_validation(out_dir: str = "figures", groups=(600, 6000, 60000), rs=W
 
 
 def _plot_wipeout(rows, curves, nmin, path):
-    fig, (ax1, ax2) = plotting.new_figure(2, width=6.2, height=4.8)
+    """Left: E[T]/N, exact theory (lines) and Monte Carlo (points) with a residual panel below (z-score of the
+    MC against the exact theory, ±2 marked; points offset sideways per series so none hide another).
+    Right: the survival curves at the smallest N."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplot_mosaic([["main", "surv"], ["resid", "surv"]], figsize=(12.4, 5.6),
+                                 gridspec_kw={"height_ratios": [3, 1]})
+    ax1, axr, ax2 = ax["main"], ax["resid"], ax["surv"]
     groups = sorted({row["groups"] for row in rows})
     markers = dict(zip(groups, ("o", "s", "^", "D")))
+    series = [(kind, n) for kind in ("stacked", "block") for n in groups]
+    offsets = dict(zip(series, np.linspace(-0.25, 0.25, len(series)) if len(series) > 1 else [0.0]))
     for kind, style in (("stacked", "-"), ("block", "--")):
         for n in groups:
             sel = [row for row in rows if row["placement"] == kind and row["groups"] == n]
             if not sel:
                 continue
-            r = np.array([row["redundancy"] for row in sel])
+            r = np.array([row["redundancy"] for row in sel], dtype=float)
             frac = np.array([row["theory_exact"] for row in sel]) / n
             ax1.plot(r, frac, style, color=plotting.COLORS[kind], alpha=0.8, lw=1.2)
             ax1.plot(r, np.array([row["theory_asymptotic"] for row in sel]) / n, ":", color="k", lw=0.8)
-            ax1.errorbar(r, np.array([row["mc_mean"] for row in sel]) / n,
+            dx = offsets[(kind, n)]
+            ax1.errorbar(r + dx, np.array([row["mc_mean"] for row in sel]) / n,
                          yerr=2 * np.array([row["mc_stderr"] for row in sel]) / n, fmt=markers[n],
-                         color=plotting.COLORS[kind], ms=4, capsize=2,
+                         color=plotting.COLORS[kind], ms=4, capsize=2, mfc="white" if kind == "block" else None,
                          label=f"{kind}, N={n:,} (MC ±2 s.e.)")
+            axr.plot(r + dx, [row["z_score"] for row in sel], markers[n], color=plotting.COLORS[kind], ms=4,
+                     mfc="white" if kind == "block" else None)
     ax1.plot([], [], "k-", lw=1.2, label="exact theory (lines)")
     ax1.plot([], [], "k:", lw=0.8, label="Poisson asymptotic")
-    plotting.integer_x(ax1)
-    ax1.set_xlabel("redundancy r (holders per shard)")
+    for a in (ax1, axr):
+        plotting.integer_x(a)
+        a.grid(alpha=0.3)
     ax1.set_ylabel("E[T] / N  (fraction of groups failed at wipe-out)")
-    ax1.set_title("Failures to wipe-out: exact theory vs Monte Carlo")
+    ax1.set_title("Failures to wipe-out: exact theory vs Monte Carlo (points offset sideways)", fontsize=9)
     ax1.set_ylim(0, 1)
-    ax1.grid(alpha=0.3)
     ax1.legend(fontsize=7, loc="lower right")
+    ax1.tick_params(labelbottom=False)
+    for y in (-2, 2):
+        axr.axhline(y, color="tab:red", lw=0.8, ls="--")
+    axr.axhline(0, color="k", lw=0.6)
+    zmax = max([abs(row["z_score"]) for row in rows if row["z_score"] is not None] + [3.0])
+    axr.set_ylim(-1.15 * zmax, 1.15 * zmax)
+    axr.set_xlim(ax1.get_xlim())
+    axr.set_xlabel("redundancy r (holders per shard)")
+    axr.set_ylabel("z = (MC − exact)\n/ s.e.", fontsize=8)
     for (kind, r), (exact, emp) in sorted(curves.items()):
         if kind != "stacked" or r not in (2, 4, 8, 16, 20):
             continue
@@ -100,7 +121,7 @@ def _plot_wipeout(rows, curves, nmin, path):
     ax2.plot([], [], "ko", ms=2.5, label="Monte Carlo")
     ax2.set_xlabel(f"failed groups k (of N = {nmin})")
     ax2.set_ylabel("P(T > k)  (no wipe-out after k failures)")
-    ax2.set_title(f"Survival of the stacked placement, N = {nmin}")
+    ax2.set_title(f"Survival of the stacked placement, N = {nmin}", fontsize=9)
     ax2.grid(alpha=0.3)
     ax2.legend(fontsize=7)
     plotting.save(fig, path)

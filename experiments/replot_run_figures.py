@@ -1,0 +1,49 @@
+"""Redraw the four figures of `spare-jax run --full` (ttt_vs_r, rstar_vs_n, wipeout_theory_vs_mc, overhead_vs_r)
+from the CSVs beside them, without recomputing anything: python experiments/replot_run_figures.py [SRC [DST]]
+(default figures/ figures/)."""
+import csv, sys
+import numpy as np
+from spare_jax.failures import FailureModel
+from spare_jax.ttt import TrainingConfig
+from spare_jax.suite import training, wipeout, overhead
+
+src = sys.argv[1] if len(sys.argv) > 1 else "figures"
+dst = sys.argv[2] if len(sys.argv) > 2 else src
+
+def load(name):
+    out = []
+    for r in csv.DictReader(open(f"{src}/{name}")):
+        row = {}
+        for k, v in r.items():
+            if v == "":
+                row[k] = None
+                continue
+            try:
+                row[k] = int(v)
+            except ValueError:
+                try:
+                    row[k] = float(v)
+                except ValueError:
+                    row[k] = v
+        out.append(row)
+    return out
+
+m, cfg = FailureModel(), TrainingConfig()
+rows = load("rstar_vs_n.csv"); training._plot_rstar(rows, m, f"{dst}/rstar_vs_n.png")
+rows = load("ttt_vs_r.csv")
+for r in rows:
+    r["ckpt_cost_min"] = float(r["ckpt_cost_min"])
+costs = tuple(sorted({r["ckpt_cost_min"] for r in rows}))
+training._plot_ttt(rows, rows[0]["groups"], costs, f"{dst}/ttt_vs_r.png", m, cfg)
+rows = load("wipeout_validation.csv")
+surv = load([f for f in __import__("os").listdir(src) if f.startswith("wipeout_survival_N")][0])
+nmin = min(r["groups"] for r in rows)
+curves = {}
+for kind, red in {(s["placement"], s["redundancy"]) for s in surv}:
+    sel = sorted((s for s in surv if s["placement"] == kind and s["redundancy"] == red), key=lambda s: s["k"])
+    ex, em = np.zeros(nmin + 1), np.zeros(nmin + 1)
+    for s in sel:
+        ex[s["k"]], em[s["k"]] = s["exact"], s["mc"]
+    curves[(kind, red)] = (ex, em)
+wipeout._plot_wipeout(rows, curves, nmin, f"{dst}/wipeout_theory_vs_mc.png")
+overhead._plot_overhead(load("overhead_vs_r.csv"), load("depth_at_wipeout.csv"), f"{dst}/overhead_vs_r.png")
