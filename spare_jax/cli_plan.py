@@ -34,11 +34,12 @@ def add_plan_parser(sub) -> None:
                                  f"{planmod.DEFAULT_GPU_MTBF_HOURS:,.0f}, SPEC §1; with --preset: the preset's "
                                  "group-failure rate)", "gpu_mtbf_hours"))
     rate.add_argument("--node-mtbf-hours", type=_bounded("node_mtbf_hours"), default=None,
-                      help=_help("or: per-node MTBF in hours (a group = --gpus-per-group / --gpus-per-node nodes)",
+                      help=_help("or: per-node MTBF in hours (a group = --gpus-per-group / --gpus-per-node nodes; "
+                                 "default: not used)",
                                  "node_mtbf_hours"))
     rate.add_argument("--failure-log", default=None, metavar="FILE",
                       help="or: a CSV failure log 'node,time_hours' (format: spare_jax/fit.py) fitted by maximum "
-                           "likelihood; its per-node MTBF is used")
+                           "likelihood; its per-node MTBF is used (default: none)")
     g.add_argument("--gpus-per-node", type=_bounded("gpus_per_node"), default=None,
                    help=_help(f"GPUs per node, with --node-mtbf-hours or --failure-log (default "
                               f"{planmod.DEFAULT_GPUS_PER_NODE})", "gpus_per_node"))
@@ -86,7 +87,8 @@ def add_plan_parser(sub) -> None:
     m.add_argument("--no-sensitivity", action="store_true",
                    help="skip the sensitivity table (it re-runs the optimiser 6-8 times)")
     p.add_argument("--report", default=None, metavar="FILE.html",
-                   help="also write a self-contained HTML report (tables, parameters with sources, figures)")
+                   help="also write a self-contained HTML report (tables, parameters with sources, figures; "
+                        "default: none)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_plan, title="spare-jax plan")
