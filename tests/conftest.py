@@ -75,6 +75,24 @@ SLOW = {
     "tests/test_overhead.py::test_weibull_overhead_runs_with_sampled_sojourns",
     "tests/test_scenario.py::test_overhead_under_a_scenario_against_brute_force[contiguous-4000.0]",
     "tests/test_ttt_weibull.py::test_kept_chain_against_numpy_chain[1.5]",
+    # moved when micro-batches, the planner and the CLI audit added ~125 fast tests (each has a fast sibling:
+    # the plain bit-identity check, the scenario brute force, the bad-input and config-rule tests)
+    "tests/test_device_reduce.py::test_overhead_statistics_bit_identical_to_host_accumulation",
+    "tests/test_device_reduce.py::test_wipeout_statistics_bit_identical_to_host_accumulation_for_any_chunk[scenario]",
+    "tests/test_resume_and_cli.py::test_killed_run_resumes_to_the_uninterrupted_result",
+    "tests/test_scenario.py::test_cli_scenario_flags_and_config_table",
+    "tests/test_presets.py::test_cli_preset_defaults_and_what_wins",
+    "tests/test_scenario.py::test_cli_ttt_and_optimize_under_domains",
+    "tests/test_wipeout_mc.py::test_same_seed_any_chunk_size_identical_histogram",
+    "tests/test_cli_bad_input.py::test_two_processes_on_one_out_dir",
+    "tests/test_plan.py::test_cli_plan_preset_llama3_16k",
+    "tests/test_microbatch.py::test_overhead_monte_carlo_agrees_with_theory",
+    "tests/test_microbatch.py::test_overhead_with_one_microbatch_is_bit_for_bit_the_default",
+    "tests/test_microbatch.py::test_overhead_cli_with_microbatches",
+    "tests/test_microbatch.py::test_host_matcher_path_with_microbatches_agrees_with_theory_on_stacked",
+    "tests/test_microbatch.py::test_capacity_with_one_microbatch_is_the_depth_and_integer_depths_do_not_change",
+    "tests/test_microbatch.py::test_depth_thresholds_follow_the_capacity_along_failure_orders[stacked-30-3-4]",
+    "tests/test_microbatch.py::test_depth_thresholds_follow_the_capacity_along_failure_orders[block-24-4-3]",
 }
 
 
