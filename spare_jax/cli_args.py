@@ -175,7 +175,7 @@ def _number_list(bound, flag, allow_auto=False):
         text = str(text).strip()
         if allow_auto and text == "auto":
             return ()
-        items = [t for t in text.split(",")]
+        items = text.split(",")
         if not text or any(not t.strip() for t in items):
             raise argparse.ArgumentTypeError(f"{flag} must be a comma-separated list of values"
                                              + (" or auto" if allow_auto else "") + f", got {text!r}")

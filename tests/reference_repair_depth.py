@@ -128,15 +128,20 @@ def simulate_training_runs(n, r, runs, seed, tau, ckpt, restart, work, mtbf=100.
             # committed work at each checkpoint completion k P <= u
             k_max = int(math.floor(u / period))
             done = None
-            acc, k, seg_i = 0.0, 1, 0
-            # walk the checkpoint completions in order, integrating compute-phase work per segment
-            while k <= k_max:
-                cut = k * period
+            k = 1
+
+            def work_by(cut):  # compute-phase work in [0, cut], integrated per depth segment
                 y = 0.0
                 for (a, b, d) in segs:
                     if a >= cut:
                         break
                     y += (_phi(min(b, cut), tau, period) - _phi(a, tau, period)) / d
+                return y
+
+            # walk the checkpoint completions in order
+            while k <= k_max:
+                cut = k * period
+                y = work_by(cut)
                 if committed + y >= work - 1e-9:
                     done = cut
                     break
@@ -145,13 +150,7 @@ def simulate_training_runs(n, r, runs, seed, tau, ckpt, restart, work, mtbf=100.
                 wall += done
                 break
             if k_max > 0:
-                cut = k_max * period
-                y = 0.0
-                for (a, b, d) in segs:
-                    if a >= cut:
-                        break
-                    y += (_phi(min(b, cut), tau, period) - _phi(a, tau, period)) / d
-                committed += y
+                committed += work_by(k_max * period)
             wall += u + restart
         walls[i] = wall
     return walls

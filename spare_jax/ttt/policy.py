@@ -60,7 +60,6 @@ def search_restart_depth(groups: int, redundancies, model: FailureModel, cfg: Tr
     pool. Returns the best (r, D_max, tau) overall, its TTT with standard error, the baseline's, and the
     curve ``[{r, restart_depth, ckpt_interval_min, ttt_hours, ttt_stderr_hours}]`` (D_max None = never)."""
     from ..driver import Progress
-    from .pool import best_tau_pool, pool_ttt
 
     m = 1 if scenario is None else scenario.microbatches
     gpus = groups * model.gpus_per_group
@@ -73,13 +72,7 @@ def search_restart_depth(groups: int, redundancies, model: FailureModel, cfg: Tr
     for r in rs:
         pool = _spare_pool(groups, r, model, scenario, epochs, seed, job_rate)
         for d in [None] + restart_depth_grid(r, m, restart_depths):
-            p = apply_restart_depth(pool, d)
-            tau, _ = best_tau_pool(p, cfg, gpus)
-            ttt, se, _ = pool_ttt(p, [tau], cfg, gpus)
-            vol = 0.0 if p.voluntary is None else float(p.voluntary.mean())
-            row = {"r": r, "restart_depth": d, "ckpt_interval_min": tau, "ttt_hours": float(ttt[0]) / 60.0,
-                   "ttt_stderr_hours": float(se[0]) / 60.0, "voluntary_fraction": vol,
-                   "mean_epoch_min": float(p.uptime.mean())}
+            row = {"r": r, "restart_depth": d, **pool_restart_ttt(pool, d, cfg, gpus)}
             curve.append(row)
             if d is None and (base is None or row["ttt_hours"] < base["ttt_hours"]):
                 base = row
@@ -100,14 +93,16 @@ def restart_depth_window(r_star: int, r_max: int, below: int = 2, above: int = 3
 
 
 def pool_restart_ttt(pool, restart_depth, cfg: TrainingConfig, gpus: float) -> dict:
-    """TTT (hours, with standard error) and tau* on ``pool`` under ``restart_depth`` (None: never)."""
+    """TTT (hours, with standard error), tau*, the voluntary fraction and the mean epoch on ``pool`` under
+    ``restart_depth`` (None: never)."""
     from .pool import best_tau_pool, pool_ttt
 
     p = apply_restart_depth(pool, restart_depth)
     tau, _ = best_tau_pool(p, cfg, gpus)
     ttt, se, _ = pool_ttt(p, [tau], cfg, gpus)
     return {"ckpt_interval_min": tau, "ttt_hours": float(ttt[0]) / 60.0, "ttt_stderr_hours": float(se[0]) / 60.0,
-            "voluntary_fraction": 0.0 if p.voluntary is None else float(np.mean(p.voluntary))}
+            "voluntary_fraction": 0.0 if p.voluntary is None else float(np.mean(p.voluntary)),
+            "mean_epoch_min": float(p.uptime.mean())}
 
 
 def optimize_policy(groups: int, r_max: int, model: FailureModel, cfg: TrainingConfig, scenario=None,
