@@ -20,11 +20,11 @@ Kernel
 ------
 ``repair_kernel`` is a pure function of the seed words and the trial ids, vectorised over a chunk of
 trials: per trial the state is O(N) (``next_t[N]``: the next failure time of an up group or the rejoin
-time of a down one, kept as the leaves of a per-trial tournament tree whose root is the next group event;
-``down[N]``; ``dom_t``: each domain's next event; the job-wide time). A fixed number of *lanes* run trials at
-once and an idle lane takes the chunk's next trial. Every step of a ``lax.while_loop`` takes, for every lane
-still running, the next event (the least of the tree's root, the domains' times and the job-wide time) and
-applies it:
+time of a down one, with the minimum of every block of about sqrt(N) of them, so that the next group event
+is the least of the block minima and an update recomputes one block: O(sqrt N) per event; ``down[N]``;
+``dom_t``: each domain's next event; the job-wide time). A fixed number of *lanes* run trials at once and an
+idle lane takes the chunk's next trial. Every step of a ``lax.while_loop`` takes, for every lane still
+running, the next event (the least of the group, domain and job-wide times) and applies it:
 
 * a group's rejoin: it is up again and draws a fresh failure clock;
 * a group's failure: it goes down and draws its repair time; the wipe-out test looks only at the r shards
@@ -146,20 +146,20 @@ def _row_bits(words, trial_ids, streams, width: int):
     return jnp.concatenate([first, second], axis=1)[:, : int(width)]
 
 
-def _build_tree(leaves, size: int):
-    """Tournament tree over ``leaves`` (``float32[L, P]``, P a power of 2): ``(val, idx)`` of shape
-    ``[L, 2P]``, node ``k``'s children ``2k, 2k+1``, the root at 1, leaf ``i`` at ``P + i``; each node holds
-    the least time below it and its leaf (ties to the left, like ``argmin``)."""
-    lanes = leaves.shape[0]
-    vals, idxs = [leaves], [jnp.broadcast_to(jnp.arange(size, dtype=jnp.int32), leaves.shape)]
-    while vals[-1].shape[1] > 1:
-        v = vals[-1].reshape(lanes, -1, 2)
-        i = idxs[-1].reshape(lanes, -1, 2)
-        left = v[..., 0] <= v[..., 1]
-        vals.append(jnp.where(left, v[..., 0], v[..., 1]))
-        idxs.append(jnp.where(left, i[..., 0], i[..., 1]))
-    pad_v, pad_i = jnp.full((lanes, 1), jnp.inf, jnp.float32), jnp.zeros((lanes, 1), jnp.int32)
-    return jnp.concatenate([pad_v] + vals[::-1], axis=1), jnp.concatenate([pad_i] + idxs[::-1], axis=1)
+def _block_width(n: int) -> int:
+    """Width of the blocks of the two-level minimum (a power of 2 near sqrt(N), at least 8)."""
+    return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
+
+
+def _block_mins(leaves, width: int):
+    """Least time of every block of ``width`` leaves (``leaves``: ``float32[L, P]``, P a multiple of
+    ``width``) and its leaf index: ``(val, idx)`` of shape ``[L, P // width]`` (ties to the left, like
+    ``argmin``)."""
+    lanes, p = leaves.shape
+    v = leaves.reshape(lanes, p // width, width)
+    j = jnp.argmin(v, axis=2).astype(jnp.int32)
+    val = jnp.take_along_axis(v, j[..., None], axis=2)[..., 0]
+    return val, j + width * jnp.arange(p // width, dtype=jnp.int32)[None, :]
 
 
 def _depth_of_down(down, placement: Placement):
@@ -195,19 +195,22 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end). A trial
     still running after ``max_events`` events is censored (uptime = the time reached).
 
-    Work layout: ``lanes`` trials run at once (default 256 on CPU, a quarter of the chunk otherwise); a lane whose epoch ended takes
-    the next trial of the chunk (lanes are refilled in batches, when an eighth of them is idle), so a long
-    epoch does not hold the others up. The next event of a lane is the root of a tournament tree over its N
-    groups' times: a failure or a rejoin updates one leaf and its ``log2 N`` ancestors; a domain event rebuilds
-    the tree. A trial's results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
+    Work layout: ``lanes`` trials run at once (default 256 on CPU, a quarter of the chunk otherwise); a lane
+    whose epoch ended takes the next trial of the chunk (lanes are refilled in batches, when an eighth of
+    them is idle), so a long epoch does not hold the others up; a finished lane keeps its results until the
+    refill writes them out. The next group event of a lane is a two-level minimum over its N groups' times
+    (blocks of about sqrt(N) leaves, ``_block_width``; the least of the block minima): a failure or a rejoin
+    updates one leaf and recomputes its block's minimum; a domain event recomputes every block. A trial's
+    results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
     """
     n, r = placement.groups, placement.redundancy
     c = trial_ids.shape[0]
     if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
         lanes = 256 if jax.default_backend() == "cpu" else c // 4
     lanes = max(1, min(c, int(lanes)))
-    size = 1 << max(0, (n - 1).bit_length())
-    depth = size.bit_length() - 1
+    width = _block_width(n)
+    nb = -(-n // width)
+    size = nb * width
     mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
     mean_j = jnp.asarray(mean)
     stack = jnp.asarray(placement.stack)  # shards of each ring position
@@ -232,37 +235,41 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             * jnp.float32(1.0 / job_rate)
     else:
         init_job = jnp.full((c,), inf)
+    init_bv, init_bi = _block_mins(init_t, width)
     rows = jnp.arange(lanes)
-    base = rows * (2 * size)
-    pos = jnp.arange(n, dtype=jnp.int32)
+    base = rows * size
+    lane_blocks = rows * nb
+    in_block = jnp.arange(width, dtype=jnp.int32)
+    no = jnp.zeros((lanes,), bool)
 
     def body(st):
-        (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, acc, out) = st
+        (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res) = st
         nfail_before = nfail
-        # tv, ti, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
+        # lt, bv, bi, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
         ids = trial_ids[jnp.minimum(slot, c - 1)]
-        i = ti[base + 1]
-        tg = tv[base + 1]
-        k = jnp.argmin(dom_t, axis=1)
-        td = dom_t[rows, k]
-        is_job = active & (job_t <= jnp.minimum(tg, td))
-        is_dom = active & ~is_job & (td < tg)
+        kb = jnp.argmin(bv.reshape(lanes, nb), axis=1).astype(jnp.int32)
+        i = bi[lane_blocks + kb]
+        tg = bv[lane_blocks + kb]
+        if nd:
+            k = jnp.argmin(dom_t, axis=1)
+            td = dom_t[rows, k]
+        else:
+            td = jnp.full((lanes,), inf)
+        is_job = active & (job_t <= jnp.minimum(tg, td)) if job_rate > 0 else no
+        is_dom = active & ~is_job & (td < tg) if nd else no
         is_grp = active & ~is_job & ~is_dom
-        bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2)
+        bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2 if nd else 1)
         was_down = down[rows * n + i]
         fresh = tg + exponential_from_bits(bits[:, 0]) * mean_j[i]  # a rejoined group's next failure
         back = tg + repair.sample(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
         new = jnp.where(is_grp, jnp.where(was_down, fresh, back), tg)
         down = down.at[rows * n + i].set(was_down ^ is_grp, unique_indices=True)
-        node = size + i
-        tv = tv.at[base + node].set(new, unique_indices=True)
-        for _ in range(depth):  # the leaf's ancestors
-            node = node >> 1
-            lv, rv = tv[base + 2 * node], tv[base + 2 * node + 1]
-            left = lv <= rv
-            tv = tv.at[base + node].set(jnp.where(left, lv, rv), unique_indices=True)
-            ti = ti.at[base + node].set(jnp.where(left, ti[base + 2 * node], ti[base + 2 * node + 1]),
-                                        unique_indices=True)
+        lt = lt.at[base + i].set(new, unique_indices=True)
+        blk = i // width  # the changed leaf's block: its minimum again
+        vals = lt[(base + blk * width)[:, None] + in_block[None, :]]
+        j = jnp.argmin(vals, axis=1).astype(jnp.int32)
+        bv = bv.at[lane_blocks + blk].set(jnp.take_along_axis(vals, j[:, None], axis=1)[:, 0], unique_indices=True)
+        bi = bi.at[lane_blocks + blk].set(blk * width + j, unique_indices=True)
         failed = is_grp & ~was_down
         # wipe-out after a single failure: only the r shards of group i, through their holders
         hs = holders[stack[i]].reshape(lanes, r * r)
@@ -270,27 +277,26 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         nfail = nfail + failed.astype(jnp.int32)
 
         def domain_event(args):
-            tv, ti, down, dom_t, nfail = args
-            tv, ti, down = tv.reshape(lanes, 2 * size), ti.reshape(lanes, 2 * size), down.reshape(lanes, n)
+            lt, bv, bi, down, dom_t, nfail = args
+            lt, down = lt.reshape(lanes, size), down.reshape(lanes, n)
             member = jnp.zeros((lanes, n), bool)
             for dp in dom_of_pos:
                 member = member | (jnp.asarray(dp)[None, :] == k[:, None])
             hit = member & ~down & is_dom[:, None]
             rep = td[:, None] + repair.sample(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
-            leaves = tv[:, size:]
-            leaves = leaves.at[:, :n].set(jnp.where(hit, rep, leaves[:, :n]))
-            tv, ti = _build_tree(leaves, size)
+            lt = lt.at[:, :n].set(jnp.where(hit, rep, lt[:, :n]))
+            bv, bi = _block_mins(lt, width)
             down = down | hit
             nfail = nfail + hit.sum(axis=1, dtype=jnp.int32)
             new_clock = td + exponential_from_bits(bits[:, 1]) * dom_mean_j[k]
             dom_t = jnp.where((jnp.arange(dom_t.shape[1])[None, :] == k[:, None]) & is_dom[:, None],
                               new_clock[:, None], dom_t)
             lost = is_dom & down[:, holders].all(axis=2).any(axis=1)
-            return tv.reshape(-1), ti.reshape(-1), down.reshape(-1), dom_t, nfail, lost
+            return lt.reshape(-1), bv.reshape(-1), bi.reshape(-1), down.reshape(-1), dom_t, nfail, lost
 
         if nd:
-            tv, ti, down, dom_t, nfail, lost = jax.lax.cond(
-                is_dom.any(), domain_event, lambda a: (*a, jnp.zeros((lanes,), bool)), (tv, ti, down, dom_t, nfail))
+            lt, bv, bi, down, dom_t, nfail, lost = jax.lax.cond(
+                is_dom.any(), domain_event, lambda a: (*a, no), (lt, bv, bi, down, dom_t, nfail))
             wiped = wiped | lost
         ev = ev + active.astype(jnp.int32)
         t_event = jnp.where(is_job, job_t, jnp.where(is_dom, td, tg))
@@ -301,11 +307,9 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             nfail = jnp.where(late, nfail_before, nfail)
             ev = jnp.where(late, ev - 1, ev)
         else:
-            late = jnp.zeros_like(active)
+            late = no
         censor = active & ~is_job & ~wiped & ((ev >= max_events) | late)
         finish = is_job | wiped | censor
-        at = jnp.where(finish, slot, c)  # out of range: dropped
-        extra = ()
         if track_depth:  # the segment [t_prev, t_event) ran at depth d_cur; then the new down set's depth
             t_prev, d_cur, work, dint = acc
             seg = jnp.where(active, t_event - t_prev, 0.0)
@@ -313,12 +317,12 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             work, dint = work + seg / dc, dint + seg * dc
             d_new = _depth_of_down(down.reshape(lanes, n), placement)
             acc = (jnp.where(active, t_event, t_prev), jnp.where(active & ~finish, d_new, d_cur), work, dint)
-            extra = (out[5].at[at].set(work, mode="drop"), out[6].at[at].set(dint, mode="drop"))
-        out = (out[0].at[at].set(t_event, mode="drop"), out[1].at[at].set(nfail, mode="drop"),
-               out[2].at[at].set(is_job, mode="drop"), out[3].at[at].set(censor, mode="drop"),
-               out[4].at[at].set(ev, mode="drop")) + extra
+        # a finished lane keeps its end (time, job-wide, censored) until the refill writes it out
+        t_end, job_end, cens_end, pending = res
+        res = (jnp.where(finish, t_event, t_end), jnp.where(finish, is_job, job_end),
+               jnp.where(finish, censor, cens_end), pending | finish)
         active = active & ~finish
-        return (slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, acc, out)
+        return (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res)
 
     thresh = max(1, lanes // 8)
     zeros_f = jnp.zeros((lanes,), jnp.float32)
@@ -328,38 +332,45 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         n_idle = lanes - st[1].sum(dtype=jnp.int32)
         return st[1].any() & ((st[2] >= c) | (n_idle < thresh))
 
-    def load(st):  # idle lanes take the next trials of the chunk (no lax.cond: the state is never copied)
-        slot, active, next_slot, tv, ti, down, dom_t, job_t, ev, nfail, acc, out = st
+    def load(st):  # finished lanes write their results; idle lanes take the next trials of the chunk
+        (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res), out = st
+        t_end, job_end, cens_end, pending = res
+        at = jnp.where(pending, slot, c)  # out of range: dropped
+        written = (t_end, nfail, job_end, cens_end, ev) + ((acc[2], acc[3]) if track_depth else ())
+        out = tuple(o.at[at].set(w, mode="drop") for o, w in zip(out, written))
         idle = ~active
         n_idle = idle.sum(dtype=jnp.int32)
         new_slot = next_slot + jnp.cumsum(idle.astype(jnp.int32)) - 1
         take = idle & (new_slot < c)
         src = jnp.minimum(new_slot, c - 1)
-        leaves = jnp.where(take[:, None], init_t[src], tv.reshape(lanes, 2 * size)[:, size:])
-        tv, ti = _build_tree(leaves, size)
-        return (jnp.where(take, new_slot, slot), active | take, jnp.minimum(next_slot + n_idle, c),
-                tv.reshape(-1), ti.reshape(-1), (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
-                jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
-                jnp.where(take, 0, ev), jnp.where(take, 0, nfail),
-                tuple(jnp.where(take, z, a) for a, z in zip(acc, acc0)), out)
+        leaves = jnp.where(take[:, None], init_t[src], lt.reshape(lanes, size))
+        bv = jnp.where(take[:, None], init_bv[src], bv.reshape(lanes, nb))
+        bi = jnp.where(take[:, None], init_bi[src], bi.reshape(lanes, nb))
+        st = (jnp.where(take, new_slot, slot), active | take, jnp.minimum(next_slot + n_idle, c),
+              leaves.reshape(-1), bv.reshape(-1), bi.reshape(-1),
+              (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
+              jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
+              jnp.where(take, 0, ev), jnp.where(take, 0, nfail),
+              tuple(jnp.where(take, z, a) for a, z in zip(acc, acc0)), (t_end, job_end, cens_end, no))
+        return st, out
 
     def outer_body(st):
-        return load(jax.lax.while_loop(inner_cond, body, st))
+        return load((jax.lax.while_loop(inner_cond, body, st[0]), st[1]))
 
     def cond(st):
-        return st[1].any() | (st[2] < c)
+        return st[0][1].any() | (st[0][2] < c)
 
     first = jnp.arange(lanes, dtype=jnp.int32)
-    tv, ti = _build_tree(init_t[:lanes], size)
+    bv, bi = init_bv[:lanes], init_bi[:lanes]
     zeros_i = jnp.zeros((lanes,), jnp.int32)
     out = (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.int32), jnp.zeros((c,), bool), jnp.zeros((c,), bool),
            jnp.zeros((c,), jnp.int32))
     if track_depth:
         out = out + (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.float32))
-    st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), tv.reshape(-1), ti.reshape(-1),
-          jnp.zeros((lanes * n,), bool), init_dom[:lanes],
-          init_job[:lanes], zeros_i, zeros_i, acc0, out)
-    return jax.lax.while_loop(cond, outer_body, st)[-1]
+    st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), init_t[:lanes].reshape(-1), bv.reshape(-1),
+          bi.reshape(-1), jnp.zeros((lanes * n,), bool), init_dom[:lanes], init_job[:lanes], zeros_i, zeros_i,
+          acc0, (zeros_f, no, no, no))
+    return jax.lax.while_loop(cond, outer_body, (st, out))[1]
 
 
 _JIT_CACHE: dict = {}
