@@ -37,6 +37,18 @@ to ``p``. To first order in ``lambda D`` a group is down at ``t`` iff it failed 
 With job-wide interruptions at rate ``nu`` the same first-order picture (hazard 0 for ``t < s``, ``rho``
 after) gives ``E[U] = (1 - e^{-nu s})/nu + e^{-nu s}/(rho + nu)``, which is ``s + 1/rho`` at ``nu = 0``.
 
+The transient hazard (uniformly valid in D)
+-------------------------------------------
+The first order fails once ``rho s`` is not small: with D comparable to the no-repair epoch no group
+returns before the wipe-out and the epoch is the static one, while ``s + 1/rho`` grows with D.
+``transient_uptime`` keeps the exact transient of every group, ``p_g(t)`` from the renewal equation
+``p(t) = lambda int_0^t (1 - p(s)) P(R > t - s) ds`` (a group that started up), in the same independent-sets
+hazard ``h(t) = sum_H sum_{g in H} lambda_g (1 - p_g(t)) prod_{h != g} p_h(t)`` and integrates the survival
+``exp(-int h)`` numerically. It tends to ``s + 1/rho`` when ``lambda D << 1`` and to the independent-shard
+(Poisson) approximation of the static epoch when ``D -> inf`` (at N = 600: 2 % below the exact static time
+at r = 2, 10 % at r = 8, where overlapping windows make shard losses cluster). At small N the
+independence approximation is coarser (within 30 % of the exact chain at N = 12, tested).
+
 Exact small N (exponential repair)
 ----------------------------------
 With exponential repair the down set ``S`` is a continuous-time Markov chain on ``2^N`` states: an up group
@@ -211,3 +223,154 @@ def exact_repair_ctmc(placement, model, repair_time_min: float, scenario=None) -
     i0 = index[0]
     return {"uptime_min": float(lu.solve(np.ones(trans.size))[i0]), "failures": float(lu.solve(b_fail)[i0]),
             "p_job_end": float(lu.solve(np.full(trans.size, nu))[i0]) if nu > 0 else 0.0}
+
+
+# -- the transient hazard: uniformly valid in D ------------------------------------------------------------
+
+TRANSIENT_STEPS = 400  # grid cells per (shortest) time scale
+TRANSIENT_BLOCK = 1000  # cells between the stopping tests
+TRANSIENT_MAX_STEPS = 2_000_000
+
+
+def _cell_survival(repair, h: float, cells: int) -> np.ndarray:
+    r"""``Gbar_k = (1/h) \int_{(k-1)h}^{kh} P(R > u) du`` for k = 1..cells (the repair survival averaged over
+    each grid cell, exactly: ``E[min(R, t)]`` differences)."""
+    t = h * np.arange(cells + 1, dtype=np.float64)
+    d = repair.repair_time_min
+    if repair.law == "fixed":
+        emin = np.minimum(t, d)
+    elif repair.law == "exp":
+        emin = -d * np.expm1(-t / d)
+    else:
+        from scipy import special
+
+        s = repair.sigma
+        m = math.log(d) - 0.5 * s * s
+        with np.errstate(divide="ignore"):
+            z = (np.log(np.where(t > 0, t, 1.0)) - m) / s
+        emin = np.where(t > 0, math.exp(m + s * s / 2) * special.ndtr(z - s) + t * special.ndtr(-z), 0.0)
+    return np.diff(emin) / h
+
+
+class _DownCurves:
+    r"""``P(down at t_i)``, ``t_i = i h``, for groups that start up, fail at rates ``lams`` and are repaired in
+    ``R`` (the repair law), extended block by block: the renewal equation
+
+    .. math::  p(t) = \lambda \int_0^t (1 - p(s))\, P(R > t - s)\, ds
+
+    (down at t iff it failed at some s < t, from up, and is still in repair): closed form for the exponential
+    law (``p_inf (1 - e^{-(lambda + mu) t})``), otherwise on the grid (``1 - p`` constant on each cell, the
+    repair survival averaged over the cell, the kernel cut where it is below 1e-12)."""
+
+    def __init__(self, repair, lams, h: float, capacity: int):
+        self.repair, self.lams, self.h = repair, np.asarray(lams, np.float64), float(h)
+        self.p = np.zeros((self.lams.size, capacity + 1))
+        self.done = 0  # p[:, :done + 1] is computed (p = 0 at t = 0)
+        if repair.law != "exp":
+            g = _cell_survival(repair, h, capacity)
+            keep = np.flatnonzero(g > 1e-12)
+            self.width = int(keep[-1]) + 1 if keep.size else 1
+            self.rev = g[: self.width][::-1].copy()
+
+    def extend(self, upto: int) -> None:
+        lams, h, p = self.lams, self.h, self.p
+        if self.repair.law == "exp":
+            mu = 1.0 / self.repair.repair_time_min
+            t = h * np.arange(self.done + 1, upto + 1)
+            p[:, self.done + 1: upto + 1] = (lams / (lams + mu))[:, None] * -np.expm1(-np.outer(lams + mu, t))
+        else:
+            up, w, rev = 1.0 - p, self.width, self.rev
+            scale = (lams * h)[:, None]
+            for i in range(self.done + 1, upto + 1):
+                lo = max(0, i - w)
+                p[:, i] = np.minimum(1.0, (up[:, lo:i] @ rev[w - (i - lo):])[:, None].T[0] * scale[:, 0])
+                up[:, i] = 1.0 - p[:, i]
+        self.done = upto
+
+
+def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
+    r"""E[epoch uptime] with the *transient* wipe-out hazard (uniformly valid in D; the module docstring's
+    first order is its limit for ``lambda D << 1``).
+
+    A holder set ``H`` is completed at ``t`` by the failure of its member ``g`` while the others are down:
+
+    .. math::  h(t) = \sum_H \sum_{g \in H} \lambda_g (1 - p_g(t)) \prod_{h \in H \setminus g} p_h(t),
+               \qquad E[U] = \int_0^\infty e^{-\int_0^t h - \nu t} dt,
+
+    with ``p_g(t)`` the down probability of a group that started up (``_DownCurves``), the groups independent
+    (as in the stationary rate). Before the first repair can end nothing has been repaired, so with
+    ``D -> inf`` this is the independent-shard (Poisson) approximation of the static epoch; for
+    ``lambda D << 1`` the transient is short and it is ``s + 1/rho`` (``first_order_uptime``). Integrated
+    (trapezoid) on a grid of ``TRANSIENT_STEPS`` cells per shortest time scale (the repair time, ``1/lambda``,
+    and the time at which the no-repair hazard reaches 1) until the survival is below ``e^-50`` or every
+    ``p_g`` is within 1e-6 (relative) of its stationary value over the last block, then the stationary rate
+    ``rho`` for the rest.
+
+    Returns ``{"uptime_min", "rate_per_min" (rho), "t", "survival" (S(t) on the grid), "steps"}``; None with
+    failure domains.
+    """
+    from ..scenario import Scenario
+
+    scenario = Scenario() if scenario is None else scenario
+    if scenario.domains:
+        return None
+    n, r = placement.groups, placement.redundancy
+    ring = scenario.ring_order(n)
+    lam_pos = scenario.rate_multipliers(n, model.group_mtbf_min)[ring] / model.group_mtbf_min
+    classes, cls_of_pos = np.unique(lam_pos, return_inverse=True)
+    sets = np.array(_distinct_holder_sets(placement), np.int64)
+    combos, counts = np.unique(np.sort(cls_of_pos[sets], axis=1), axis=0, return_counts=True)
+    rho = stationary_wipeout_rate(placement, 1.0 / lam_pos, repair.repair_time_min)
+    nu = scenario.job_rate_per_min(n, model.group_mtbf_min)
+    d = repair.repair_time_min
+    p_inf = classes * d / (1.0 + classes * d)
+    # the time scale of the no-repair hazard: sum over sets of prod (1 - e^{-lambda t}) reaches 1
+    lo_t, hi_t = 0.0, 50.0 / float(classes.max())
+    for _ in range(100):
+        mid = 0.5 * (lo_t + hi_t)
+        if float(np.sum(counts * np.prod(-np.expm1(-classes * mid)[combos], axis=1))) < 1.0:
+            lo_t = mid
+        else:
+            hi_t = mid
+    h = min(d, 1.0 / float(classes.max()), hi_t) / TRANSIENT_STEPS
+    curves = _DownCurves(repair, classes, h, TRANSIENT_MAX_STEPS)
+    haz = np.zeros(TRANSIENT_MAX_STEPS + 1)
+    done, cum, surv_tail, stationary = 0, 0.0, 1.0, False
+    while done < TRANSIENT_MAX_STEPS:
+        upto = min(done + TRANSIENT_BLOCK, TRANSIENT_MAX_STEPS)
+        curves.extend(upto)
+        p = curves.p[:, done: upto + 1]
+        up = 1.0 - p
+        block = np.zeros(p.shape[1])
+        for combo, cnt in zip(combos, counts):
+            for j in range(r):
+                term = classes[combo[j]] * up[combo[j]]
+                for k in range(r):
+                    if k != j:
+                        term = term * p[combo[k]]
+                block += cnt * term
+        haz[done: upto + 1] = block
+        done = upto
+        cum = float(np.sum(0.5 * (haz[1: done + 1] + haz[:done])) * h) + nu * done * h
+        stationary = bool(np.all(np.abs(p - p_inf[:, None]) <= 1e-6 * p_inf[:, None]))
+        if cum > 50.0 or stationary:
+            break
+    t = h * np.arange(done + 1)
+    cum_haz = np.concatenate([[0.0], np.cumsum(0.5 * (haz[1: done + 1] + haz[:done]) * h)])
+    surv = np.exp(-cum_haz - nu * t)
+    uptime = float(np.sum(0.5 * (surv[1:] + surv[:-1])) * h)
+    if surv[-1] > 0:  # the rest at the stationary rate
+        uptime = uptime + float(surv[-1]) / (rho + nu) if rho + nu > 0 else math.inf
+    return {"uptime_min": uptime, "rate_per_min": rho, "t": t, "survival": surv, "cum_hazard": cum_haz,
+            "steps": done}
+
+
+def p_wipeout_within(transient: dict, horizon_min: float) -> float:
+    """P(a wipe-out by ``horizon_min``) from ``transient_uptime``'s hazard (job-wide ends not counted: the
+    wipe-out hazard alone), the stationary rate beyond its grid."""
+    t, cum = transient["t"], transient["cum_hazard"]
+    if horizon_min <= t[-1]:
+        c = float(np.interp(horizon_min, t, cum))
+    else:
+        c = float(cum[-1]) + transient["rate_per_min"] * (horizon_min - float(t[-1]))
+    return float(-math.expm1(-c))
