@@ -43,28 +43,48 @@ def _feasible_block(alive, d, redundancy: int, microbatches: int = 1):
     return jnp.all(d[..., None] * surv >= redundancy * m, axis=-1) & (d * alive.sum(axis=-1) >= n * m)
 
 
-def _feasible_stacked_lanes(bits, thresholds, ds, redundancy: int, microbatches: int = 1):
+def _feasible_stacked_lanes(bits, thresholds, ds, redundancy: int, microbatches: int = 1, sorted_bits=None):
     """Queue test for many (trial, depth) lanes at once: lane (c, i) has failed set
-    ``bits[c] <= thresholds[c, i]`` and depth ``ds[i]`` (a capacity in micro-batches when ``microbatches``
-    m > 1: the queue gains m per group and a survivor serves ``ds[i]``). The Lindley recursion of
+    ``bits[c] <= thresholds[c, i]`` and depth ``ds[i]`` (or ``ds[c, i]``; a capacity in micro-batches when
+    ``microbatches`` m > 1: the queue gains m per group and a survivor serves it). The Lindley recursion of
     ``depth.feasible_stacked`` runs as one ``lax.scan`` over two laps of the ring, all lanes in parallel; it
     is equivalent to the cumulative-sum/maximum form there (tested) and faster on CPU (see the README's
-    performance notes).
+    performance notes). The scan's state is lane-major (``[lanes, C]``): the trials are the minor axis, so a
+    step vectorises over them however few the lanes. The survivors for the capacity test are counted outside
+    the scan, by binary search in ``sorted_bits`` (each trial's ranks sorted) when given.
     """
     n = bits.shape[1]
     m = int(microbatches)
-    lanes = thresholds.shape
+    thr = thresholds.T  # (lanes, C)
+    ds = jnp.asarray(ds)
+    ds = jnp.broadcast_to(ds if ds.ndim == 2 else ds[None, :], thresholds.shape)
+    serve = (m - ds).T.astype(jnp.int32)  # q + m - d for an alive position
+    limit = (redundancy - 1) * m
     cols = jnp.concatenate([bits.T, bits.T], axis=0)  # (2N, C): ring positions, two laps
 
     def step(carry, col):
-        q, bad, alive_count = carry
-        alive = col[:, None] > thresholds
-        q = jnp.where(alive, jnp.maximum(q + m - ds, 0), q + m)
-        return (q, bad | (q >= (redundancy - 1) * m + 1), alive_count + alive), None
+        q, bad = carry
+        q = jnp.where(col[None, :] > thr, jnp.maximum(q + serve, 0), q + m)
+        return (q, bad | (q > limit)), None
 
-    init = (jnp.zeros(lanes, jnp.int32), jnp.zeros(lanes, bool), jnp.zeros(lanes, jnp.int32))
-    (_, bad, alive2), _ = jax.lax.scan(step, init, cols)
-    return ~bad & (ds * (alive2 // 2) >= n * m)
+    (_, bad), _ = jax.lax.scan(step, (jnp.zeros(thr.shape, jnp.int32), jnp.zeros(thr.shape, bool)), cols)
+    if sorted_bits is None:
+        alive = (bits[:, None, :] > thresholds[:, :, None]).sum(axis=-1, dtype=jnp.int32)
+    else:
+        alive = n - jax.vmap(lambda s, t: jnp.searchsorted(s, t, side="right"))(sorted_bits, thresholds)
+    return ~bad.T & (ds * alive >= n * m)
+
+
+SUBLEVEL_SLOTS = 16  # capacities of a trial searched per step of the sub-level search
+SUBLEVEL_SHRINK = 2  # the sub-level search goes on with the trials still searching once they are 1/2
+SUBLEVEL_MIN_ROWS = 16
+
+
+def _put(x, chosen, values):
+    """``x`` (``[C, L]``) with the entries that ``chosen`` (one-hot ``[C, S, L]``) picks replaced by
+    ``values`` (``[C, S]``)."""
+    hit = chosen.any(axis=1)
+    return jnp.where(hit, (chosen * values[:, :, None]).sum(axis=1, dtype=x.dtype), x)
 
 
 def level_depths(redundancy: int, microbatches: int = 1) -> list[float]:
@@ -84,8 +104,13 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
     second bound ``d * alive < N``), ``ceil(log2(N + 1))`` fixed steps, vectorised over trials and depths.
     With m > 1 the integer depths come first (capacity ``d m`` is feasible iff depth d is:
     ``depth.py``), then every capacity c strictly between ``(d-1) m`` and ``d m`` is searched inside the
-    bracket ``[K_{(d-1)m} - 1, K_{dm}]`` its integer neighbours give (monotone in c), all brackets at once
-    in a ``while_loop`` that stops when the widest has closed.
+    bracket ``[K_{(d-1)m} - 1, K_{dm}]`` its integer neighbours give (and below the capacity bound
+    ``c (N - k) >= N m``). Most of these brackets are closed or narrow, so a step of the ``while_loop``
+    bisects only the first ``SUBLEVEL_SLOTS`` still open of each trial, and every result tightens its
+    neighbours (``K_c`` is nondecreasing in c: a feasible count holds for every larger capacity, an infeasible
+    one for every smaller). Once at most half of the trials are still searching, those alone are gathered
+    and go on (again, down to ``SUBLEVEL_MIN_ROWS``), so a few long searches do not keep the whole chunk
+    busy. The result is the same bisection's, whatever the order of the probes.
     """
     n, r = placement.groups, placement.redundancy
     m = int(microbatches)
@@ -95,14 +120,14 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
         parts.append(jnp.minimum(1, t_count)[:, None].astype(jnp.int32))
     sorted_bits = jnp.sort(bits, axis=1) if (r >= 3 or m > 1) else None
 
-    def feasible(thr, ds):
+    def feasible(thr, ds, rows=(bits, sorted_bits)):
         if placement.kind == "stacked":
-            return _feasible_stacked_lanes(bits, thr, ds, r, m)
-        alive = bits[:, None, :] > thr[:, :, None]
-        return _feasible_block(alive, ds[None, :], r, m)
+            return _feasible_stacked_lanes(rows[0], thr, ds, r, m, rows[1])
+        alive = rows[0][:, None, :] > thr[:, :, None]
+        return _feasible_block(alive, ds if ds.ndim == 2 else ds[None, :], r, m)
 
-    def at(k):
-        return jnp.take_along_axis(sorted_bits, jnp.maximum(k, 1) - 1, axis=1)
+    def at(k, rows=(bits, sorted_bits)):
+        return jnp.take_along_axis(rows[1], jnp.maximum(k, 1) - 1, axis=1)
 
     if r >= 3:
         ds = jnp.arange(2, r, dtype=jnp.int32)
@@ -133,17 +158,52 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
     lo = jnp.minimum(lo, hi)
     cap_j = jnp.asarray(cap)
 
-    def cond(lohi):
-        return jnp.any(lohi[1] - lohi[0] > 1)
+    levels = cap.size
+    slots = min(levels, SUBLEVEL_SLOTS)
+    pick = jnp.arange(slots, dtype=jnp.int32)[:, None]  # slot p takes the p-th open capacity of its trial
+    col = jnp.arange(levels, dtype=jnp.int32)
 
-    def body2(lohi):
-        lo, hi = lohi
-        mid = (lo + hi) // 2
-        ok = feasible(at(mid), cap_j)
-        active = hi - lo > 1
-        return jnp.where(active & ok, mid, lo), jnp.where(active & ~ok, mid, hi)
+    def body2(state):
+        lo, hi, rows = state
+        open_ = hi - lo > 1
+        rank = jnp.cumsum(open_, axis=1, dtype=jnp.int32) - 1
+        chosen = open_[:, None, :] & (rank[:, None, :] == pick[None, :, :])  # (C, slots, levels), one-hot
+        sel = (chosen * col).sum(axis=2, dtype=jnp.int32)
+        used = chosen.any(axis=2)
+        lo_s, hi_s = jnp.take_along_axis(lo, sel, axis=1), jnp.take_along_axis(hi, sel, axis=1)
+        mid = (lo_s + hi_s) // 2
+        ok = feasible(at(mid, rows), cap_j[sel], rows)
+        lo = _put(lo, chosen, jnp.where(used & ok, mid, lo_s))
+        hi = _put(hi, chosen, jnp.where(used & ~ok, mid, hi_s))
+        # K_c is nondecreasing in c: a lower end holds for every larger capacity, an upper for every smaller
+        return jax.lax.cummax(lo, axis=1), jax.lax.cummin(hi, axis=1, reverse=True), rows
 
-    _, sub = jax.lax.while_loop(cond, body2, (lo, hi))
+    # phases: the whole chunk until at most half of its trials is still searching, then those trials
+    # alone (gathered once), and so on: the few trials with the most probes no longer keep every row busy
+    sizes = [c]
+    while sizes[-1] // SUBLEVEL_SHRINK >= SUBLEVEL_MIN_ROWS:
+        sizes.append(sizes[-1] // SUBLEVEL_SHRINK)
+    sub = hi
+    index = None  # rows of the current phase in the chunk (None: all)
+    rows = (bits, sorted_bits)
+    for ph, size in enumerate(sizes):
+        nxt = sizes[ph + 1] if ph + 1 < len(sizes) else 0
+
+        def cond(state, nxt=nxt):
+            still = jnp.any(state[1] - state[0] > 1, axis=1)
+            return still.sum() > nxt
+
+        lo, hi, _ = jax.lax.while_loop(cond, body2, (lo, hi, rows))
+        sub = hi if index is None else sub.at[index].set(hi, mode="drop")
+        if not nxt:
+            break
+        still = jnp.any(hi - lo > 1, axis=1)
+        pos = jnp.nonzero(still, size=nxt, fill_value=size)[0]  # the trials still searching, padded
+        keep = pos < size
+        src = jnp.minimum(pos, size - 1)
+        lo, hi = jnp.where(keep[:, None], lo[src], 0), jnp.where(keep[:, None], hi[src], 0)  # padding: closed
+        rows = (rows[0][src], rows[1][src])
+        index = jnp.where(keep, src if index is None else index[src], c)
     cols = [integer[:, :2]]
     for d in range(2, r + 1):
         cols.append(sub[:, (d - 2) * (m - 1): (d - 1) * (m - 1)])
