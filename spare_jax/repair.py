@@ -156,10 +156,16 @@ def _block_mins(leaves, width: int):
     ``width``) and its leaf index: ``(val, idx)`` of shape ``[L, P // width]`` (ties to the left, like
     ``argmin``)."""
     lanes, p = leaves.shape
-    v = leaves.reshape(lanes, p // width, width)
-    j = jnp.argmin(v, axis=2).astype(jnp.int32)
-    val = jnp.take_along_axis(v, j[..., None], axis=2)[..., 0]
+    val, j = _min_first(leaves.reshape(lanes, p // width, width))
     return val, j + width * jnp.arange(p // width, dtype=jnp.int32)[None, :]
+
+
+def _min_first(v):
+    """Least value over the last axis and its first index (``argmin``'s tie rule) as two plain min
+    reductions, which XLA vectorises on CPU (its variadic argmin reduction it does not)."""
+    val = v.min(axis=-1)
+    iota = jax.lax.broadcasted_iota(jnp.int32, v.shape, v.ndim - 1)
+    return val, jnp.where(v == val[..., None], iota, v.shape[-1]).min(axis=-1)
 
 
 def _depth_of_down(down, placement: Placement):
@@ -247,12 +253,10 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         nfail_before = nfail
         # lt, bv, bi, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
         ids = trial_ids[jnp.minimum(slot, c - 1)]
-        kb = jnp.argmin(bv.reshape(lanes, nb), axis=1).astype(jnp.int32)
+        tg, kb = _min_first(bv.reshape(lanes, nb))
         i = bi[lane_blocks + kb]
-        tg = bv[lane_blocks + kb]
         if nd:
-            k = jnp.argmin(dom_t, axis=1)
-            td = dom_t[rows, k]
+            td, k = _min_first(dom_t)
         else:
             td = jnp.full((lanes,), inf)
         is_job = active & (job_t <= jnp.minimum(tg, td)) if job_rate > 0 else no
@@ -267,8 +271,8 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         lt = lt.at[base + i].set(new, unique_indices=True)
         blk = i // width  # the changed leaf's block: its minimum again
         vals = lt[(base + blk * width)[:, None] + in_block[None, :]]
-        j = jnp.argmin(vals, axis=1).astype(jnp.int32)
-        bv = bv.at[lane_blocks + blk].set(jnp.take_along_axis(vals, j[:, None], axis=1)[:, 0], unique_indices=True)
+        vmin, j = _min_first(vals)
+        bv = bv.at[lane_blocks + blk].set(vmin, unique_indices=True)
         bi = bi.at[lane_blocks + blk].set(blk * width + j, unique_indices=True)
         failed = is_grp & ~was_down
         # wipe-out after a single failure: only the r shards of group i, through their holders
