@@ -180,9 +180,20 @@ def _depth_of_down(down, placement: Placement):
         return jnp.maximum(depth_block(alive, r), 1).astype(jnp.int32)
     if placement.kind != "stacked":
         raise ValueError("depth with repair needs the stacked or block placement")
-    d = jnp.full(down.shape[:1], r, jnp.int32)
-    for k in range(r - 1, 1, -1):  # the least feasible d wins
-        d = jnp.where(feasible_stacked(alive, k, r), k, d)
+    if r <= 2:
+        return jnp.where(down.any(axis=1), r, 1).astype(jnp.int32)
+    ok2 = feasible_stacked(alive, 2, r)
+
+    def deeper(_):  # some lane needs depth 3 or more: the least feasible d wins
+        d = jnp.full(down.shape[:1], r, jnp.int32)
+        for k in range(r - 1, 2, -1):
+            d = jnp.where(feasible_stacked(alive, k, r), k, d)
+        return jnp.where(ok2, 2, d)
+
+    # with repair only a few groups are down at a time: depth 2 almost always holds, so the deeper tests
+    # run only in the steps where some lane fails it
+    d = jax.lax.cond(jnp.any(~ok2 & down.any(axis=1)), deeper, lambda _: jnp.where(ok2, 2, r).astype(jnp.int32),
+                     None) if r > 3 else jnp.where(ok2, 2, r)
     return jnp.where(down.any(axis=1), d, 1).astype(jnp.int32)
 
 
