@@ -1,7 +1,9 @@
 """Repair without a global restart (SPEC §10.5): time to wipe-out vs repair time D for r = 2..8 at N = 600,
 and r*, TTT, SPARe's reduction vs the best Rep vs D.
 
-    python experiments/repair.py           # D = 1 .. 10^4 min and never, 64 epochs per MC point
+    python experiments/repair.py           # D = 1 .. 10^4 min and never, 64 epochs per MC point; (b) at
+                                           # N = 600, W = 720 h, r <= 6, 64 epochs per pool (epochs cut at
+                                           # r_max W, longer than any run at r <= r_max)
     python experiments/repair.py --quick   # fewer D, 24 epochs per point, (b) at N = 48 with small pools
 
 Writes figures/repair_wipeout.csv, figures/repair_ttt.csv and figures/repair.png.

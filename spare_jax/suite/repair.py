@@ -27,8 +27,8 @@ def _static_uptime(n, r, model):
 
 def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                       ds=(1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10_000.0), trials=64,
-                      mc_cap_hours=200.0, opt_n=600, opt_ds=(10.0, 30.0, 100.0, 1000.0), r_max=8, epochs=200,
-                      work_hours=720.0, max_time_runs=4.0, seed=0, law="fixed"):
+                      mc_cap_hours=200.0, opt_n=600, opt_ds=(10.0, 30.0, 100.0, 1000.0), r_max=6, epochs=64,
+                      work_hours=720.0, max_time_runs=1.0, seed=0, law="fixed"):
     from ..failures import FailureModel
     from ..placement import make_placement
     from ..repair import Repair, simulate_repair
