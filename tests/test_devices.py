@@ -21,7 +21,10 @@ for devices in (1, 4):
     o = simulate_overhead(pl, 600, seed=5, devices=devices, chunk_size=128)
     o6 = simulate_overhead(make_placement("stacked", 60, 6), 700, seed=1, devices=devices,
                            chunk_size=700 if devices == 1 else 64)
+    om = simulate_overhead(make_placement("stacked", 40, 4), 200, seed=2, devices=devices,
+                           chunk_size=200 if devices == 1 else 32, scenario=Scenario(microbatches=4))
     out[devices] = {"hist": w.histogram.tolist(), "up": w.uptime_sum_min, "omega": o.overhead,
+                    "om": [om.overhead, om.overhead_sampled, om.threshold_mean.tolist()],
                     "o6": [o6.overhead, o6.overhead_sampled, o6.time_avg_depth],
                     "w2": [w2.histogram.tolist(), w2.uptime_sum_min, w2.uptime_sq_sum_min2],
                     "ws": [ws.histogram.tolist(), ws.uptime_sum_min, ws.ended_by_job, ws.fatal_by_domain],
