@@ -46,8 +46,10 @@ returns before the wipe-out and the epoch is the static one, while ``s + 1/rho``
 hazard ``h(t) = sum_H sum_{g in H} lambda_g (1 - p_g(t)) prod_{h != g} p_h(t)`` and integrates the survival
 ``exp(-int h)`` numerically. It tends to ``s + 1/rho`` when ``lambda D << 1`` and to the independent-shard
 (Poisson) approximation of the static epoch when ``D -> inf`` (at N = 600: 2 % below the exact static time
-at r = 2, 10 % at r = 8, where overlapping windows make shard losses cluster). At small N the
-independence approximation is coarser (within 30 % of the exact chain at N = 12, tested).
+at r = 2, 10 % at r = 8, where overlapping windows make shard losses cluster). With a *fixed* repair no
+group returns before D, so up to D the survival is the exact static one and the hazard takes over after
+it: exact when D is longer than the epoch. At small N the independence approximation is coarser (within
+30 % of the exact chain at N = 12 with exponential repair, tested).
 
 Exact small N (exponential repair)
 ----------------------------------
@@ -304,10 +306,12 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
     (trapezoid) on a grid of ``TRANSIENT_STEPS`` cells per shortest time scale (the repair time, ``1/lambda``,
     and the time at which the no-repair hazard reaches 1) until the survival is below ``e^-50`` or every
     ``p_g`` is within 1e-6 (relative) of its stationary value over the last block, then the stationary rate
-    ``rho`` for the rest.
+    ``rho`` for the rest. With a *fixed* repair nothing comes back before D, so there (equal group rates,
+    stacked or block) the survival is the exact static one (``_static_log_survival``) and the hazard takes
+    over from D: exact for D longer than the epoch.
 
-    Returns ``{"uptime_min", "rate_per_min" (rho), "t", "survival" (S(t) on the grid), "steps"}``; None with
-    failure domains.
+    Returns ``{"uptime_min", "rate_per_min" (rho), "t", "survival" (S(t) on the grid), "cum_hazard"
+    (-log S without job-wide ends), "steps"}``; None with failure domains.
     """
     from ..scenario import Scenario
 
@@ -353,16 +357,48 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
         done = upto
         cum = float(np.sum(0.5 * (haz[1: done + 1] + haz[:done])) * h) + nu * done * h
         stationary = bool(np.all(np.abs(p - p_inf[:, None]) <= 1e-6 * p_inf[:, None]))
-        if cum > 50.0 or stationary:
+        if cum > 60.0 or stationary:
             break
     t = h * np.arange(done + 1)
     cum_haz = np.concatenate([[0.0], np.cumsum(0.5 * (haz[1: done + 1] + haz[:done]) * h)])
+    static = _static_log_survival(placement, repair, classes, t)
+    if static is not None:  # exact up to the fixed repair time (nothing has come back yet), the hazard after
+        cut = int(np.searchsorted(t, repair.repair_time_min, side="right"))  # t[:cut] <= D
+        cum_haz = np.concatenate([-static[:cut], -static[cut - 1] + cum_haz[cut:] - cum_haz[cut - 1]])
     surv = np.exp(-cum_haz - nu * t)
     uptime = float(np.sum(0.5 * (surv[1:] + surv[:-1])) * h)
     if surv[-1] > 0:  # the rest at the stationary rate
         uptime = uptime + float(surv[-1]) / (rho + nu) if rho + nu > 0 else math.inf
     return {"uptime_min": uptime, "rate_per_min": rho, "t": t, "survival": surv, "cum_hazard": cum_haz,
             "steps": done}
+
+
+def _static_log_survival(placement, repair, classes, t):
+    """``log P(no wipe-out by t)`` of the epoch *without* repair (exact: the static survival P(T > k) mixed
+    over the Binomial(N, 1 - e^{-lambda t}) count of failures), on the grid points ``t <= D`` of a fixed
+    repair of D; None where it does not apply (other laws, unequal group rates, placements without the
+    exact static survival). With a fixed repair no group comes back before D, so there the epoch is the
+    static one."""
+    if repair.law != "fixed" or classes.size != 1 or placement.kind not in ("stacked", "block"):
+        return None
+    from scipy import stats
+
+    from .wipeout import survival_exact
+
+    n = placement.groups
+    surv_k = survival_exact(placement.kind, n, placement.redundancy)
+    if surv_k is None:
+        return None
+    surv_k = np.asarray(surv_k, np.float64)[: n + 1]
+    inside = t[t <= repair.repair_time_min]
+    out = np.empty(inside.size)
+    k = np.arange(surv_k.size)
+    for lo in range(0, inside.size, 512):
+        q = -np.expm1(-float(classes[0]) * inside[lo: lo + 512])
+        pmf = stats.binom.pmf(k[None, :], n, q[:, None])
+        out[lo: lo + 512] = pmf @ surv_k
+    with np.errstate(divide="ignore"):
+        return np.log(np.maximum(out, 0.0))
 
 
 def p_wipeout_within(transient: dict, horizon_min: float) -> float:
