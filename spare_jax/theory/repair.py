@@ -273,6 +273,7 @@ class _DownCurves:
             keep = np.flatnonzero(g > 1e-12)
             self.width = int(keep[-1]) + 1 if keep.size else 1
             self.rev = g[: self.width][::-1].copy()
+            self.up = np.ones_like(self.p)  # 1 - p, kept as p is extended
 
     def extend(self, upto: int) -> None:
         lams, h, p = self.lams, self.h, self.p
@@ -281,11 +282,10 @@ class _DownCurves:
             t = h * np.arange(self.done + 1, upto + 1)
             p[:, self.done + 1: upto + 1] = (lams / (lams + mu))[:, None] * -np.expm1(-np.outer(lams + mu, t))
         else:
-            up, w, rev = 1.0 - p, self.width, self.rev
-            scale = (lams * h)[:, None]
+            up, w, rev, scale = self.up, self.width, self.rev, lams * h
             for i in range(self.done + 1, upto + 1):
                 lo = max(0, i - w)
-                p[:, i] = np.minimum(1.0, (up[:, lo:i] @ rev[w - (i - lo):])[:, None].T[0] * scale[:, 0])
+                p[:, i] = np.minimum(1.0, (up[:, lo:i] @ rev[w - (i - lo):]) * scale)
                 up[:, i] = 1.0 - p[:, i]
         self.done = upto
 
