@@ -163,8 +163,8 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
     pick = jnp.arange(slots, dtype=jnp.int32)[:, None]  # slot p takes the p-th open capacity of its trial
     col = jnp.arange(levels, dtype=jnp.int32)
 
-    def body2(state):
-        lo, hi, rows = state
+    def body2(state, rows):
+        lo, hi = state
         open_ = hi - lo > 1
         rank = jnp.cumsum(open_, axis=1, dtype=jnp.int32) - 1
         chosen = open_[:, None, :] & (rank[:, None, :] == pick[None, :, :])  # (C, slots, levels), one-hot
@@ -176,7 +176,7 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
         lo = _put(lo, chosen, jnp.where(used & ok, mid, lo_s))
         hi = _put(hi, chosen, jnp.where(used & ~ok, mid, hi_s))
         # K_c is nondecreasing in c: a lower end holds for every larger capacity, an upper for every smaller
-        return jax.lax.cummax(lo, axis=1), jax.lax.cummin(hi, axis=1, reverse=True), rows
+        return jax.lax.cummax(lo, axis=1), jax.lax.cummin(hi, axis=1, reverse=True)
 
     # phases: the whole chunk until at most half of its trials is still searching, then those trials
     # alone (gathered once), and so on: the few trials with the most probes no longer keep every row busy
@@ -193,7 +193,7 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
             still = jnp.any(state[1] - state[0] > 1, axis=1)
             return still.sum() > nxt
 
-        lo, hi, _ = jax.lax.while_loop(cond, body2, (lo, hi, rows))
+        lo, hi = jax.lax.while_loop(cond, functools.partial(body2, rows=rows), (lo, hi))
         sub = hi if index is None else sub.at[index].set(hi, mode="drop")
         if not nxt:
             break

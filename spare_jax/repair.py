@@ -180,21 +180,21 @@ def _depth_of_down(down, placement: Placement):
         return jnp.maximum(depth_block(alive, r), 1).astype(jnp.int32)
     if placement.kind != "stacked":
         raise ValueError("depth with repair needs the stacked or block placement")
+    any_down = down.any(axis=1)
     if r <= 2:
-        return jnp.where(down.any(axis=1), r, 1).astype(jnp.int32)
+        return jnp.where(any_down, r, 1).astype(jnp.int32)
     ok2 = feasible_stacked(alive, 2, r)
+    d = jnp.where(ok2, 2, r).astype(jnp.int32)
+    if r > 3:
+        def deeper(d):  # the least feasible d in 3..r-1 for the lanes that fail depth 2
+            for k in range(r - 1, 2, -1):
+                d = jnp.where(~ok2 & feasible_stacked(alive, k, r), k, d)
+            return d
 
-    def deeper(_):  # some lane needs depth 3 or more: the least feasible d wins
-        d = jnp.full(down.shape[:1], r, jnp.int32)
-        for k in range(r - 1, 2, -1):
-            d = jnp.where(feasible_stacked(alive, k, r), k, d)
-        return jnp.where(ok2, 2, d)
-
-    # with repair only a few groups are down at a time: depth 2 almost always holds, so the deeper tests
-    # run only in the steps where some lane fails it
-    d = jax.lax.cond(jnp.any(~ok2 & down.any(axis=1)), deeper, lambda _: jnp.where(ok2, 2, r).astype(jnp.int32),
-                     None) if r > 3 else jnp.where(ok2, 2, r)
-    return jnp.where(down.any(axis=1), d, 1).astype(jnp.int32)
+        # with repair only a few groups are down at a time: depth 2 almost always holds, so the deeper
+        # tests run only in the steps where some lane fails it
+        d = jax.lax.cond(jnp.any(~ok2 & any_down), deeper, lambda d: d, d)
+    return jnp.where(any_down, d, 1).astype(jnp.int32)
 
 
 def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
@@ -333,9 +333,9 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             d_new = _depth_of_down(down.reshape(lanes, n), placement)
             acc = (jnp.where(active, t_event, t_prev), jnp.where(active & ~finish, d_new, d_cur), work, dint)
         # a finished lane keeps its end (time, job-wide, censored) until the refill writes it out
-        t_end, job_end, cens_end, pending = res
+        t_end, job_end, cens_end = res
         res = (jnp.where(finish, t_event, t_end), jnp.where(finish, is_job, job_end),
-               jnp.where(finish, censor, cens_end), pending | finish)
+               jnp.where(finish, censor, cens_end))
         active = active & ~finish
         return (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res)
 
@@ -349,8 +349,9 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
 
     def load(st):  # finished lanes write their results; idle lanes take the next trials of the chunk
         (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res), out = st
-        t_end, job_end, cens_end, pending = res
-        at = jnp.where(pending, slot, c)  # out of range: dropped
+        # every idle lane holds a finished trial (one left idle at the chunk's end writes the same again)
+        at = jnp.where(active, c, slot)  # out of range: dropped
+        t_end, job_end, cens_end = res
         written = (t_end, nfail, job_end, cens_end, ev) + ((acc[2], acc[3]) if track_depth else ())
         out = tuple(o.at[at].set(w, mode="drop") for o, w in zip(out, written))
         idle = ~active
@@ -366,7 +367,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
               (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
               jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
               jnp.where(take, 0, ev), jnp.where(take, 0, nfail),
-              tuple(jnp.where(take, z, a) for a, z in zip(acc, acc0)), (t_end, job_end, cens_end, no))
+              tuple(jnp.where(take, z, a) for a, z in zip(acc, acc0)), res)
         return st, out
 
     def outer_body(st):
@@ -384,7 +385,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         out = out + (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.float32))
     st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), init_t[:lanes].reshape(-1), bv.reshape(-1),
           bi.reshape(-1), jnp.zeros((lanes * n,), bool), init_dom[:lanes], init_job[:lanes], zeros_i, zeros_i,
-          acc0, (zeros_f, no, no, no))
+          acc0, (zeros_f, no, no))
     return jax.lax.while_loop(cond, outer_body, (st, out))[1]
 
 

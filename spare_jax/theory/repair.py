@@ -232,6 +232,7 @@ def exact_repair_ctmc(placement, model, repair_time_min: float, scenario=None) -
 TRANSIENT_STEPS = 400  # grid cells per (shortest) time scale
 TRANSIENT_BLOCK = 1000  # cells between the stopping tests
 TRANSIENT_MAX_STEPS = 2_000_000
+_Z_1E12 = 7.035  # the standard normal quantile of 1 - 1e-12 (just above it)
 
 
 def _cell_survival(repair, h: float, cells: int) -> np.ndarray:
@@ -268,8 +269,13 @@ class _DownCurves:
         self.repair, self.lams, self.h = repair, np.asarray(lams, np.float64), float(h)
         self.p = np.zeros((self.lams.size, capacity + 1))
         self.done = 0  # p[:, :done + 1] is computed (p = 0 at t = 0)
-        if repair.law != "exp":
-            g = _cell_survival(repair, h, capacity)
+        if repair.law != "exp":  # cells up to where the repair survival is below 1e-12 (the kernel's cut)
+            d = repair.repair_time_min
+            if repair.law == "fixed":
+                tail = d
+            else:
+                tail = math.exp(math.log(d) - 0.5 * repair.sigma ** 2 + repair.sigma * _Z_1E12)
+            g = _cell_survival(repair, h, min(capacity, int(math.ceil(tail / h)) + 2))
             keep = np.flatnonzero(g > 1e-12)
             self.width = int(keep[-1]) + 1 if keep.size else 1
             self.rev = g[: self.width][::-1].copy()
@@ -339,7 +345,7 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
     h = min(d, 1.0 / float(classes.max()), hi_t) / TRANSIENT_STEPS
     curves = _DownCurves(repair, classes, h, TRANSIENT_MAX_STEPS)
     haz = np.zeros(TRANSIENT_MAX_STEPS + 1)
-    done, cum, surv_tail, stationary = 0, 0.0, 1.0, False
+    done, cum = 0, 0.0
     while done < TRANSIENT_MAX_STEPS:
         upto = min(done + TRANSIENT_BLOCK, TRANSIENT_MAX_STEPS)
         curves.extend(upto)
@@ -354,8 +360,8 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
                         term = term * p[combo[k]]
                 block += cnt * term
         haz[done: upto + 1] = block
+        cum += float(np.sum(0.5 * (block[1:] + block[:-1])) * h) + nu * (upto - done) * h
         done = upto
-        cum = float(np.sum(0.5 * (haz[1: done + 1] + haz[:done])) * h) + nu * done * h
         stationary = bool(np.all(np.abs(p - p_inf[:, None]) <= 1e-6 * p_inf[:, None]))
         if cum > 60.0 or stationary:
             break
