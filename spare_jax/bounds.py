@@ -38,6 +38,7 @@ BOUNDS = {
     "seed": ("int", 0, 2**63 - 1, ""),
     "chunk_size": ("int", 1, 2**24, ""),
     "devices": ("int", 1, 65_536, ""),
+    "peer_timeout": ("float", 1.0, 86_400.0, "s"),
     "mtbf": ("float", 1e-2, 1e6, "min"),
     "group_mtbf": ("float", 1e-3, 1e7, "min"),
     "gpu_mtbf_hours": ("float", 1e-3, 1e10, "h"),

@@ -108,9 +108,14 @@ def cmd_wipeout(args) -> dict:
         "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": res.uptime_stderr_min,
         "theory_epoch_uptime_min": up_theory, **extra,
         "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
-        "chunk_size": res.chunk_size, "devices": res.devices,
+        "chunk_size": res.chunk_size, "devices": res.devices, **_work_split(res),
         "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
     }
+
+
+def _work_split(res) -> dict:
+    """How the trials were split: the processes of a multi-process run and what each one's devices ran."""
+    return {"processes": res.processes, "trials_per_process": list(res.trials_per_process) or [res.trials]}
 
 
 def cmd_wipeout_repair(args) -> dict:
@@ -273,6 +278,7 @@ def cmd_overhead(args) -> dict:
         "distribution": model.distribution,
         **({} if scenario.is_default else {"scenario": scenario.describe(),
                                            "mc_epoch_uptime_min": res.uptime_mean_min}),
+        **_work_split(res),
         "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
     }
 
@@ -850,7 +856,80 @@ def _stdout_to_python_only() -> None:
     sys.stdout = os.fdopen(saved, "w", buffering=1)
 
 
+_NATIVE_LOG = [None]  # the multi-process run's native log (multiproc.NativeLog), if any
+
+
+def _coordinator():
+    from . import multiproc
+
+    return multiproc.coordinator()
+
+
+def _join_processes(args):
+    """With --coordinator/--num-processes/--process-id (or --distributed): join the run, native logs to a
+    file (unless --verbose), and start the watchdog. Returns the coordinator (None for one process)."""
+    from . import multiproc
+
+    dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
+    explicit = any(v is not None for v in dist)
+    if not explicit and not getattr(args, "distributed", False):
+        return None
+    from .driver import check_distributed_args, initialize_distributed
+
+    if explicit:
+        if any(v is None for v in dist):
+            raise ValueError("--coordinator, --num-processes and --process-id go together")
+        if getattr(args, "out", None) is not None and dist[1] > 1:
+            raise ValueError("--out: resumable multi-process runs are not supported yet; drop --out")
+        check_distributed_args(*dist)
+    timeout = getattr(args, "peer_timeout", None) or multiproc.DEFAULT_PEER_TIMEOUT_S
+    if not getattr(args, "verbose", False):
+        _NATIVE_LOG[0] = multiproc.NativeLog("?" if dist[2] is None else dist[2])
+    _stdout_to_python_only()  # gloo prints connection lines on the C stdout: keep stdout JSON-only
+    initialize_distributed(*dist, peer_timeout=timeout) if explicit else initialize_distributed(
+        peer_timeout=timeout)
+    return multiproc.start(timeout, _NATIVE_LOG[0])
+
+
+def _leave_processes(coord) -> None:
+    """A finished run: stop the watchdog, leave the coordination service (bounded by --peer-timeout), and
+    drop the native log (nothing went wrong)."""
+    if coord is not None:
+        import jax
+
+        sys.stdout.flush()
+        coord.stop()
+        jax.distributed.shutdown()
+    if _NATIVE_LOG[0] is not None:
+        _NATIVE_LOG[0].discard()
+
+
+def _multiprocess_failure(exc) -> int:
+    """A multi-process run that failed: give the watchdog the time to name a lost peer, else say what failed;
+    one line on the terminal, the traceback in the native log."""
+    import traceback
+
+    from . import multiproc
+
+    log, coord = _NATIVE_LOG[0], _coordinator()
+    traceback.print_exc()  # into the native log (stderr's file descriptor 2 when --verbose)
+    if coord is not None and not isinstance(exc, multiproc.IncompleteRun):
+        time.sleep(coord.peer_timeout + 2)  # a dead peer: the watchdog ends this process with its name
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    msg = first if isinstance(exc, multiproc.IncompleteRun) else (
+        f"the multi-process run failed ({type(exc).__name__}: {first})")
+    if coord is not None:
+        coord.fail(msg)  # one line naming this process, exit EXIT_PEER_LOST
+    line = f"spare-jax: error: {msg}; no result"
+    if log is not None:
+        log.say(f"{line}; native log: {log.path}")
+    else:
+        print(line, file=sys.stderr)
+    return multiproc.EXIT_PEER_LOST
+
+
 def main(argv=None) -> int:
+    _NATIVE_LOG[0] = None
     parser = build_parser()
     try:
         argv = _apply_config(parser, argv)
@@ -863,23 +942,7 @@ def main(argv=None) -> int:
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))
         _refuse_unused(args)
-        dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
-        if any(v is not None for v in dist):
-            from .driver import initialize_distributed
-
-            if any(v is None for v in dist):
-                raise ValueError("--coordinator, --num-processes and --process-id go together")
-            if getattr(args, "out", None) is not None and dist[1] > 1:
-                raise ValueError("--out: resumable multi-process runs are not supported yet; drop --out")
-            from .driver import check_distributed_args
-
-            check_distributed_args(*dist)
-            _stdout_to_python_only()  # gloo prints connection lines on the C stdout: keep stdout JSON-only
-            initialize_distributed(*dist)
-        elif getattr(args, "distributed", False):
-            from .driver import initialize_distributed
-
-            initialize_distributed()
+        coord = _join_processes(args)
         with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
             warnings.simplefilter("ignore", RuntimeWarning)
             result = args.func(args)
@@ -888,13 +951,20 @@ def main(argv=None) -> int:
             result = {"preset": args.preset, **result}
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
+        _leave_processes(coord)
         return 0
     except (CLIError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
         if not msg.startswith("spare-jax"):
             msg = f"spare-jax: error: {msg}"
         print(msg, file=sys.stderr)
+        if _NATIVE_LOG[0] is not None:  # bad input writes no log
+            _NATIVE_LOG[0].discard()
         return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - in a multi-process run: one line, the details in the log
+        if _NATIVE_LOG[0] is None and _coordinator() is None:
+            raise
+        return _multiprocess_failure(exc)
     except BrokenPipeError:  # e.g. piped into head
         return 0
     except KeyboardInterrupt:

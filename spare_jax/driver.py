@@ -357,20 +357,25 @@ def to_host(array) -> np.ndarray:
 
 
 def initialize_distributed(coordinator: str | None = None, num_processes: int | None = None,
-                           process_id: int | None = None) -> None:
+                           process_id: int | None = None, peer_timeout: float = 60.0) -> None:
     """Join a multi-process JAX run: explicit ``coordinator`` ("HOST:PORT"), ``num_processes`` and
     ``process_id``, or (all None) from the environment (``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
     ``JAX_PROCESS_ID``) or a cluster's auto-detection (Slurm, ...). On CPU the cross-process collectives
-    (the ``psum`` of the device statistics) use gloo."""
+    (the ``psum`` of the device statistics) use gloo.
+
+    ``peer_timeout`` (seconds) bounds the wait for the peers to join and to leave; JAX's own heartbeat check
+    is set well above it, so that the watchdog of ``multiproc`` (which names the lost process) acts first."""
     check_distributed_args(coordinator, num_processes, process_id)
+    timeouts = dict(initialization_timeout=max(1, int(peer_timeout)), shutdown_timeout_seconds=max(1, int(peer_timeout)),
+                    heartbeat_timeout_seconds=max(10, int(2 * peer_timeout + 10)))
     try:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     except Exception:  # pragma: no cover - option absent in this JAX
         pass
     if coordinator is None:
-        jax.distributed.initialize()
+        jax.distributed.initialize(**timeouts)
     else:
-        jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id)
+        jax.distributed.initialize(coordinator, num_processes=num_processes, process_id=process_id, **timeouts)
 
 
 def check_distributed_args(coordinator, num_processes, process_id) -> None:
@@ -517,7 +522,8 @@ def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros:
     ``start`` (uint32, wrapping) run in one ``lax.fori_loop`` on every device of ``mesh`` (each device takes
     its slice of every sub-chunk, the ids generated on the device), the statistics of the first ``n_valid``
     ids accumulated on the device (``reduce(out, valid)``, ``merge``), then summed over the devices with a
-    ``psum`` (integers: exact and order-independent). Only the statistics come back."""
+    ``psum`` (integers: exact and order-independent). Only the statistics come back, with the number of
+    trials each device computed (sharded: each process reads its own devices' counts)."""
     from jax.sharding import PartitionSpec as P
 
     ndev = mesh.size
@@ -528,15 +534,17 @@ def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros:
         dev = jax.lax.axis_index(axis).astype(jnp.uint32)
         lane = jnp.arange(per_dev, dtype=jnp.uint32)
 
-        def body(s, acc):
+        def body(s, carry):
+            acc, ran = carry
             pos = s.astype(jnp.uint32) * jnp.uint32(chunk) + dev * jnp.uint32(per_dev) + lane
-            return merge(acc, reduce(per_trial(aux, start + pos), pos < n_valid))
+            valid = pos < n_valid
+            return merge(acc, reduce(per_trial(aux, start + pos), valid)), ran + valid.sum(dtype=jnp.int32)
 
-        acc = jax.lax.fori_loop(jnp.int32(0), n_sub, body, zeros())
+        acc, ran = jax.lax.fori_loop(jnp.int32(0), n_sub, body, (zeros(), jnp.int32(0)))
         total = jax.lax.psum(acc, axis)
-        return merge(total, zeros())  # normalises limbs after the cross-device sum
+        return merge(total, zeros()), ran[None]  # merge normalises limbs after the cross-device sum
 
-    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), P()))
+    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), (P(), P(axis))))
 
 
 def _host_value(array) -> np.ndarray:
@@ -563,14 +571,20 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
     are dispatched asynchronously (the next one is queued before the previous one is read back), and the
     host adds each block's statistics in Python integers. Returns ``(totals, info)``: ``totals[key]`` is a
     Python int (limbs) or a list of ints (counts); ``info`` has ``chunk_size``, ``devices``, ``chunks``,
-    ``resumed_trials``, ``blocks``.
+    ``resumed_trials``, ``blocks``, ``processes`` and ``trials_per_process`` (the trials each process's
+    devices computed in this call, counted on the devices).
+
+    Several processes (``multiproc``): every block's size is decided by process 0 and broadcast, so every
+    process dispatches the same blocks whatever its speed; before returning, the processes exchange the
+    digest of the blocks they ran and their trial counts, and a run whose schedules differ or whose counts
+    do not add up to the trials raises ``multiproc.IncompleteRun`` instead of returning statistics.
 
     With ``out_dir`` the running totals and the trials done are kept in one state file (``RunState``),
     rewritten after every block: a run killed at any moment resumes from the last block read back, with
     the same final statistics (integers: exact). ``count_bound`` is the most one trial adds to any int32
     count: blocks stay below ``2^31 / count_bound`` trials so that no count overflows.
     """
-    from . import devsum
+    from . import devsum, multiproc
 
     devs, ndev, chunk_size, mesh = _devices_and_chunk(devices, chunk_size, trials, width, bytes_per_item)
     limb_keys = frozenset(limb_keys)
@@ -591,6 +605,10 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
     totals, done, resumed = None, 0, 0
+    coord = multiproc.coordinator()
+    tag = coord.next_tag("run") if coord is not None else None
+    schedule = hashlib.sha256()  # the blocks dispatched, in order: equal on every process of a run
+    ran_here, n_blocks = 0, 0  # trials this process's devices computed; blocks read back
 
     def fold(stats):
         nonlocal totals
@@ -616,7 +634,7 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
         adaptive = block_trials is None
         max_block = max(chunk_size, min(_MAX_BLOCK_TRIALS, (2**31 - 1) // max(1, int(count_bound))))
         subs = max(1, min(subs, max_block // chunk_size))
-        pending = None  # (stats, trials, t_submit)
+        pending = None  # (stats, per-device trial counts, trials, t_submit)
         import time
 
         while done < trials or pending is not None:
@@ -624,23 +642,35 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
             if done < trials:
                 n_valid = min(trials - done, subs * chunk_size)
                 n_sub = -(-n_valid // chunk_size)
-                stats = block(aux, np.uint32(done % 2**32), np.uint32(n_valid), np.int32(n_sub))
-                submitted = (stats, n_valid, time.perf_counter())
+                schedule.update(f"{done},{n_valid},{n_sub};".encode())
+                stats, ran = block(aux, np.uint32(done % 2**32), np.uint32(n_valid), np.int32(n_sub))
+                submitted = (stats, ran, n_valid, time.perf_counter())
                 done += n_valid
             if pending is not None:
-                stats, n, t0 = pending
+                stats, ran, n, t0 = pending
                 fold(stats)
+                ran_here += sum(int(np.asarray(shard.data).sum()) for shard in ran.addressable_shards)
                 if state is not None:
-                    state.save(done - (submitted[1] if submitted else 0), totals)
+                    state.save(done - (submitted[2] if submitted else 0), totals)
                 bar.update(n)
-                elapsed = time.perf_counter() - t0
-                if adaptive and elapsed < _BLOCK_SECONDS and subs * chunk_size * 2 <= max_block:
+                grow = (adaptive and time.perf_counter() - t0 < _BLOCK_SECONDS
+                        and subs * chunk_size * 2 <= max_block)
+                if coord is not None and adaptive:  # one schedule for all: process 0's timing decides
+                    grow = coord.broadcast(f"{tag}/block{n_blocks}", grow)
+                n_blocks += 1
+                if grow:
                     subs *= 2
             pending = submitted
         if totals is None:  # nothing ran (all resumed): empty statistics
             fold(zeros())
+        # complete before any number leaves: the same blocks everywhere, every trial run exactly once
+        record = {"schedule": schedule.hexdigest(), "trials": ran_here}
+        records = coord.allgather(f"{tag}/done", record) if coord is not None else [record]
+        multiproc.check_complete(records, trials - resumed)
     finally:
         bar.close()
         if state is not None:
             state.close()
-    return totals, {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_trials": resumed}
+    return totals, {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_trials": resumed,
+                    "blocks": n_blocks, "processes": len(records),
+                    "trials_per_process": [int(r["trials"]) for r in records]}

@@ -370,6 +370,8 @@ class OverheadResult:
     threshold_mean: np.ndarray  # float64[L + 1]: E[K_i]
     distribution: str = "exponential"
     microbatches: int = 1
+    processes: int = 1  # processes that ran the trials together (jax.distributed)
+    trials_per_process: tuple = ()  # the trials each process's devices computed in this call
 
     @property
     def level_depths(self) -> list[float]:
@@ -425,7 +427,7 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
               **({} if scenario.is_default else {"scenario": repr(scenario)}),
               **({} if m == 1 else {"microbatches": m})}
     limb_keys = tuple(f"{name}_{part}" for name in _RATIOS for part in _RATIO_PARTS)
-    totals, _ = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(levels, sampled),
+    totals, info = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(levels, sampled),
                             _zeros_overhead(levels), trials, chunk_size,
                             width=n * r, aux=(words, harmonic), limb_keys=limb_keys,
                             cache_key=("overhead", placement, model, None if scenario.is_default else scenario, m),
@@ -444,7 +446,8 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
         ratios.append(ratio)
     hist = np.array(totals["hist"], np.int64)
     ksum = np.array(totals["ksum"], np.int64)
-    return _result(placement, trials, seed, model, *ratios, hist, ksum, m)
+    return dataclasses.replace(_result(placement, trials, seed, model, *ratios, hist, ksum, m),
+                               processes=info["processes"], trials_per_process=tuple(info["trials_per_process"]))
 
 
 _RATIOS = ("exp", "smp", "depth")

@@ -126,6 +126,8 @@ class WipeoutResult:
     uptime_var_min2: float | None = None  # exact sample variance of the uptime (from exact sums)
     ended_by_job: int = 0  # epochs ended by a job-wide interruption (Scenario)
     fatal_by_domain: int = 0  # epochs ended by a wipe-out whose fatal event was a domain event
+    processes: int = 1  # processes that ran the trials together (jax.distributed)
+    trials_per_process: tuple = ()  # the trials each process's devices computed in this call
 
     @property
     def mean(self) -> float:
@@ -208,7 +210,7 @@ def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, 
     _, up_var = exact_mean_var(up, up2, trials)
     return WipeoutResult(n, placement.redundancy, placement.kind, trials, seed, hist, up.value, up2.value,
                          info["chunk_size"], info["devices"], up_var, int(totals["events"][0]),
-                         int(totals["events"][1]))
+                         int(totals["events"][1]), info["processes"], tuple(info["trials_per_process"]))
 
 
 def _reduce_wipeout(n: int):
