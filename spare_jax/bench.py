@@ -335,6 +335,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     # repair without a global restart (SPEC §10.5): r = 2, a fixed 30-min repair (at larger r the epochs
     # with repair last thousands of events and the NumPy loop would dominate the bench)
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
+    processes = bench_processes(groups, redundancy, trials=int(min(4e6, max(1e5, jax_rate * 2 * seconds))))
 
     from . import theory
 
@@ -350,7 +351,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
         "overhead_trials_per_s": over_rate, "overhead_numpy_trials_per_s": onp_rate,
         "overhead_speedup_vs_numpy": over_rate / onp_rate,
         "overhead_m8_trials_per_s": over_rate_m8, "overhead_m8_slowdown": over_rate / over_rate_m8,
-        **repair,
+        **repair, **processes,
         "check_mean_T": {"exact": exact, "jax": [jax_mean, jax_se], "numpy": list(mean_se(np_t)),
                          "simpy": list(mean_se(des_t))},
         "backend": jax.default_backend(), "devices": len(devs), "device_kind": devs[0].device_kind,
@@ -367,3 +368,45 @@ def _cpu_count():
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover
         return os.cpu_count()
+
+
+def bench_processes(groups: int = 600, redundancy: int = 8, trials: int = 400_000, seed: int = 1) -> dict:
+    """Two-process scaling on this machine's CPU: one ``wipeout`` run as 2 processes pinned to one core each
+    (``jax.distributed``, gloo) against 1 process with 2 cores, in the same bench run; both must print the
+    same statistics. Rates from each run's own ``elapsed_s`` (compile included, process start not)."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cores) < 2:
+        return {"cpu_two_process_scaling": None, "cpu_two_process_note": "needs 2 cores"}
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    base = [sys.executable, "-m", "spare_jax", "wipeout", "-N", str(groups), "-r", str(redundancy), "--trials",
+            str(trials), "--seed", str(seed), "--json", "--quiet"]
+
+    def pinned(cpus):
+        return lambda: os.sched_setaffinity(0, cpus)
+
+    one = subprocess.run(base, capture_output=True, text=True, env=env, timeout=1800,
+                         preexec_fn=pinned(set(cores[:2])))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen([*base, "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id",
+                               str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              preexec_fn=pinned({cores[i]})) for i in range(2)]
+    outs = [p.communicate(timeout=1800) for p in procs]
+    if one.returncode != 0 or any(p.returncode != 0 for p in procs):
+        errs = [one.stderr] + [e for _, e in outs]
+        raise RuntimeError("the two-process bench failed: " + " | ".join(e.strip()[-300:] for e in errs if e.strip()))
+    ref, got = json.loads(one.stdout), [json.loads(o) for o, _ in outs]
+    rate_one = trials / ref["elapsed_s"]
+    rate_two = trials / max(g["elapsed_s"] for g in got)
+    same = all(g["mc_mean"] == ref["mc_mean"] and g["mc_quantiles"] == ref["mc_quantiles"] for g in got)
+    return {"cpu_one_process_2_cores_trials_per_s": rate_one, "cpu_two_processes_1_core_trials_per_s": rate_two,
+            "cpu_two_process_scaling": rate_two / rate_one, "cpu_two_process_identical_statistics": same,
+            "cpu_two_process_trials": trials, "cpu_two_process_trials_per_process": got[0]["trials_per_process"]}

@@ -879,8 +879,6 @@ def _join_processes(args):
     if explicit:
         if any(v is None for v in dist):
             raise ValueError("--coordinator, --num-processes and --process-id go together")
-        if getattr(args, "out", None) is not None and dist[1] > 1:
-            raise ValueError("--out: resumable multi-process runs are not supported yet; drop --out")
         check_distributed_args(*dist)
     timeout = getattr(args, "peer_timeout", None) or multiproc.DEFAULT_PEER_TIMEOUT_S
     if not getattr(args, "verbose", False):
@@ -912,7 +910,7 @@ def _multiprocess_failure(exc) -> int:
     from . import multiproc
 
     log, coord = _NATIVE_LOG[0], _coordinator()
-    traceback.print_exc()  # into the native log (stderr's file descriptor 2 when --verbose)
+    traceback.print_exc(file=sys.__stderr__)  # file descriptor 2: the native log (the terminal with --verbose)
     if coord is not None and not isinstance(exc, multiproc.IncompleteRun):
         time.sleep(coord.peer_timeout + 2)  # a dead peer: the watchdog ends this process with its name
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

@@ -311,6 +311,9 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     devs, ndev, chunk_size, mesh = _devices_and_chunk(devices, chunk_size, trials, width, bytes_per_item)
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
+    if out_dir and jax.process_count() > 1:
+        raise ValueError("--out with several processes resumes the device-reduced runs (wipeout and overhead "
+                         "without repair); this run keeps per-chunk files on one host: drop --out")
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
@@ -581,7 +584,9 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
 
     With ``out_dir`` the running totals and the trials done are kept in one state file (``RunState``),
     rewritten after every block: a run killed at any moment resumes from the last block read back, with
-    the same final statistics (integers: exact). ``count_bound`` is the most one trial adds to any int32
+    the same final statistics (integers: exact). With several processes, process 0 keeps the state file in
+    its ``out_dir`` (which may be local to its host) and sends the resumed state to the others; every
+    process first checks that all were started with the same parameters (``IncompleteRun`` otherwise). ``count_bound`` is the most one trial adds to any int32
     count: blocks stay below ``2^31 / count_bound`` trials so that no count overflows.
     """
     from . import devsum, multiproc
@@ -601,12 +606,21 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
             if len(_BLOCK_FNS) >= 64:
                 _BLOCK_FNS.pop(next(iter(_BLOCK_FNS)))
             _BLOCK_FNS[key] = block
-    state = (RunState(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="device-limbs-16"))
-             if out_dir else None)
-    n_chunks = -(-trials // chunk_size)
-    totals, done, resumed = None, 0, 0
     coord = multiproc.coordinator()
     tag = coord.next_tag("run") if coord is not None else None
+    run_params = dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="device-limbs-16")
+    if coord is not None:  # the same run everywhere, before the first collective (a mismatch would hang it)
+        mine = _params_digest(dict(run_params, trials=trials, devices=ndev, resumable=bool(out_dir)))
+        digests = coord.allgather(f"{tag}/params", mine)
+        others = [p for p, d in enumerate(digests) if d != digests[0]]
+        if others:
+            raise multiproc.IncompleteRun(
+                f"process {', '.join(map(str, others))} started with other parameters than process 0 (every "
+                "process of a run needs the same command, --out given to all or none)")
+    # with several processes, process 0 owns the state file (its --out); the others take its state from it
+    state = RunState(out_dir, run_params) if out_dir and (coord is None or coord.process_id == 0) else None
+    n_chunks = -(-trials // chunk_size)
+    totals, done, resumed = None, 0, 0
     schedule = hashlib.sha256()  # the blocks dispatched, in order: equal on every process of a run
     ran_here, n_blocks = 0, 0  # trials this process's devices computed; blocks read back
 
@@ -622,14 +636,16 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
 
     bar = Progress(trials, desc, enabled=progress)
     try:
-        if state is not None:
-            loaded = state.load()
-            if loaded is not None:
-                done, totals = loaded
-                if not 0 <= done <= trials or done % chunk_size and done != trials:
-                    raise ValueError(f"--out {out_dir}: {state.path} is inconsistent (trials done {done})")
-                resumed = done
-                bar.update(done)
+        loaded = state.load() if state is not None else None
+        if coord is not None and out_dir:
+            loaded = coord.broadcast(f"{tag}/resume", loaded)
+        if loaded is not None:
+            done, totals = loaded
+            if not 0 <= done <= trials or done % chunk_size and done != trials:
+                raise ValueError(f"--out {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
+                                 f"(trials done {done})")
+            resumed = done
+            bar.update(done)
         subs = 1 if block_trials is None else max(1, int(block_trials) // chunk_size)
         adaptive = block_trials is None
         max_block = max(chunk_size, min(_MAX_BLOCK_TRIALS, (2**31 - 1) // max(1, int(count_bound))))

@@ -70,6 +70,7 @@ SLOW = {
     "tests/test_overhead.py::test_overhead_chunk_independent[stacked]",
     "tests/test_prng_and_sums.py::test_overhead_does_not_overflow_at_a_huge_mtbf",
     "tests/test_multiprocess.py::test_two_processes_give_the_json_of_one[wipeout]",
+    "tests/test_multiprocess.py::test_a_multiprocess_run_killed_mid_run_resumes_to_the_uninterrupted_result",
     "tests/test_multiprocess.py::test_a_killed_process_leaves_no_json_and_every_process_fails_with_one_line[coordinator]",
     "tests/test_overhead.py::test_replication_and_trivial_cases",
     "tests/test_overhead.py::test_large_n_overhead_theory_against_mc",

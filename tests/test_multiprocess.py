@@ -24,6 +24,29 @@ SPLIT_KEYS = ("processes", "trials_per_process")
 TIMING_KEYS = ("elapsed_s", "trials_per_s")
 
 
+_STARTED = []  # every process a test starts: killed at its end, whatever happened
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test():
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            try:
+                os.kill(proc.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            proc.kill()
+            proc.wait()
+
+
+def _popen(cmd, **kwargs):
+    proc = subprocess.Popen(cmd, **kwargs)
+    _STARTED.append(proc)
+    return proc
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -37,7 +60,7 @@ def _env(tmp_path, devices=1):
 
 def _start(args, env, nproc=2, extra=()):
     port = _free_port()
-    return [subprocess.Popen([sys.executable, "-m", "spare_jax", *args, *extra, "--coordinator",
+    return [_popen([sys.executable, "-m", "spare_jax", *args, *extra, "--coordinator",
                               f"127.0.0.1:{port}", "--num-processes", str(nproc), "--process-id", str(i)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             for i in range(nproc)]
@@ -132,7 +155,7 @@ def test_a_killed_process_leaves_no_json_and_every_process_fails_with_one_line(v
     args[args.index("--trials") + 1] = "400000000"  # far more than runs before the kill
     timeout, port = 10, _free_port()
     errs = [tmp_path / f"stderr{i}.txt" for i in range(2)]
-    procs = [subprocess.Popen([sys.executable, "-m", "spare_jax", *args, "--peer-timeout", str(timeout),
+    procs = [_popen([sys.executable, "-m", "spare_jax", *args, "--peer-timeout", str(timeout),
                                "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id", str(i)],
                               stdout=subprocess.PIPE, stderr=open(errs[i], "w"), text=True, env=env)
              for i in range(2)]
@@ -218,3 +241,55 @@ def test_an_incomplete_run_raises_instead_of_returning_numbers(peer, needle, mon
     monkeypatch.setattr(multiproc, "coordinator", lambda: _Peers(peer))
     with pytest.raises(multiproc.IncompleteRun, match=needle):
         simulate_wipeout(make_placement("stacked", 12, 3), 500, seed=1, chunk_size=64)
+
+
+def test_a_multiprocess_run_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path):
+    """--out with two processes: process 0 keeps the state file in its own directory (the other's may be on
+    another host); kill one process, restart both, and the statistics are those of one uninterrupted run."""
+    env = _env(tmp_path)
+    args = list(STUTTER)
+    args[args.index("--trials") + 1] = "400000"
+    ref = _one_process(args, env)
+    outs = [tmp_path / f"out{i}" for i in range(2)]
+    port = _free_port()
+
+    def start():
+        return [_popen([sys.executable, "-m", "spare_jax", *args, "--out", str(outs[i]), "--peer-timeout",
+                                  "10", "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                                  "--process-id", str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=env) for i in range(2)]
+
+    procs = start()
+    state = outs[0] / "state.json"
+    t0 = time.monotonic()
+    while not state.exists() and time.monotonic() - t0 < 240 and procs[1].poll() is None:
+        time.sleep(0.05)
+    assert state.exists()
+    procs[1].send_signal(signal.SIGKILL)
+    first = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode != 0 for p in procs) and all(out == "" for out, _ in first)
+    done = json.loads(state.read_text())["body"]["trials_done"]
+    assert 0 < done < 400_000
+    port = _free_port()
+    procs = start()
+    second = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, second):
+        assert p.returncode == 0, err[-2000:]
+        got = json.loads(out)
+        assert _statistics(got) == _statistics(ref)
+        assert sum(got["trials_per_process"]) == 400_000 - done  # resumed: only the rest ran
+    assert not (outs[1] / "state.json").exists()  # only process 0 keeps a state file
+
+
+def test_processes_started_with_other_parameters_refuse_before_running(tmp_path):
+    env = _env(tmp_path)
+    port = _free_port()
+    procs = [_popen([sys.executable, "-m", "spare_jax", "wipeout", "-N", "48", "-r", "3", "--trials", "3001",
+                               "--seed", str(5 + i), "--json", "--quiet", "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
+                               "--process-id", str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env) for i in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 3 and out == "", err
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and "process 1 started with other parameters" in lines[0], err
