@@ -223,6 +223,8 @@ class _Peers:
         return value
 
     def allgather(self, tag, record):
+        if tag.endswith("/params"):  # started alike
+            return [record, record]
         return [record, self.tamper(dict(record))]
 
 
