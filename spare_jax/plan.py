@@ -124,6 +124,17 @@ def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gp
     return node * per_node, how
 
 
+def check_fitted_mtbf(gpus_per_group: int, node_mtbf_hours: float, gpus_per_node=None) -> None:
+    """Refuse a fitted per-node MTBF whose group MTBF lies outside ``GROUP_MTBF_RANGE`` (what ``plan`` would
+    refuse after the fit), so that an absurd log is refused before the rest of the fit and any planning."""
+    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
+    group_mtbf_min = node_mtbf_hours * per_node * 60.0 / gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"--failure-log: the fitted per-node MTBF {node_mtbf_hours:.4g} h gives a group MTBF of "
+                         f"{group_mtbf_min:.4g} min ({gpus_per_group // per_node if gpus_per_group >= per_node else 1}"
+                         f" nodes per group), outside {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
+
+
 def _model(gpus: int, gpus_per_group: int, gpu_mtbf_hours: float) -> FailureModel:
     group_mtbf_min = gpu_mtbf_hours * 60.0 / gpus_per_group
     if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
