@@ -634,7 +634,7 @@ def cmd_bench(args) -> dict:
                          "1024-trial chunk does not fit half the RAM; lower either")
     seconds = 10.0 if args.full else 3.0
     return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
-                     devices=args.devices, chunk_size=args.chunk_size)
+                     devices=args.devices, chunk_size=args.chunk_size, progress=not args.quiet)
 
 
 def cmd_run(args) -> dict:
