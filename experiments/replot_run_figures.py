@@ -1,4 +1,5 @@
-"""Redraw the four figures of `spare-jax run --full` (ttt_vs_r, rstar_vs_n, wipeout_theory_vs_mc, overhead_vs_r)
+"""Redraw the figures of `spare-jax run --full` that keep their data beside them (ttt_vs_r, rstar_vs_n,
+wipeout_theory_vs_mc, overhead_vs_r, ring_ttt, repair)
 from the CSVs beside them, without recomputing anything: python experiments/replot_run_figures.py [SRC [DST]]
 (default figures/ figures/)."""
 import csv, sys
@@ -47,3 +48,14 @@ for kind, red in {(s["placement"], s["redundancy"]) for s in surv}:
     curves[(kind, red)] = (ex, em)
 wipeout._plot_wipeout(rows, curves, nmin, f"{dst}/wipeout_theory_vs_mc.png")
 overhead._plot_overhead(load("overhead_vs_r.csv"), load("depth_at_wipeout.csv"), f"{dst}/overhead_vs_r.png")
+# the scenario suite's figures that keep their data beside them: ring_ttt.png and repair.png
+if __import__("os").path.exists(f"{src}/ring_ttt.csv"):
+    import shutil
+    from spare_jax.suite.rings import replot_ring_ttt
+    if src != dst:
+        for name in ("ring_ttt.csv", "ring_ttt_job_share.csv"):
+            shutil.copy(f"{src}/{name}", f"{dst}/{name}")
+    replot_ring_ttt(dst)
+if __import__("os").path.exists(f"{src}/repair_wipeout.csv"):
+    from spare_jax.suite.repair import replot_repair
+    replot_repair(src, dst)

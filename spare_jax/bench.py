@@ -257,8 +257,12 @@ def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: floa
 def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,
               chunk_size: int | None = None, overhead_chunk: int = 1024, devices=None,
               progress: bool = False) -> dict:
-    """All measurements in one run; returns the dict printed by ``spare-jax bench``."""
+    """All measurements in one run; returns the dict printed by ``spare-jax bench``. ``progress``: one line
+    on stderr as each of its 9 stages starts."""
     from .driver import select_devices
+    from .stages import Stages
+
+    st = Stages("bench", 9, progress)
     from .overhead import overhead_kernel
     from .wipeout import wipeout_kernel
 
@@ -296,9 +300,11 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
         t = t_count.astype(np.float64)
         t_sums[:] += (t.size, t.sum(), (t * t).sum())
 
+    st.stage(f"wipe-out kernel, JAX (compile, then {seconds:g} s)")
     jax_rate = kernel_rate(jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0]), chunk_size, add_t)
     jax_mean = t_sums[1] / t_sums[0]
     jax_se = math.sqrt(max(0.0, t_sums[2] / t_sums[0] - jax_mean ** 2) / t_sums[0])
+    st.stage(f"wipe-out through the chunked driver ({seconds:g} s)")
     driver = bench_driver(pl, model, jax_rate, seconds, chunk_size, devices)
 
     # the same kernel under a Scenario (SPEC §10): failure domains of 5 groups, interleaved ring, job-wide
@@ -306,24 +312,30 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     from .wipeout import scenario_wipeout_kernel
 
     scenario = Scenario(domains=(DomainLevel(min(5, groups), 50_000.0),), ring="interleaved", job_mtbf_min=2000.0)
+    st.stage(f"wipe-out kernel under a scenario (compile, then {seconds:g} s)")
     scenario_rate = kernel_rate(jax.jit(lambda ids: scenario_wipeout_kernel(words, ids, pl, model, scenario)[0]),
                                 chunk_size)
 
     rng = np.random.default_rng(1)
     np_chunk = 2048
     np_acc = []
+    st.stage(f"wipe-out, vectorised NumPy ({seconds:g} s)")
     np_rate, _ = _timed(lambda: (np_acc.append(numpy_wipeout(pl, np_chunk, rng)), np_chunk)[1], seconds)
     np_t = np.concatenate(np_acc)
 
+    st.stage(f"wipe-out, discrete-event SimPy ({des_trials} trials)")
     t0 = time.perf_counter()
     des_t = simpy_wipeout(pl, des_trials, seed=2)
     des_rate = des_trials / (time.perf_counter() - t0)
 
+    st.stage(f"depth/overhead kernel, JAX (compile, then {seconds:g} s)")
     over_rate = kernel_rate(jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
                                                               jnp.zeros(groups + 1, jnp.float32))[0]),
                             overhead_chunk)
+    st.stage(f"depth thresholds, vectorised NumPy ({seconds:g} s)")
     onp_rate, _ = _timed(lambda: (numpy_depth_thresholds(pl, 256, rng), 256)[1], seconds)
     # micro-batches (SPEC §10.6): the same kernel with m = 8, capacities searched inside the depth brackets
+    st.stage(f"overhead kernel with 8 micro-batches (compile, then {seconds:g} s)")
     over_rate_m8 = kernel_rate(jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
                                                                  jnp.zeros(groups + 1, jnp.float32),
                                                                  microbatches=8)[0]),
@@ -334,6 +346,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
 
     # repair without a global restart (SPEC §10.5): r = 2, a fixed 30-min repair (at larger r the epochs
     # with repair last thousands of events and the NumPy loop would dominate the bench)
+    st.stage(f"repair kernel against NumPy (compile, then 2 x {seconds:g} s)")
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
     processes = bench_processes(groups, redundancy, trials=int(min(4e6, max(1e5, jax_rate * 2 * seconds))))
 

@@ -122,7 +122,8 @@ def cmd_wipeout_repair(args) -> dict:
     """``wipeout`` with repair (SPEC §10.5): the epoch runs from the restart to the wipe-out (or a job-wide end)."""
     from .placement import check_groups_redundancy, make_placement
     from .repair import check_model, simulate_repair
-    from .theory.repair import EXACT_REPAIR_MAX_N, exact_repair_ctmc, first_order_uptime, transient_uptime
+    from .theory.repair import (EXACT_REPAIR_MAX_N, TRANSIENT_CLI_WORK, TheoryTooCostly, exact_repair_ctmc,
+                                first_order_uptime, transient_uptime)
 
     repair = _repair(args)
     model = _model(args)
@@ -132,10 +133,15 @@ def cmd_wipeout_repair(args) -> dict:
     _check_work_inputs(args, args.groups, 4)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     first = first_order_uptime(placement, model, repair, scenario)
-    trans = transient_uptime(placement, model, repair, scenario)
+    skipped = None
+    try:  # bounded work: a lognormal repair of large sigma needs a convolution kernel of millions of cells
+        trans = transient_uptime(placement, model, repair, scenario, max_work=TRANSIENT_CLI_WORK)
+    except TheoryTooCostly as exc:
+        trans, skipped = None, f"skipped: {exc}"
     horizon = args.run_hours * 60.0
-    if trans is not None and trans["uptime_min"] > 10 * horizon:
-        return _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon)
+    guess = trans if trans is not None else first  # the first order decides when the transient was skipped
+    if guess is not None and guess["uptime_min"] > 10 * horizon:
+        return _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon, skipped)
     t0 = time.perf_counter()
     res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
                           chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
@@ -152,6 +158,7 @@ def cmd_wipeout_repair(args) -> dict:
         "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": se,
         "mc_mean": res.failures_mean, "mc_stderr": res.failures_stderr,
         "theory_epoch_uptime_min": None if trans is None else trans["uptime_min"],
+        **({} if skipped is None else {"theory_epoch_uptime_skipped": skipped}),
         "theory_first_order_uptime_min": None if first is None else first["uptime_min"],
         "theory_wipeout_rate_per_min": None if first is None else first["rate_per_min"],
         "theory_start_shift_min": None if first is None else first["start_shift_min"],
@@ -176,7 +183,7 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return lo, hi
 
 
-def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon) -> dict:
+def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon, skipped=None) -> dict:
     """Rare wipe-outs (SPEC §10.5 item 5): epochs censored at the run length W; P(>= 1 wipe-out during W)
     = wiped / trials with its Clopper-Pearson interval (a job-wide end before W is not a wipe-out)."""
     from .repair import simulate_repair
@@ -192,14 +199,16 @@ def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans,
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
         "trials": res.trials, "seed": res.seed, **repair.describe(), "distribution": model.distribution,
         "rare_wipeouts": True,
-        "note": (f"the theory's time to wipe-out ({trans['uptime_min'] / 60:.4g} h) exceeds 10 W "
+        "note": (f"the theory's time to wipe-out ({(trans or first)['uptime_min'] / 60:.4g} h) exceeds 10 W "
                  f"(W = {horizon / 60:g} h): epochs simulated only up to W; reported: P(at least one wipe-out "
                  "during W) with an exact (Clopper-Pearson) 95 % interval"),
         "run_hours": horizon / 60.0, "wipeouts_within_run": k,
         "p_wipeout_within_run": k / res.trials, "p_wipeout_within_run_ci95": [lo, hi],
-        "theory_epoch_uptime_min": trans["uptime_min"], "theory_first_order_uptime_min": first["uptime_min"],
+        "theory_epoch_uptime_min": None if trans is None else trans["uptime_min"],
+        **({} if skipped is None else {"theory_epoch_uptime_skipped": skipped}),
+        "theory_first_order_uptime_min": first["uptime_min"],
         "theory_wipeout_rate_per_min": first["rate_per_min"],
-        "theory_p_wipeout_within_run": p_wipeout_within(trans, horizon),
+        "theory_p_wipeout_within_run": None if trans is None else p_wipeout_within(trans, horizon),
         "p_epoch_end_job_wide": res.p_ended_by_job, "censored_at_run_end": res.censored,
         "mc_mean": res.failures_mean, "events": res.events, "elapsed_s": time.perf_counter() - t0,
     }
@@ -631,7 +640,7 @@ def cmd_bench(args) -> dict:
                          "1024-trial chunk does not fit half the RAM; lower either")
     seconds = 10.0 if args.full else 3.0
     return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
-                     devices=args.devices, chunk_size=args.chunk_size)
+                     devices=args.devices, chunk_size=args.chunk_size, progress=not args.quiet)
 
 
 def cmd_run(args) -> dict:

@@ -551,15 +551,15 @@ def _apply_config(parser, argv):
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
         import tomli as tomllib
+    from .inputfile import read_text
+
+    text = read_text(path, "--config")  # a regular file only (a FIFO would wait for a writer for ever)
     try:
-        with open(path, "rb") as fh:
-            cfg = tomllib.load(fh)
-    except OSError as exc:
-        raise ValueError(f"--config: cannot read {path}: {exc.strerror}") from None
+        cfg = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"--config: {path} is not valid TOML: {exc}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"--config: {path} is not a UTF-8 text file") from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise ValueError(f"--config: {path} nests arrays or tables too deeply") from None
     command = next((a for a in rest if not a.startswith("-")), None)
     subs = parser._subparsers._group_actions[0].choices
     sub = subs.get(command) if command else None

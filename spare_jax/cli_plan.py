@@ -153,7 +153,11 @@ def cmd_plan(args) -> dict:
     fit = None
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
     if args.failure_log is not None:
-        fit = fit_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
+        check = None
+        if (args.fit_law or "exponential") == "exponential":  # an absurd fitted MTBF: refused before more work
+            def check(node_mtbf_hours):
+                planmod.check_fitted_mtbf(gpg, node_mtbf_hours, args.gpus_per_node)
+        fit = fit_failure_log(args.failure_log, args.log_window_hours, args.log_nodes, check=check)
         mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"
     elif args.node_mtbf_hours is not None:
         mtbf_src = "user input (per node)"

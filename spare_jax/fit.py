@@ -56,6 +56,8 @@ import re
 import numpy as np
 from scipy import optimize, special, stats
 
+from .bounds import check as check_bound
+
 LEVEL = 0.95
 _LR_CUT = float(stats.chi2.ppf(LEVEL, 1)) / 2.0  # 1.92: half the chi-square(1) quantile
 _LOG_K_RANGE = (math.log(0.05), math.log(20.0))
@@ -104,7 +106,11 @@ def parse_failure_log(text: str, window_hours: float | None = None, nodes: int |
                 key = m.group(1)
                 if key in directives:
                     raise ValueError(f"{where}: {key} given twice")
-                directives[key] = _positive(m.group(2), key, where, integer=(key == "nodes"))
+                value = _positive(m.group(2), key, where, integer=(key == "nodes"))
+                # the same bounds as the flags --log-nodes / --log-window-hours (a node count of 10^11 would
+                # otherwise be allocated, one censored time per node)
+                directives[key] = check_bound("log_nodes" if key == "nodes" else "log_window_hours", value,
+                                              f"{where}: {key}")
             elif re.match(r"#\s*(window_hours|nodes)\b", line):
                 raise ValueError(f"{where}: malformed directive {line!r} (expected '# window_hours = H' or "
                                  "'# nodes = M')")
@@ -154,13 +160,10 @@ def parse_failure_log(text: str, window_hours: float | None = None, nodes: int |
 
 def read_failure_log(path: str, window_hours: float | None = None, nodes: int | None = None) -> FailureLog:
     """Read and parse a failure log file (``parse_failure_log``); ValueError when unreadable."""
-    try:
-        with open(path, encoding="utf-8-sig") as fh:  # a byte-order mark (spreadsheet exports) is dropped
-            text = fh.read()
-    except OSError as exc:
-        raise ValueError(f"--failure-log: cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"--failure-log: {path} is not a UTF-8 text file") from None
+    from .inputfile import read_text
+
+    # a regular file only (a FIFO would wait for a writer); a byte-order mark (spreadsheet exports) is dropped
+    text = read_text(path, "--failure-log", encoding="utf-8-sig")
     return parse_failure_log(text, window_hours, nodes, path)
 
 
@@ -237,18 +240,22 @@ def fit_exponential(failures: int, exposure: float, level: float = LEVEL) -> Exp
 
 
 class _Weibull:
-    """Log-likelihoods of the censored Weibull sample (observed gaps ``x``, censored times ``c``)."""
+    """Log-likelihoods of the censored Weibull sample (observed gaps ``x``, censored times ``c``, each
+    censored time counted ``w`` times when ``w`` is given)."""
 
-    def __init__(self, x: np.ndarray, c: np.ndarray):
+    def __init__(self, x: np.ndarray, c: np.ndarray, w: np.ndarray | None = None):
         self.n = x.size
-        self.y = np.concatenate([x, c[c > 0]])
+        keep = c > 0
+        self.y = np.concatenate([x, c[keep]])
+        self.w = None if w is None else np.concatenate([np.ones(x.size), np.asarray(w, np.float64)[keep]])
         self.sum_log_x = float(np.log(x).sum())
         self.log_y = np.log(self.y)
         self.log_y_max = float(self.log_y.max())
 
     def log_sum_pow(self, k: float) -> float:
         """log sum y^k (stable for any k)."""
-        return self.log_y_max * k + math.log(float(np.exp(k * (self.log_y - self.log_y_max)).sum()))
+        terms = np.exp(k * (self.log_y - self.log_y_max))
+        return self.log_y_max * k + math.log(float(terms.sum() if self.w is None else (self.w * terms).sum()))
 
     def loglik(self, k: float, log_s: float) -> float:
         return (self.n * math.log(k) - self.n * k * log_s + (k - 1) * self.sum_log_x
@@ -289,15 +296,16 @@ def _lr_bound(f, best_x: float, best_f: float, step: float, limit: float) -> flo
         step *= 2
 
 
-def fit_weibull(observed: np.ndarray, censored: np.ndarray) -> WeibullFit:
-    """Censored Weibull MLE (renewal per node; the module docstring) with profile-likelihood intervals."""
+def fit_weibull(observed: np.ndarray, censored: np.ndarray, weights: np.ndarray | None = None) -> WeibullFit:
+    """Censored Weibull MLE (renewal per node; the module docstring) with profile-likelihood intervals;
+    ``weights``: how many times each censored time counts (default once each)."""
     x = np.asarray(observed, np.float64)
     c = np.asarray(censored, np.float64)
     if x.size < 2:
         raise ValueError(f"a Weibull fit needs at least 2 failures, got {x.size}")
     if np.any(x <= 0):
         raise ValueError("a Weibull fit needs every time between failures > 0")
-    w = _Weibull(x, c)
+    w = _Weibull(x, c, weights)
     res = optimize.minimize_scalar(lambda lk: -w.profile_k(math.exp(lk)), bounds=_LOG_K_RANGE, method="bounded",
                                    options={"xatol": 1e-10})
     log_k = float(res.x)
@@ -318,18 +326,38 @@ def fit_weibull(observed: np.ndarray, censored: np.ndarray) -> WeibullFit:
     return WeibullFit(k, (k_lo, k_hi), math.exp(log_s), math.exp(log_mu), (mu_lo, mu_hi), best, p_exp)
 
 
-def fit_log(log: FailureLog) -> FitResult:
-    """Exponential and Weibull fits of a parsed log."""
+# nodes that never failed are listed one censored time each up to this many (as always); beyond, their
+# common censored time (the window) is counted with a weight, so that memory stays bounded at 10^9 nodes
+_EXPAND_MAX = 1 << 20
+
+
+def _weibull_sample(log: FailureLog):
+    """``gaps(log)`` as (observed, censored, weights or None)."""
+    unwatched = log.nodes - len(log.times)
+    if unwatched <= _EXPAND_MAX:
+        obs, cens = gaps(log)
+        return obs, cens, None
+    obs, cens = gaps(FailureLog(log.times, log.window_hours, len(log.times), log.path))
+    weights = np.concatenate([np.ones(cens.size), [float(unwatched)]])
+    return obs, np.concatenate([cens, [log.window_hours]]), weights
+
+
+def fit_log(log: FailureLog, check=None) -> FitResult:
+    """Exponential and Weibull fits of a parsed log. ``check``: called with the exponential per-node MTBF
+    (hours) before the Weibull fit, so that a caller can refuse an unusable value before any more work."""
     exposure = log.nodes * log.window_hours
     expo = fit_exponential(log.failures, exposure)
-    obs, cens = gaps(log)
-    weib = fit_weibull(obs, cens) if obs.size >= 2 else None
+    if check is not None:
+        check(expo.mtbf_hours)
+    obs, cens, weights = _weibull_sample(log)
+    weib = fit_weibull(obs, cens, weights) if obs.size >= 2 else None
     return FitResult(log.nodes, log.failures, log.window_hours, exposure, expo, weib, log.path, len(log.times))
 
 
-def fit_failure_log(path: str, window_hours: float | None = None, nodes: int | None = None) -> FitResult:
+def fit_failure_log(path: str, window_hours: float | None = None, nodes: int | None = None,
+                    check=None) -> FitResult:
     """Read a failure log file and fit it (``read_failure_log``, ``fit_log``)."""
-    return fit_log(read_failure_log(path, window_hours, nodes))
+    return fit_log(read_failure_log(path, window_hours, nodes), check)
 
 
 def synthetic_log(nodes: int, window_hours: float, mtbf_hours: float, shape: float = 1.0,

@@ -124,6 +124,17 @@ def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gp
     return node * per_node, how
 
 
+def check_fitted_mtbf(gpus_per_group: int, node_mtbf_hours: float, gpus_per_node=None) -> None:
+    """Refuse a fitted per-node MTBF whose group MTBF lies outside ``GROUP_MTBF_RANGE`` (what ``plan`` would
+    refuse after the fit), so that an absurd log is refused before the rest of the fit and any planning."""
+    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
+    group_mtbf_min = node_mtbf_hours * per_node * 60.0 / gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"--failure-log: the fitted per-node MTBF {node_mtbf_hours:.4g} h gives a group MTBF of "
+                         f"{group_mtbf_min:.4g} min ({gpus_per_group // per_node if gpus_per_group >= per_node else 1}"
+                         f" nodes per group), outside {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
+
+
 def _model(gpus: int, gpus_per_group: int, gpu_mtbf_hours: float) -> FailureModel:
     group_mtbf_min = gpu_mtbf_hours * 60.0 / gpus_per_group
     if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
@@ -260,10 +271,16 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
                      f"{fit.weibull.p_exponential:.2g}); the plan uses the {fit_law} fit's MTBF in an "
                      "exponential model")
 
+    from .stages import Stages
+
+    n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
+    stages = Stages("plan", 1 + len(SCHEMES) + n_sens, progress)
+    stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
     base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
     schemes, runs_hours = {}, {}
-    for s in SCHEMES:
+    for i, s in enumerate(SCHEMES, 1):
         e = base["schemes"][s]
+        stages.stage(f"Monte Carlo {i}/{len(SCHEMES)}: {s} at r = {int(e['r_star'])} ({runs} runs)")
         hours = _monte_carlo(s, n, e, runs, cfg, model, gpus, seed, scenario, progress, notes)
         runs_hours[s] = hours
         q = (None, None) if hours is None else tuple(float(x) for x in np.quantile(hours, [0.05, 0.95]))
@@ -284,7 +301,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
     sens = []
     if sensitivity:
-        sens = _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, gpu_hour_price)
+        sens = _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, gpu_hour_price,
+                            stages)
     inputs = {
         "gpus": gpus, "gpus_per_group": gpus_per_group, "groups": n, "gpu_mtbf_hours": per_gpu,
         "gpu_mtbf_from": how, "group_mtbf_hours": model.group_mtbf_min / 60.0,
@@ -317,7 +335,11 @@ def _time_scaled(cfg, factor: float):
                                restart_min=cfg.restart_min / factor)
 
 
-def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, price) -> list:
+def _has_job(scenario) -> bool:
+    return scenario is not None and (scenario.job_mtbf_min is not None or bool(scenario.job_fraction))
+
+
+def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, price, stages=None) -> list:
     """One optimiser run per scaled input. Every failure clock's mean x f (group, domain, job-wide MTBF,
     per-group MTBFs) is the same model as every *other* time (R, C, W) / f in a time unit f times longer
     (exponential clocks scale exactly), so that row runs the optimiser on the base clocks with R, C, W / f
@@ -325,7 +347,8 @@ def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, g
     numbers are the base run's. ``_scaled_scenario`` builds the directly scaled model (the tests check both
     agree)."""
     rows = []
-    has_job = scenario is not None and (scenario.job_mtbf_min is not None or bool(scenario.job_fraction))
+    has_job = _has_job(scenario)
+    todo = sum(1 for what, _, _ in SENSITIVITY if what in ("mtbf", "restart", "ckpt_cost") or has_job)
     for what, factor, label in SENSITIVITY:
         c, sc, unit = cfg, scenario, 1.0
         if what == "mtbf":
@@ -338,6 +361,8 @@ def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, g
             continue
         else:
             sc = _scaled_scenario(scenario, job_rate_factor=factor)
+        if stages is not None:
+            stages.stage(f"sensitivity {len(rows) + 1}/{todo}: {label}")
         res = _optimize(n, r_max, model, c, sc, epochs, seed, progress)
         per = {}
         for s in SCHEMES:

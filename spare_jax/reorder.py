@@ -358,11 +358,9 @@ def read_trace(path: str):
 
     Returns ``(groups, times or None)``.
     """
-    try:
-        with open(path) as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise ValueError(f"trace: cannot read {path}: {exc.strerror}") from None
+    from .inputfile import read_text
+
+    text = read_text(path, "trace")  # a regular file only (a FIFO would wait for a writer for ever)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
         raise ValueError(f"trace: {path} holds no failures")

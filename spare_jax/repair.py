@@ -56,6 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .bounds import REPAIR_SIGMA_MAX
 from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
 from .failures import (FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key,
                        threefry2x32, trial_bits)
@@ -91,8 +92,9 @@ class Repair:
         if self.law not in REPAIR_LAWS:
             raise ValueError(f"repair law must be one of {', '.join(REPAIR_LAWS)}, got {self.law!r}")
         s = self.sigma
-        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or not 0 < s <= 5:
-            raise ValueError(f"repair sigma must be a number in (0, 5], got {s!r}")
+        if (isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s)
+                or not 0 < s <= REPAIR_SIGMA_MAX):
+            raise ValueError(f"repair sigma must be a number in (0, {REPAIR_SIGMA_MAX:g}], got {s!r}")
         object.__setattr__(self, "sigma", float(s))
         if self.spares is not None or self.hardware_repair_min is not None:
             raise ValueError("a finite spare pool (spares, hardware_repair) is not implemented yet")

@@ -238,16 +238,12 @@ def lemon_groups(groups: int, fraction: float, seed: int) -> np.ndarray:
 def _read_tokens(path: str, what: str, parse) -> tuple:
     """Values from a text file: separated by commas, spaces or newlines, ``#`` starts a comment; ``parse``
     maps a token to a value or raises ValueError with its own message."""
+    from .inputfile import read_text
+
     values = []
-    try:
-        with open(path) as fh:
-            for line in fh:
-                for tok in line.split("#", 1)[0].replace(",", " ").split():
-                    values.append(parse(tok))
-    except OSError as exc:
-        raise ValueError(f"cannot read {what} {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{what} {path} is not a text file") from None
+    for line in read_text(path, what).splitlines():  # a regular file only (a FIFO would block)
+        for tok in line.split("#", 1)[0].replace(",", " ").split():
+            values.append(parse(tok))
     if not values:
         raise ValueError(f"{what} {path} holds no values")
     return tuple(values)

@@ -86,35 +86,77 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
     return {"wipeout": rows, "optimize": opt_rows}
 
 
+def y_limits(rows) -> tuple[float, float]:
+    """The informative range of the wipe-out panel (hours): from below the smallest value plotted up to 30 x
+    the largest value that the Monte Carlo or the "never" point can check (the theory runs to 10^22 h at
+    short repairs, which no run can tell from "never")."""
+    checked = [x["mc_uptime_h"] + 2 * (x["mc_stderr_h"] or 0.0) for x in rows if x["mc_uptime_h"] is not None]
+    checked += [x["theory_uptime_h"] for x in rows if x["repair_min"] == NEVER]
+    lows = [x[k] for x in rows for k in ("theory_uptime_h", "first_order_uptime_h", "mc_uptime_h")
+            if x.get(k) is not None and x[k] > 0]
+    return 0.5 * min(lows), 30.0 * max(checked)
+
+
 def _plot(out_dir, rows, opt_rows, ds, n, opt_n):
     never_x = max(ds) * 4  # "never" drawn right of the largest D
     fig, (a, b) = plotting.new_figure(2, width=6.0, height=4.8)
-    for r in sorted({x["r"] for x in rows}):
+    lo, hi = y_limits(rows)
+    styles = ["-", "--", "-.", (0, (5, 1, 1, 1, 1, 1))]
+    beyond_any = False
+    for i, r in enumerate(sorted({x["r"] for x in rows})):
         sub = [x for x in rows if x["r"] == r]
         xs = [never_x if x["repair_min"] == NEVER else x["repair_min"] for x in sub]
-        line, = a.plot(xs[:-1], [x["theory_uptime_h"] for x in sub[:-1]], "-", label=f"r = {r}")
+        line, = a.plot(xs[:-1], [x["theory_uptime_h"] for x in sub[:-1]], linestyle=styles[i % len(styles)],
+                       label=f"r = {r}")
         a.plot(xs[:-1], [x.get("first_order_uptime_h", x["theory_uptime_h"]) for x in sub[:-1]], ":", lw=0.8,
                color=line.get_color())
         a.plot([never_x], [sub[-1]["theory_uptime_h"]], "s", color=line.get_color(), mfc="none")
+        beyond = [xv for xv, x in zip(xs[:-1], sub[:-1]) if x["theory_uptime_h"] > hi]
+        if beyond:  # the theory above the informative range: one arrow at the top edge where it leaves
+            beyond_any = True
+            a.plot([beyond[-1]], [hi], "^", color=line.get_color(), ms=6, clip_on=False)
         mc = [(xv, x) for xv, x in zip(xs, sub) if x["mc_uptime_h"] is not None]
         if mc:
             a.errorbar([m[0] for m in mc], [m[1]["mc_uptime_h"] for m in mc],
                        yerr=[2 * m[1]["mc_stderr_h"] for m in mc], fmt="o", ms=3, color=line.get_color())
     a.set_xscale("log")
     a.set_yscale("log")
+    a.set_ylim(lo, hi)
+    if beyond_any:  # a legend entry for the arrows (the theory leaves the axis there)
+        a.plot([], [], "^", color="k", ms=5, label=f"theory > {hi:,.0f} h")
     a.set_xlabel('repair time D (min); rightmost point: "never" (global restart only)')
     a.set_ylabel("mean time to wipe-out (h)")
     a.set_title(f"N = {n}: transient-hazard theory (lines; dotted: first order), MC (±2 s.e.)", fontsize=9)
-    a.legend(fontsize=7, ncol=2)
+    a.legend(fontsize=7, ncol=2, loc="upper right")
     xs = [never_x if x["repair_min"] == NEVER else x["repair_min"] for x in opt_rows]
     b.plot(xs, [x["spare_ttt_h"] for x in opt_rows], "o-", label="SPARe+CKPT TTT (h)")
-    b.plot(xs, [x["rep_ttt_h"] for x in opt_rows], "s-", label="best Rep+CKPT TTT (h)")
+    b.plot(xs, [x["rep_ttt_h"] for x in opt_rows], "s--", label="best Rep+CKPT TTT (h)")
     for xv, x in zip(xs, opt_rows):
-        b.annotate(f"r*={x['spare_r_star']}\n{100 * x['reduction_vs_rep']:.0f}%", (xv, x["spare_ttt_h"]),
+        b.annotate(f"r* = {x['spare_r_star']}\n−{100 * x['reduction_vs_rep']:.0f}%", (xv, x["spare_ttt_h"]),
                    fontsize=7, textcoords="offset points", xytext=(0, -22))
     b.set_xscale("log")
+    b.margins(y=0.12)  # room for the r* labels under the lowest point
     b.set_xlabel('repair time D (min); rightmost: "never"')
     b.set_ylabel("time-to-train (h)")
     b.set_title(f"N = {opt_n}: r*, TTT and SPARe's reduction vs the best Rep")
     b.legend(fontsize=8)
     plotting.save(fig, os.path.join(out_dir, "repair.png"))
+
+
+def _read_csv(path):
+    import csv
+
+    with open(path) as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        for k, v in row.items():
+            row[k] = None if v == "" else (int(v) if v.lstrip("-").isdigit() else float(v))
+    return rows
+
+
+def replot_repair(src: str = "figures", dst: str | None = None, n: int = 600, opt_n: int = 600):
+    """Redraw ``repair.png`` from ``repair_wipeout.csv`` and ``repair_ttt.csv`` (no simulation)."""
+    rows = _read_csv(os.path.join(src, "repair_wipeout.csv"))
+    opt_rows = _read_csv(os.path.join(src, "repair_ttt.csv"))
+    ds = sorted({x["repair_min"] for x in rows if x["repair_min"] != NEVER})
+    _plot(dst or src, rows, opt_rows, ds, n, opt_n)

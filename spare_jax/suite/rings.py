@@ -115,7 +115,8 @@ def _plot(rows, share_rows, groups, size, domain_mtbf, job_mtbf, preset, pcfg, p
     share = [100 * x["job_share"] for x in share_rows]
     ax2.plot(share, [x["spare_ttt_hours"] for x in share_rows], "o-", color="tab:blue", label="SPARe+CKPT (r*)")
     ax2.plot(share, [x["rep_ttt_hours"] for x in share_rows], "x-", color="tab:orange", label="Rep+CKPT (r*)")
-    ax2.plot(share, [x["none_ttt_hours"] for x in share_rows], "^-", color="tab:gray", label="CKPT only")
+    ax2.plot(share, [x["none_ttt_hours"] for x in share_rows], "^--", color="tab:gray", mfc="none", ms=8, zorder=1,
+             label="CKPT only")  # dashed, hollow and below: Rep (r* = 1) often coincides with it
     for x in share_rows:
         ax2.annotate(f"r*={x['spare_r_star']}\n{100 * x['ttt_reduction_vs_rep']:.0f}%",
                      (100 * x["job_share"], x["spare_ttt_hours"]), fontsize=6, textcoords="offset points",

@@ -72,6 +72,7 @@ chain of ``scenario.exact_epoch_small``), hence the sparse solve.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -129,8 +130,22 @@ def start_shift_min(repair, redundancy: int, group_rate_per_min: float = 0.0) ->
         return min(1.0, (partial + t * special.ndtr(-z)) / d)
 
     hi = math.exp(m + 12 * sigma)
-    val, _ = integrate.quad(lambda t: 1.0 - fe(t) ** (r - 1), 0.0, hi, limit=400, points=[d])
-    return float(val)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", integrate.IntegrationWarning)
+        try:
+            val, _ = integrate.quad(lambda t: 1.0 - fe(t) ** (r - 1), 0.0, hi, limit=400, points=[d])
+            return float(val)
+        except integrate.IntegrationWarning:
+            pass
+    # a wide lognormal (sigma >~ 2.5): [0, hi] spans too many decades for one adaptive rule; integrate
+    # over t = e^u in pieces of one unit of u (the integrand is smooth in log t)
+    integrand = lambda u: math.exp(u) * (1.0 - fe(math.exp(u)) ** (r - 1))  # noqa: E731
+    lo_u, hi_u = m - 12 * sigma, math.log(hi)
+    edges = np.arange(lo_u, hi_u, 1.0).tolist() + [hi_u]
+    with warnings.catch_warnings():  # round-off where 1 - fe ~ 1e-16: a first-order delay, accurate enough
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        val = sum(integrate.quad(integrand, a, b, limit=100)[0] for a, b in zip(edges, edges[1:]))
+    return float(val + math.exp(lo_u))  # the integrand is 1 below t = e^lo_u (fe ~ 0 there)
 
 
 def first_order_uptime(placement, model, repair, scenario=None) -> dict | None:
@@ -233,6 +248,15 @@ TRANSIENT_STEPS = 400  # grid cells per (shortest) time scale
 TRANSIENT_BLOCK = 1000  # cells between the stopping tests
 TRANSIENT_MAX_STEPS = 2_000_000
 _Z_1E12 = 7.035  # the standard normal quantile of 1 - 1e-12 (just above it)
+# the command line's bound on transient_uptime's work (``work`` units: about one multiply-add each, 2-10 ns on a
+# busy 2-core CPU; a lognormal repair of sigma = 1, D = 30 min at N = 600 needs 1.6e9); beyond it the
+# theory is reported as skipped, with the reason
+TRANSIENT_CLI_WORK = 2e9
+_STEP_WORK = 2000  # the fixed cost of one grid cell of the renewal convolution (a numpy call), in work units
+
+
+class TheoryTooCostly(ValueError):
+    """The theory would take more work than its caller allows (``max_work``); the message says why."""
 
 
 def _cell_survival(repair, h: float, cells: int) -> np.ndarray:
@@ -296,7 +320,7 @@ class _DownCurves:
         self.done = upto
 
 
-def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
+def transient_uptime(placement, model, repair, scenario=None, max_work: float | None = None) -> dict | None:
     r"""E[epoch uptime] with the *transient* wipe-out hazard (uniformly valid in D; the module docstring's
     first order is its limit for ``lambda D << 1``).
 
@@ -317,7 +341,11 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
     over from D: exact for D longer than the epoch.
 
     Returns ``{"uptime_min", "rate_per_min" (rho), "t", "survival" (S(t) on the grid), "cum_hazard"
-    (-log S without job-wide ends), "steps"}``; None with failure domains.
+    (-log S without job-wide ends), "steps", "work"}``; None with failure domains. ``max_work`` (default
+    unbounded): raise ``TheoryTooCostly`` before a block of the grid (or the static survival) would take
+    the work past it (``work``: about one multiply-add per unit; a lognormal repair of large sigma needs
+    a convolution kernel of millions of cells), so that a caller can bound its time; the result does not
+    depend on it when it is not exceeded.
     """
     from ..scenario import Scenario
 
@@ -344,10 +372,23 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
             hi_t = mid
     h = min(d, 1.0 / float(classes.max()), hi_t) / TRANSIENT_STEPS
     curves = _DownCurves(repair, classes, h, TRANSIENT_MAX_STEPS)
+    if max_work is not None and repair.law == "lognormal":  # refused up front when it would surely be costly
+        need = min(TRANSIENT_MAX_STEPS, int(_lognormal_settle_min(repair) / h))
+        estimate = _block_work(curves, 0, need, combos.shape[0] * r * r)
+        if estimate > max_work:
+            raise TheoryTooCostly(f"the transient theory needs about {estimate:.2g} operations, more than "
+                                  f"{max_work:.3g} ({need:,} grid cells of {h:.3g} min to settle, a repair-time "
+                                  f"kernel of {curves.width:,} cells; lognormal repair of {d:g} min, sigma "
+                                  f"{repair.sigma:g})")
     haz = np.zeros(TRANSIENT_MAX_STEPS + 1)
-    done, cum = 0, 0.0
+    done, cum, work = 0, 0.0, 0.0
     while done < TRANSIENT_MAX_STEPS:
         upto = min(done + TRANSIENT_BLOCK, TRANSIENT_MAX_STEPS)
+        work += _block_work(curves, done, upto, combos.shape[0] * r * r)
+        if max_work is not None and work > max_work:
+            width = "" if repair.law == "exp" else f", a repair-time kernel of {curves.width:,} cells"
+            raise TheoryTooCostly(f"the transient theory needs more than {max_work:.3g} operations (a grid of "
+                                  f"{h:.3g} min cells{width}; {repair.law} repair of {d:g} min)")
         curves.extend(upto)
         p = curves.p[:, done: upto + 1]
         up = 1.0 - p
@@ -367,6 +408,11 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
             break
     t = h * np.arange(done + 1)
     cum_haz = np.concatenate([[0.0], np.cumsum(0.5 * (haz[1: done + 1] + haz[:done]) * h)])
+    if repair.law == "fixed" and classes.size == 1:  # the static survival: (grid points <= D) x (N + 1)
+        work += float(np.count_nonzero(t <= repair.repair_time_min)) * (n + 1) * 20
+        if max_work is not None and work > max_work:
+            raise TheoryTooCostly(f"the transient theory needs more than {max_work:.3g} operations (the static "
+                                  f"survival on {np.count_nonzero(t <= d):,} grid points x N + 1 = {n + 1:,})")
     static = _static_log_survival(placement, repair, classes, t)
     if static is not None:  # exact up to the fixed repair time (nothing has come back yet), the hazard after
         cut = int(np.searchsorted(t, repair.repair_time_min, side="right"))  # t[:cut] <= D
@@ -376,7 +422,39 @@ def transient_uptime(placement, model, repair, scenario=None) -> dict | None:
     if surv[-1] > 0:  # the rest at the stationary rate
         uptime = uptime + float(surv[-1]) / (rho + nu) if rho + nu > 0 else math.inf
     return {"uptime_min": uptime, "rate_per_min": rho, "t": t, "survival": surv, "cum_hazard": cum_haz,
-            "steps": done}
+            "steps": done, "work": work}
+
+
+def _lognormal_settle_min(repair, eps: float = 1e-6) -> float:
+    """The time t at which E[(R - t)+] / D falls to ``eps`` (lognormal R of mean D): about where the down
+    probabilities of ``_DownCurves`` come within ``eps`` of their stationary values (the stopping test)."""
+    from scipy import optimize, special
+
+    d, s = repair.repair_time_min, repair.sigma
+    m = math.log(d) - 0.5 * s * s
+
+    def log_tail(log_t):
+        z = (log_t - m) / s
+        tail = (d * special.ndtr(s - z) - math.exp(log_t) * special.ndtr(-z)) / d
+        return math.log(max(tail, 1e-300)) - math.log(eps)
+
+    lo, hi = math.log(d), math.log(d) + 60.0 * s
+    return math.exp(optimize.brentq(log_tail, lo, hi)) if log_tail(lo) > 0 else d
+
+
+def _block_work(curves, lo: int, hi: int, hazard_terms: int) -> float:
+    """The work of extending ``curves`` from cell ``lo`` to ``hi`` and of the hazard on those cells."""
+    classes = curves.lams.size
+    cells = hi - lo
+    if curves.repair.law == "exp":
+        conv = classes * cells
+    else:  # cell i convolves min(i, width) cells per class
+        w = curves.width
+        full = max(0, hi - max(lo, w))  # cells past the kernel's width
+        part = cells - full  # cells lo+1..min(hi, w): sum of i
+        top = lo + part
+        conv = classes * (w * full + (top * (top + 1) - lo * (lo + 1)) // 2) + _STEP_WORK * cells
+    return float(conv + hazard_terms * cells)
 
 
 def _static_log_survival(placement, repair, classes, t):
