@@ -194,7 +194,9 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
         notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:.3g} epochs; "
                      "sampling limit)" + ("; its 5-95% range is only indicative" if fit < 20 else ""))
     job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
-    rate_guess = 1.0 / entry["ttt_over_w"] / entry["availability"]
+    # the availability E[U] / (E[U] + R) as the optimiser computed it (its output carries the percentage)
+    availability = entry["mean_uptime_min"] / (entry["mean_uptime_min"] + cfg.restart_for(gpus))
+    rate_guess = 1.0 / entry["ttt_over_w"] / availability
     mc, _ = ttt.simulate_ttt_runs(scheme, n, r, fit, tau, cfg, model, gpus, seed, "kept", entry["mean_uptime_min"],
                                   rate_guess, progress=progress, job_rate=job_rate, scenario=scenario)
     return np.asarray(mc["run_ttt_hours"], np.float64)
@@ -271,7 +273,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         schemes[s] = {
             "r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
             "ttt_hours": float(e["ttt_hours"]), "ttt_p05_hours": q[0], "ttt_p95_hours": q[1],
-            "p_over_deadline": p_over, "availability_pct": 100.0 * float(e["availability"]),
+            "p_over_deadline": p_over, "availability_pct": float(e["availability_pct"]),
             "failures_endured": _failures_endured(s, n, int(e["r_star"])),
             "gpu_hours": float(e["ttt_hours"]) * gpus, "cost": float(e["ttt_hours"]) * gpus * gpu_hour_price,
             "mc_runs": 0 if hours is None else int(hours.size),
