@@ -598,14 +598,23 @@ def cmd_presets(args) -> dict:
 
     if args.json:
         return {name: p.as_dict() for name, p in PRESETS.items()}
+
+    def num(v):
+        if isinstance(v, (list, tuple)):
+            return ", ".join(num(x) for x in v)
+        if isinstance(v, float):
+            return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+        return f"{v:,}" if isinstance(v, int) else str(v)
+
+    flag = {"mtbf": "--reference-mtbf-min", "job_mtbf": "--job-mtbf-min"}  # dests whose flags carry a unit
     for name, p in PRESETS.items():
         print(f"{name}: {p.description}")
-        print("  settings: " + ", ".join(f"--{k.replace('_', '-')} {v:.6g}" if isinstance(v, float) else
-                                         f"--{k.replace('_', '-')} {v}" for k, v in p.settings.items()))
+        print("  settings: " + ", ".join(f"{flag.get(k, '--' + k.replace('_', '-'))} {num(v)}"
+                                         for k, v in p.settings.items()))
         for d in p.domains:
-            print(f"  domain level {d.get('name', '')}: {d['size']} groups, MTBF {d['mtbf']:.6g} min per domain")
+            print(f"  domain level {d.get('name', '')}: {d['size']} groups, MTBF {num(float(d['mtbf']))} min per domain")
         for k, v in p.derived.items():
-            print(f"  derived {k}: {v}")
+            print(f"  derived {k}: {num(v)}")
         for src in p.sources:
             print(f"  source: {src}")
         for a in p.assumptions:
@@ -656,6 +665,23 @@ def _version() -> str:
         from . import __version__
 
         return __version__
+
+
+# each subcommand's --config example in its --help (tests/test_vocabulary.py runs every one as written)
+CONFIG_EXAMPLES = {
+    "run": ["seed = 1"],
+    "wipeout": ["N = 60", "r = 3", "trials = 2000"],
+    "overhead": ["N = 60", "r = 3", "epochs = 2000"],
+    "ttt": ["N = 60", "r = 3", "runs = 20", "work-hours = 100", "ckpt-interval = 30"],
+    "optimize": ["N = 60", "r-max = 8", "work-hours = 100"],
+    "place": ["N = 12", "r = 2", "domain-size = 4", "domain-mtbf-min = 5000", "steps = 2", "epochs = 400",
+              "search-epochs = 100"],
+    "presets": ["quiet = true"],
+    "bench": ["N = 60", "r = 4"],
+    "reorder": ["N = 60", "r = 3", 'failed = "3,17,4"'],
+    "plan": ["gpus = 8192", "gpus-per-group = 1024", "gpu-mtbf-hours = 50000", "runs = 20",
+             "no-sensitivity = true"],
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -793,9 +819,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan_parser(sub)
     for name, sp in sub.choices.items():  # read before argparse (cli_args._apply_config); listed in --help
         sp.add_argument("--config", metavar="FILE", default=None,
-                        help="TOML file of settings for this subcommand (default: none): keys are the flag "
-                             "names or their long forms (N = 600 or groups = 600, r = 8, ckpt-interval = 30), "
-                             f"at the top level or in a [{name}] table; flags on the line win")
+                        help="TOML file of settings for this subcommand (default: none): keys are its flag names "
+                             "without the dashes (N or groups, r or redundancy), e.g. a file of the lines: "
+                             + " | ".join(CONFIG_EXAMPLES[name]) + f" (at the top level or in a [{name}] table); "
+                             "flags on the line win")
     return parser
 
 

@@ -21,7 +21,21 @@ class CLIError(Exception):
     """Bad input at the command line: printed as one line, exit 2."""
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help lines wrapped at spaces only (a flag name such as --ckpt-interval is never split at its hyphen);
+    descriptions kept as written."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *a, **kw):
+        kw.setdefault("formatter_class", _Formatter)
+        super().__init__(*a, **kw)
+
     def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
         raise CLIError(f"{self.prog}: {message}")
 
