@@ -900,8 +900,6 @@ def main(argv=None) -> int:
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))
         _refuse_unused(args)
-        for note in getattr(args, "deprecations", None) or ():  # former flag names: one line each
-            print(note, file=sys.stderr)
         dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
         if any(v is not None for v in dist):
             from .driver import initialize_distributed
@@ -927,6 +925,9 @@ def main(argv=None) -> int:
             result = {"preset": args.preset, **result}
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
+        # former flag names: one note each, once the run succeeded (bad input stays one line on stderr)
+        for note in [*(getattr(args, "deprecations", None) or ()), *getattr(args, "late_notes", ())]:
+            print(note, file=sys.stderr)
         return 0
     except (CLIError, ValueError) as exc:
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__

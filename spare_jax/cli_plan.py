@@ -186,7 +186,7 @@ def cmd_plan(args) -> dict:
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
     if args.failure_log is not None:
         log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
-        warn_guessed(log)
+        args.late_notes = [m for m in [guessed_warning(log)] if m]  # printed by main once the plan is done
         fit = fit_log(log)
         mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"
     elif args.node_mtbf_hours is not None:
@@ -229,10 +229,8 @@ def cmd_plan(args) -> dict:
     return {}
 
 
-def warn_guessed(log) -> None:
-    """One line on stderr when the log's window or node count was not stated but taken from its records."""
-    import sys
-
+def guessed_warning(log) -> str | None:
+    """One line for stderr when the log's window or node count was not stated but taken from its records."""
     what = []
     if "nodes" in log.guessed:
         what.append(f"the node count ({log.nodes:,}, the distinct nodes it lists; nodes that never failed are "
@@ -240,8 +238,7 @@ def warn_guessed(log) -> None:
     if "window_hours" in log.guessed:
         what.append(f"the window ({log.window_hours:,.6g} h, its last failure time; add '# window_hours = H' or "
                     "--log-window-hours)")
-    if what:
-        print(f"spare-jax: warning: {log.path}: guessed " + " and ".join(what), file=sys.stderr)
+    return f"spare-jax: warning: {log.path}: guessed " + " and ".join(what) if what else None
 
 
 def _sources(args, result, s, mtbf_src, scenario, preset) -> list:

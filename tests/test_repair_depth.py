@@ -121,9 +121,9 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["schemes"]["spare"]["r_star"] in (1, 2)
-    assert main(["wipeout", "-r", "2", "--trials", "500", "--run-hours", "1", "-N", "8", "--mtbf",
+    assert main(["wipeout", "-r", "2", "--trials", "500", "--work-hours", "1", "-N", "8", "--reference-mtbf-min",
                  repr(3000 * 1000 / 600_000), "--quiet", "--json", "--repair-time", "5"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["rare_wipeouts"] is True
-    lo, hi = out["p_wipeout_within_run_ci95"]
+    lo, hi = out["p_wipeout_within_run_ci95_low"], out["p_wipeout_within_run_ci95_high"]
     assert lo <= out["p_wipeout_within_run"] <= hi
