@@ -169,7 +169,8 @@ def render_html(result: PlanResult) -> str:
              f"<h1>{_e(title)}</h1>",
              f'<p class="sub">spare-jax plan, {_e(datetime.date.today().isoformat())}; method: {_e(inp["method"])}'
              + (f"; preset {_e(inp['preset'])}" if inp.get("preset") else "") + "</p>"]
-    parts.append(f"<p>Model: {_e(model_text(inp))}. Price: {_e(price_text(inp))}.</p>")
+    parts.append(f"<p>Model: {_e(model_text(inp))}."
+                 + (f" Price: {_e(price_text(inp))}." if "gpu_hour_price" in inp else "") + "</p>")
 
     schemes = result.schemes
     best = min(schemes, key=lambda s: schemes[s]["ttt_hours"])
