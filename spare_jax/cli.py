@@ -16,7 +16,7 @@ import warnings
 from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
     CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
     _run_args, _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config,
-    _microbatch_args, _policy_search_args)
+    _microbatch_args, _policy_search_args, deprecated_alias)
 
 EXIT_BAD_INPUT = 2
 
@@ -51,7 +51,8 @@ def _simulate(args, simulate, width: int, bytes_per_item: int):
     _check_work_inputs(args, width, bytes_per_item)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     t0 = time.perf_counter()
-    res = simulate(placement, args.trials, args.seed, model=model, chunk_size=args.chunk_size,
+    count = args.trials if args.command == "wipeout" else args.epochs
+    res = simulate(placement, count, args.seed, model=model, chunk_size=args.chunk_size,
                    devices=args.devices, progress=not args.quiet, out_dir=args.out, scenario=scenario)
     args.scenario_obj = scenario
     return model, placement, res, time.perf_counter() - t0
@@ -113,9 +114,10 @@ def cmd_wipeout(args) -> dict:
     }
 
 
-def _work_split(res) -> dict:
-    """How the trials were split: the processes of a multi-process run and what each one's devices ran."""
-    return {"processes": res.processes, "trials_per_process": list(res.trials_per_process) or [res.trials]}
+def _work_split(res, unit: str = "trials") -> dict:
+    """How the work was split: the processes of a multi-process run and the trials (epochs for overhead)
+    each one's devices ran."""
+    return {"processes": res.processes, f"{unit}_per_process": list(res.trials_per_process) or [res.trials]}
 
 
 def cmd_wipeout_repair(args) -> dict:
@@ -138,7 +140,7 @@ def cmd_wipeout_repair(args) -> dict:
         trans = transient_uptime(placement, model, repair, scenario, max_work=TRANSIENT_CLI_WORK)
     except TheoryTooCostly as exc:
         trans, skipped = None, f"skipped: {exc}"
-    horizon = args.run_hours * 60.0
+    horizon = args.work_hours * 60.0
     guess = trans if trans is not None else first  # the first order decides when the transient was skipped
     if guess is not None and guess["uptime_min"] > 10 * horizon:
         return _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon, skipped)
@@ -202,8 +204,9 @@ def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans,
         "note": (f"the theory's time to wipe-out ({(trans or first)['uptime_min'] / 60:.4g} h) exceeds 10 W "
                  f"(W = {horizon / 60:g} h): epochs simulated only up to W; reported: P(at least one wipe-out "
                  "during W) with an exact (Clopper-Pearson) 95 % interval"),
-        "run_hours": horizon / 60.0, "wipeouts_within_run": k,
-        "p_wipeout_within_run": k / res.trials, "p_wipeout_within_run_ci95": [lo, hi],
+        "work_hours": horizon / 60.0, "wipeouts_within_run": k,
+        "p_wipeout_within_run": k / res.trials, "p_wipeout_within_run_ci95_low": lo,
+        "p_wipeout_within_run_ci95_high": hi,
         "theory_epoch_uptime_min": None if trans is None else trans["uptime_min"],
         **({} if skipped is None else {"theory_epoch_uptime_skipped": skipped}),
         "theory_first_order_uptime_min": first["uptime_min"],
@@ -226,12 +229,12 @@ def cmd_overhead_repair(args) -> dict:
     _check_work_inputs(args, args.groups, 4)
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     t0 = time.perf_counter()
-    res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
+    res = simulate_repair(placement, args.epochs, args.seed, model=model, scenario=scenario, repair=repair,
                           chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
                           out_dir=args.out, track_depth=True)
     return {
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "trials": res.trials, "seed": res.seed, **repair.describe(),
+        "epochs": res.trials, "seed": res.seed, **repair.describe(),
         "mc_overhead": res.overhead, "mc_overhead_stderr": res.overhead_stderr,
         "mc_time_avg_depth": res.time_avg_depth, "mc_time_avg_depth_stderr": res.time_avg_depth_stderr,
         "rep_overhead": float(placement.redundancy), "mc_epoch_uptime_min": res.uptime_mean_min,
@@ -271,7 +274,7 @@ def cmd_overhead(args) -> dict:
     level = [0.0] + res.level_depths  # level index -> depth
     return {
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "trials": res.trials, "seed": res.seed,
+        "epochs": res.trials, "seed": res.seed,
         "mc_overhead": res.overhead, "mc_overhead_stderr": res.overhead_stderr,
         "mc_time_avg_depth": res.time_avg_depth, "mc_time_avg_depth_stderr": res.time_avg_depth_stderr,
         "theory_overhead": None if th is None else th["overhead"],
@@ -287,8 +290,8 @@ def cmd_overhead(args) -> dict:
         "distribution": model.distribution,
         **({} if scenario.is_default else {"scenario": scenario.describe(),
                                            "mc_epoch_uptime_min": res.uptime_mean_min}),
-        **_work_split(res),
-        "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
+        **_work_split(res, "epochs"),
+        "elapsed_s": elapsed, "epochs_per_s": res.trials / elapsed if elapsed > 0 else None,
     }
 
 
@@ -363,26 +366,26 @@ def _check_ttt_feasible(args, cfg, r, tau, gpus, epochs, prof, th) -> None:
     MC would sample."""
     from .bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
 
-    need = args.trials * (th["expected_restarts"] + 1.0)
+    need = args.runs * (th["expected_restarts"] + 1.0)
     width = args.groups * max(r, 2)
     if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
-        raise ValueError(f"ttt: {args.trials} run(s) would sample about {max(need, epochs):.3g} epochs of "
+        raise ValueError(f"ttt: {args.runs} run(s) would sample about {max(need, epochs):.3g} epochs of "
                          f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
-                         "lower --trials")
+                         "lower --runs")
     if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
         ttt_h = th["ttt_hours"]
         why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else
                "no checkpoint completes in a typical epoch (the closed form gives TTT = inf)")
-        raise ValueError(f"ttt: {args.trials} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
+        raise ValueError(f"ttt: {args.runs} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
                          f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
                          f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
-                         f"{prof.mean_uptime_min:.3g} min; lower --trials or --work-hours or change the others")
+                         f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
 
 
 def cmd_ttt_repair(args) -> dict:
     """``ttt`` with repair (SPEC §10.5): a pool of restart -> wipe-out epochs with rejoins (U and the work
     rate W/U per epoch, ``ttt.pool.sample_repair_epochs``), tau* on it, the renewal-reward estimate, and
-    ``--trials`` runs assembled from consecutive epochs (the pool grown until they fit)."""
+    ``--runs`` runs assembled from consecutive epochs (the pool grown until they fit)."""
     from . import ttt
     from .placement import check_groups_redundancy
     from .repair import check_model
@@ -404,13 +407,13 @@ def cmd_ttt_repair(args) -> dict:
     mc = None
     for _ in range(12):
         try:
-            mc = simulate_ttt(pool, tau, cfg, gpus, max_runs=args.trials)
+            mc = simulate_ttt(pool, tau, cfg, gpus, max_runs=args.runs)
         except ValueError:
             mc = None
-        if mc is not None and mc["runs"] >= args.trials:
+        if mc is not None and mc["runs"] >= args.runs:
             break
         have = 1 if mc is None else max(mc["runs"], 1)
-        epochs = int(math.ceil(epochs * max(1.5, 1.2 * args.trials / have)))
+        epochs = int(math.ceil(epochs * max(1.5, 1.2 * args.runs / have)))
         if epochs > 2_000_000:
             break
         pool = sample_repair_epochs(args.scheme, args.groups, r, epochs, args.seed, model, scenario, repair,
@@ -425,9 +428,9 @@ def cmd_ttt_repair(args) -> dict:
            "elapsed_s": None}
     if mc is not None:
         half = 1.96 * mc["ttt_stderr_hours"]
-        out.update({"trials": mc["runs"], "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-                    "mc_ttt_ci95_hours": [mc["ttt_hours"] - half, mc["ttt_hours"] + half],
-                    "availability": mc["availability"], "goodput": mc["goodput"],
+        out.update({"runs": mc["runs"], "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
+                    "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
+                    "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
                     "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"]})
     if not scenario.is_default:
         out["scenario"] = scenario.describe()
@@ -492,19 +495,19 @@ def cmd_ttt(args) -> dict:
             theory_ttt = th["ttt_hours"]
             yd = ttt.young_daly(prof, cfg, gpus)
     rate_guess = 1 / th["ttt_over_w"] / th["availability"]
-    _check_ttt_feasible(args, cfg, r, tau, gpus, ttt.epochs_needed(prof.mean_uptime_min, cfg, args.trials, rate_guess),
+    _check_ttt_feasible(args, cfg, r, tau, gpus, ttt.epochs_needed(prof.mean_uptime_min, cfg, args.runs, rate_guess),
                         prof, th)
     t0 = time.perf_counter()
-    mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.trials, tau, cfg, model, gpus, args.seed,
+    mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.runs, tau, cfg, model, gpus, args.seed,
                                      args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet,
                                      job_rate=job_rate, scenario=scenario, restart_depth=args.restart_depth)
     half = 1.96 * mc["ttt_stderr_hours"]
     out = {
         "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
-        "ckpt_interval_min": tau, "trials": mc["runs"],
+        "ckpt_interval_min": tau, "runs": mc["runs"],
         "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-        "mc_ttt_ci95_hours": [mc["ttt_hours"] - half, mc["ttt_hours"] + half],
-        "theory_ttt_hours": theory_ttt, "availability": mc["availability"], "goodput": mc["goodput"],
+        "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
+        "theory_ttt_hours": theory_ttt, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
         "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
         "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
         "young_interval_min": None if yd is None else yd["young_min"],
@@ -584,8 +587,8 @@ def cmd_place(args) -> dict:
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or (
                 os.path.exists(args.ring_out) and not os.access(args.ring_out, os.W_OK)):
             raise ValueError(f"--ring-out: cannot write to {args.ring_out}")
-    res = search_ring(args.groups, args.redundancy, model, scenario, args.placement, args.search_trials,
-                      args.steps, args.proposals, args.trials, args.random_orders, args.seed,
+    res = search_ring(args.groups, args.redundancy, model, scenario, args.placement, args.search_epochs,
+                      args.steps, args.proposals, args.epochs, args.random_orders, args.seed,
                       progress=not args.quiet)
     out = res.as_dict()
     ring = out.pop("best_ring")
@@ -611,14 +614,23 @@ def cmd_presets(args) -> dict:
 
     if args.json:
         return {name: p.as_dict() for name, p in PRESETS.items()}
+
+    def num(v):
+        if isinstance(v, (list, tuple)):
+            return ", ".join(num(x) for x in v)
+        if isinstance(v, float):
+            return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
+        return f"{v:,}" if isinstance(v, int) else str(v)
+
+    flag = {"mtbf": "--reference-mtbf-min", "job_mtbf": "--job-mtbf-min"}  # dests whose flags carry a unit
     for name, p in PRESETS.items():
         print(f"{name}: {p.description}")
-        print("  settings: " + ", ".join(f"--{k.replace('_', '-')} {v:.6g}" if isinstance(v, float) else
-                                         f"--{k.replace('_', '-')} {v}" for k, v in p.settings.items()))
+        print("  settings: " + ", ".join(f"{flag.get(k, '--' + k.replace('_', '-'))} {num(v)}"
+                                         for k, v in p.settings.items()))
         for d in p.domains:
-            print(f"  domain level {d.get('name', '')}: {d['size']} groups, MTBF {d['mtbf']:.6g} min per domain")
+            print(f"  domain level {d.get('name', '')}: {d['size']} groups, MTBF {num(float(d['mtbf']))} min per domain")
         for k, v in p.derived.items():
-            print(f"  derived {k}: {v}")
+            print(f"  derived {k}: {num(v)}")
         for src in p.sources:
             print(f"  source: {src}")
         for a in p.assumptions:
@@ -671,6 +683,23 @@ def _version() -> str:
         return __version__
 
 
+# each subcommand's --config example in its --help (tests/test_vocabulary.py runs every one as written)
+CONFIG_EXAMPLES = {
+    "run": ["seed = 1"],
+    "wipeout": ["N = 60", "r = 3", "trials = 2000"],
+    "overhead": ["N = 60", "r = 3", "epochs = 2000"],
+    "ttt": ["N = 60", "r = 3", "runs = 20", "work-hours = 100", "ckpt-interval = 30"],
+    "optimize": ["N = 60", "r-max = 8", "work-hours = 100"],
+    "place": ["N = 12", "r = 2", "domain-size = 4", "domain-mtbf-min = 5000", "steps = 2", "epochs = 400",
+              "search-epochs = 100"],
+    "presets": ["quiet = true"],
+    "bench": ["N = 60", "r = 4"],
+    "reorder": ["N = 60", "r = 3", 'failed = "3,17,4"'],
+    "plan": ["gpus = 8192", "gpus-per-group = 1024", "gpu-mtbf-hours = 50000", "runs = 20",
+             "no-sensitivity = true"],
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
                      "reordering and time-to-train for 100k-1M GPU pretraining.")
@@ -698,14 +727,17 @@ def build_parser() -> argparse.ArgumentParser:
     _failure_args(p)
     _scenario_args(p)
     _repair_args(p)
-    p.add_argument("--run-hours", type=_bounded("work_hours", "--run-hours"), default=720.0,
-                   help="with repair: the training run's length W (hours, default 720); when the first-order "
-                        "time to wipe-out exceeds 10 W, report P(a wipe-out during W) with its exact interval")
+    a = p.add_argument("--work-hours", type=_bounded("work_hours"), default=720.0,
+                       help=_help("with repair: the training run's length W in hours (default 720; formerly "
+                                  "--run-hours); when the first-order time to wipe-out exceeds 10 W, report P(a "
+                                  "wipe-out during W) with its exact interval", "work_hours"))
+    deprecated_alias(p, "--run-hours", a)
     _run_args(p)
     p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
 
     p = sub.add_parser("overhead", help="compute overhead of SPARe with adaptive reordering vs replication")
-    _common(p, trials=20_000)
+    _common(p, trials=20_000, sample="epochs", sample_help="Monte Carlo epochs, restart to wipe-out",
+            old_sample="--trials")
     _failure_args(p)
     _scenario_args(p)
     _microbatch_args(p)
@@ -713,7 +745,8 @@ def build_parser() -> argparse.ArgumentParser:
     _run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
-    _common(p, trials=200, placement=False, trials_bound="ttt_trials")
+    _common(p, trials=200, placement=False, trials_bound="ttt_trials", sample="runs",
+            sample_help="Monte Carlo training runs", old_sample="--trials")
     _failure_args(p)
     _training_args(p)
     p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare",
@@ -727,7 +760,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scenario_args(p)
     _repair_args(p)
     _microbatch_args(p, restart=True)
-    p.set_defaults(func=cmd_ttt, title="Time-to-train (trials = training runs)")
+    p.set_defaults(func=cmd_ttt, title="Time-to-train")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
     _common(p, trials=None, placement=False, redundancy=None, seed=False)  # r is searched; no randomness
@@ -749,22 +782,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("place", help="search the ring order that maximises E[epoch uptime] under a scenario, "
                                      "against contiguous, interleaved and random orders")
-    _common(p, trials=100_000, placement=False, trials_bound="eval_trials")
+    _common(p, trials=100_000, placement=False, trials_bound="eval_trials", sample="epochs",
+            sample_help="epochs per final evaluation of each order", old_sample="--trials")
     p.add_argument("--placement", choices=("stacked", "block"), default="stacked",
                    help="shard placement over the ring (default stacked)")
     _failure_args(p)
     _scenario_args(p)
     p.add_argument("--steps", type=_bounded("search_steps", "--steps"), default=200,
                    help=_help("local-search steps (default 200)", "search_steps"))
-    p.add_argument("--search-trials", type=_bounded("search_trials"), default=2000,
-                   help=_help("fresh epochs per search step (default 2000)", "search_trials"))
+    a = p.add_argument("--search-epochs", type=_bounded("search_trials", "--search-epochs"), default=2000,
+                       help=_help("fresh epochs per search step (default 2,000; formerly --search-trials)",
+                                  "search_trials"))
+    deprecated_alias(p, "--search-trials", a)
     p.add_argument("--proposals", type=_bounded("proposals"), default=8,
                    help=_help("random swaps tried per step (default 8)", "proposals"))
     p.add_argument("--random-orders", type=_bounded("random_orders"), default=3,
                    help=_help("seeded random orders among the starting points (default 3)", "random_orders"))
     p.add_argument("--ring-out", default=None,
                    help="write the best order here, a ring file for --ring (default: none, not written)")
-    p.set_defaults(func=cmd_place, title="Ring order search (--trials: epochs per final evaluation)")
+    p.set_defaults(func=cmd_place, title="Ring order search")
 
     p = sub.add_parser("presets", help="the --preset clusters: settings, sources and assumptions")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: text)")
@@ -799,9 +835,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan_parser(sub)
     for name, sp in sub.choices.items():  # read before argparse (cli_args._apply_config); listed in --help
         sp.add_argument("--config", metavar="FILE", default=None,
-                        help="TOML file of settings for this subcommand (default: none): keys are the flag "
-                             "names or their long forms (N = 600 or groups = 600, r = 8, ckpt-interval = 30), "
-                             f"at the top level or in a [{name}] table; flags on the line win")
+                        help="TOML file of settings for this subcommand (default: none): keys are its flag names "
+                             "without the dashes (N or groups, r or redundancy), e.g. a file of the lines: "
+                             + " | ".join(CONFIG_EXAMPLES[name]) + f" (at the top level or in a [{name}] table); "
+                             "flags on the line win")
     return parser
 
 
@@ -818,12 +855,13 @@ def _refuse_unused(args) -> None:
     cmd = args.command
     repair = getattr(args, "repair_time", None) is not None
     if getattr(args, "group_mtbf_file", None) is not None:
+        names = {"mtbf": "reference_mtbf_min", "group_mtbf": "group_mtbf_min"}
         extra = named("mtbf", "group_mtbf", "gpu_mtbf_hours", "lemon_fraction", "lemon_factor", "lemon_seed")
         if extra:
-            raise ValueError(f"{flags(extra)}: not used with --group-mtbf-file (its per-group MTBFs replace them); "
+            raise ValueError(f"{flags([names.get(d, d) for d in extra])}: not used with --group-mtbf-file (its per-group MTBFs replace them); "
                              "drop one of them")
-    if cmd == "wipeout" and not repair and named("run_hours"):
-        raise ValueError("--run-hours applies with repair only (--repair-time); drop it")
+    if cmd == "wipeout" and not repair and named("work_hours"):
+        raise ValueError("--work-hours applies with repair only (--repair-time); drop it")
     if cmd == "ttt" and args.scheme == "none" and named("redundancy"):
         raise ValueError("-r/--redundancy: --scheme none is checkpointing only (r = 1); drop -r or pick spare/rep")
     if cmd == "optimize":
@@ -958,6 +996,9 @@ def main(argv=None) -> int:
             result = {"preset": args.preset, **result}
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
+        # former flag names: one note each, once the run succeeded (bad input stays one line on stderr)
+        for note in [*(getattr(args, "deprecations", None) or ()), *getattr(args, "late_notes", ())]:
+            print(note, file=sys.stderr)
         _leave_processes(coord)
         return 0
     except (CLIError, ValueError) as exc:

@@ -21,7 +21,21 @@ class CLIError(Exception):
     """Bad input at the command line: printed as one line, exit 2."""
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help lines wrapped at spaces only (a flag name such as --ckpt-interval is never split at its hyphen);
+    descriptions kept as written."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *a, **kw):
+        kw.setdefault("formatter_class", _Formatter)
+        super().__init__(*a, **kw)
+
     def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
         raise CLIError(f"{self.prog}: {message}")
 
@@ -53,7 +67,43 @@ def _bounded(bound, flag=None):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     parse.kind = kind
+    parse.bound = bound
     return parse
+
+
+# Former flag names (kept for one release): a hidden option on the same dest that records a one-line note,
+# printed on stderr by ``main`` (``deprecation_notes``). ``--config`` keys that spell a former name get the
+# same note (``_apply_config``). docs/vocabulary.md lists them.
+class _Deprecated(argparse.Action):
+    def __init__(self, option_strings, dest, new=None, **kw):
+        super().__init__(option_strings, dest, **kw)
+        self.new = new
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        _record(namespace, deprecation_note(option_string, self.new, parser.prog.split()[-1]))
+
+
+def deprecation_note(old: str, new: str, command: str) -> str:
+    return f"spare-jax: note: {old} is deprecated for {command}; use {new}"
+
+
+def _record(namespace, note: str) -> None:
+    notes = list(getattr(namespace, "deprecations", None) or ())
+    if note not in notes:
+        notes.append(note)
+    setattr(namespace, "deprecations", notes)
+
+
+def deprecated_alias(container, old: str, primary) -> None:
+    """Add ``old`` as a former name of the option ``primary`` (an argparse action) to ``container`` (the
+    parser, or the group ``primary`` is in): same dest and bounds, hidden from --help, a note when used."""
+    kind = primary.type
+    if getattr(kind, "bound", None) is not None:
+        kind = _bounded(kind.bound, old)  # errors name the flag as typed
+    container.add_argument(old, dest=primary.dest, type=kind, choices=primary.choices, default=argparse.SUPPRESS,
+                           help=argparse.SUPPRESS, action=_Deprecated, new=primary.option_strings[-1],
+                           metavar=primary.metavar)
 
 
 def _help(text, bound):
@@ -61,7 +111,10 @@ def _help(text, bound):
 
 
 def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int | None = 8, groups: int = 600,
-            seed=True, trials_bound="trials"):
+            seed=True, trials_bound="trials", sample="trials", sample_help="Monte Carlo wipe-out trials (epochs "
+            "from a restart to the wipe-out)", old_sample=None):
+    """The flags most subcommands share. ``sample``: the sample-size flag's name and dest (trials: wipe-out
+    trials; epochs; runs: training runs), ``old_sample``: its former name (a deprecated alias)."""
     p.add_argument("-N", "--groups", type=_bounded("groups"), default=groups,
                    help=_help(f"data-parallel groups N (default {groups})", "groups"))
     if redundancy is not None:
@@ -72,8 +125,11 @@ def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int 
         p.add_argument("--placement", choices=("stacked", "block", "random"), default="stacked",
                        help="shard placement (default stacked)")
     if trials is not None:
-        p.add_argument("--trials", type=_bounded(trials_bound, "--trials"), default=trials,
-                       help=_help(f"Monte Carlo trials (default {trials})", trials_bound))
+        a = p.add_argument("--" + sample, dest=sample, type=_bounded(trials_bound, "--" + sample), default=trials,
+                           help=_help(f"{sample_help} (default {trials:,}"
+                                      + (f"; formerly {old_sample}" if old_sample else "") + ")", trials_bound))
+        if old_sample:
+            deprecated_alias(p, old_sample, a)
     if seed:
         p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: a table)")
@@ -82,22 +138,28 @@ def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int 
 
 def _failure_args(p):
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--mtbf", type=_bounded("mtbf"), default=5.0,
-                   help=f"{describe_bound('mtbf')}: MTBF in minutes of the whole REFERENCE cluster of "
-                        "--reference-gpus GPUs, not of the -N groups run (default 5 min at 600,000 GPUs, i.e. "
-                        "50,000 h per GPU); the per-group MTBF, mtbf x reference-gpus / gpus-per-group, must lie "
-                        f"in {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min. Or give --group-mtbf or "
-                        "--gpu-mtbf-hours instead")
-    g.add_argument("--group-mtbf", type=_bounded("group_mtbf"), default=None,
-                   help=_help("instead of --mtbf: MTBF of ONE data-parallel group in minutes (default: from "
-                              "--mtbf, 3000 min)", "group_mtbf"))
+    a = g.add_argument("--reference-mtbf-min", dest="mtbf", type=_bounded("mtbf", "--reference-mtbf-min"),
+                       default=5.0,
+                       help=f"{describe_bound('mtbf')}: MTBF in minutes of the whole REFERENCE cluster of "
+                            "--reference-gpus GPUs (group failures), not of the -N groups run (default 5 min at "
+                            "600,000 GPUs, i.e. a per-GPU MTBF of 50,000 h); the per-group MTBF, this x "
+                            "reference-gpus / gpus-per-group, must lie in "
+                            f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min (formerly --mtbf). Or give "
+                            "--group-mtbf-min or --gpu-mtbf-hours instead")
+    deprecated_alias(g, "--mtbf", a)
+    a = g.add_argument("--group-mtbf-min", dest="group_mtbf", type=_bounded("group_mtbf", "--group-mtbf-min"),
+                       default=None,
+                       help=_help("instead of --reference-mtbf-min: MTBF of ONE data-parallel group in minutes "
+                                  "(default: from --reference-mtbf-min, 3000 min; formerly --group-mtbf)",
+                                  "group_mtbf"))
+    deprecated_alias(g, "--group-mtbf", a)
     g.add_argument("--gpu-mtbf-hours", type=_bounded("gpu_mtbf_hours"), default=None,
-                   help=_help("instead of --mtbf: MTBF of ONE GPU in hours (default: from --mtbf, 50,000 h)",
-                              "gpu_mtbf_hours"))
+                   help=_help("instead of --reference-mtbf-min: per-GPU MTBF in hours, GPU-hours per group failure "
+                              "(default: from --reference-mtbf-min, 50,000 h)", "gpu_mtbf_hours"))
     p.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=1000.0,
                    help=_help("GPUs per data-parallel group (default 1000 GPUs)", "gpus_per_group"))
     p.add_argument("--reference-gpus", type=_bounded("reference_gpus"), default=600_000.0,
-                   help=_help("GPU count at which --mtbf is quoted, and at which --restart is quoted when "
+                   help=_help("GPU count at which --reference-mtbf-min is quoted, and at which --restart is quoted when "
                               "--restart-scaling is not none (default 600000 GPUs)", "reference_gpus"))
     p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential",
                    help="law of each group's time to failure (default exponential; weibull keeps the same mean)")
@@ -113,11 +175,12 @@ def _failure_args(p):
 
 
 def _job_args(p):
-    """The job-wide part of the scenario flags (SPEC §10.1)."""
-    g = p.add_argument_group("scenario (SPEC §10; default: the paper's i.i.d. model)")
-    g.add_argument("--job-mtbf", type=_bounded("job_mtbf"), default=None,
-                   help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off)",
-                              "job_mtbf"))
+    """The job-wide part of the scenario flags."""
+    g = p.add_argument_group("scenario (default: the paper's model, i.i.d. group failures only)")
+    a = g.add_argument("--job-mtbf-min", dest="job_mtbf", type=_bounded("job_mtbf", "--job-mtbf-min"), default=None,
+                       help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off;"
+                                  " formerly --job-mtbf)", "job_mtbf"))
+    deprecated_alias(g, "--job-mtbf", a)
     g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
                    help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
     p.set_defaults(cfg_job_mtbf=None, cfg_job_fraction=None)  # from --config: yield to either flag
@@ -126,19 +189,20 @@ def _job_args(p):
 
 def _check_job_flags(args) -> None:
     if args.job_mtbf is not None and args.job_fraction is not None:
-        raise ValueError("--job-mtbf and --job-fraction: give one of them")
+        raise ValueError("--job-mtbf-min and --job-fraction: give one of them")
 
 
-def _scenario_args(p):
-    """The ``Scenario`` flags (SPEC §10.1-10.4); a ``[scenario]`` table in ``--config`` sets the same keys,
-    plus ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the §1 model)."""
+def _scenario_args(p, mtbf_flags=True):
+    """The ``Scenario`` flags; a ``[scenario]`` table in ``--config`` sets the same keys, plus
+    ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the paper's model)."""
     g = _job_args(p)
     g.add_argument("--domain-size", type=_bounded("domain_size"), default=None,
                    help=_help("groups per failure domain (contiguous physical ids; default: no domains)",
                               "domain_size"))
-    g.add_argument("--domain-mtbf", type=_bounded("domain_mtbf"), default=None,
-                   help=_help("MTBF of one failure domain in minutes (with --domain-size; default: no domains)",
-                              "domain_mtbf"))
+    a = g.add_argument("--domain-mtbf-min", dest="domain_mtbf", type=_bounded("domain_mtbf", "--domain-mtbf-min"),
+                       default=None, help=_help("MTBF of one failure domain in minutes (with --domain-size; default: "
+                                                "no domains; formerly --domain-mtbf)", "domain_mtbf"))
+    deprecated_alias(g, "--domain-mtbf", a)
     g.add_argument("--ring", default=None,
                    help="ring order of the placement (stacked or block over ring positions): contiguous "
                         "(default), interleaved (across the domains) or a file of physical group ids in ring order")
@@ -149,13 +213,14 @@ def _scenario_args(p):
     g.add_argument("--lemon-seed", type=_bounded("lemon_seed"), default=None,
                    help=_help("which groups are lemons (default 0)", "lemon_seed"))
     g.add_argument("--group-mtbf-file", default=None,
-                   help="per-group MTBFs in minutes, one per physical group, replacing --mtbf (default: none, "
-                        "every group at the --mtbf rate); not with --mtbf/--group-mtbf/--gpu-mtbf-hours or lemons")
+                   help="a text file of per-group MTBFs in minutes, one number per line for each physical group "
+                        "(# comments allowed), replacing the uniform group MTBF (default: none, every group at the "
+                        "same rate); not with lemons" + (" or the other MTBF flags" if mtbf_flags else ""))
     p.set_defaults(scenario_domains=None)
 
 
 def _microbatch_args(p, restart: bool = False):
-    """``--microbatches`` (SPEC §10.6) and, where time-to-train is computed, ``--restart-depth`` (§10.7)."""
+    """``--microbatches`` and, where time-to-train is computed, ``--restart-depth``."""
     p.add_argument("--microbatches", type=_bounded("microbatches"), default=None,
                    help=_help("micro-batches per shard m: survivors share a lost shard's work in 1/m pieces "
                               "(depth = c/m; default 1, whole shards as in the paper)", "microbatches"))
@@ -186,7 +251,7 @@ def _number_list(bound, flag, allow_auto=False):
 
 
 def _policy_search_args(p):
-    """``optimize``: the micro-batch counts and proactive-restart depths searched (SPEC §10.6-10.7)."""
+    """``optimize``: the micro-batch counts and proactive-restart depths searched."""
     p.add_argument("--microbatches", dest="microbatch_set", type=_number_list("microbatches", "--microbatches"),
                    default=None, help=_help("micro-batches per shard m, or a comma list to search (e.g. 1,2,4,8; "
                                             "default 1)", "microbatches"))
@@ -204,10 +269,10 @@ def _scenario(args, groups: int):
 
     domains = list(args.scenario_domains or [])
     if (args.domain_size is None) != (args.domain_mtbf is None):
-        raise ValueError("--domain-size and --domain-mtbf go together")
+        raise ValueError("--domain-size and --domain-mtbf-min go together")
     if args.domain_size is not None:
         if args.scenario_domains:
-            raise ValueError("--domain-size/--domain-mtbf and [scenario] domains in --config: give one of them")
+            raise ValueError("--domain-size/--domain-mtbf-min and [scenario] domains in --config: give one of them")
         domains = [DomainLevel(args.domain_size, args.domain_mtbf)]
     if args.ring is not None and not str(args.ring).strip():
         raise ValueError("--ring must be contiguous, interleaved or a ring file, got ''")
@@ -273,8 +338,8 @@ def _scenario_table(section, path):
 
 
 def _repair_args(p):
-    """Repair without a global restart (SPEC §10.5); off by default (the paper's model)."""
-    g = p.add_argument_group("repair without a global restart (SPEC §10.5; default off)")
+    """Repair without a global restart; off by default (the paper's model)."""
+    g = p.add_argument_group("repair without a global restart (default off)")
     g.add_argument("--repair-time", type=_bounded("repair_time"), default=None,
                    help=_help("mean minutes for a failed group to rejoin while the others keep going "
                               "(default: no repair)", "repair_time"))
@@ -331,7 +396,7 @@ def _model(args):
 
     mtbf = args.mtbf  # the reference cluster's MTBF in minutes (FailureModel.system_mtbf_min)
     if getattr(args, "group_mtbf", None) is not None and getattr(args, "gpu_mtbf_hours", None) is not None:
-        raise ValueError("--group-mtbf and --gpu-mtbf-hours: give one of them")
+        raise ValueError("--group-mtbf-min and --gpu-mtbf-hours: give one of them")
     if getattr(args, "group_mtbf", None) is not None:
         mtbf = args.group_mtbf * args.gpus_per_group / args.reference_gpus
     elif getattr(args, "gpu_mtbf_hours", None) is not None:
@@ -342,7 +407,7 @@ def _model(args):
                          "shape); add --distribution weibull or drop it")
     group_mtbf = mtbf * args.reference_gpus / args.gpus_per_group
     if not GROUP_MTBF_RANGE[0] <= group_mtbf <= GROUP_MTBF_RANGE[1]:
-        raise ValueError(f"the per-group MTBF (--mtbf x --reference-gpus / --gpus-per-group, or --group-mtbf, or "
+        raise ValueError(f"the per-group MTBF (--reference-mtbf-min x --reference-gpus / --gpus-per-group, or --group-mtbf-min, or "
                          f"--gpu-mtbf-hours x 60 / --gpus-per-group) must be in "
                          f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min, got {group_mtbf:g}")
     return FailureModel(args.distribution, mtbf, args.reference_gpus, args.gpus_per_group,
@@ -391,21 +456,84 @@ def _fmt(v):
     return str(v)
 
 
+# keys left to --json in the text tables (internal detail, or too long to read in a row)
+TEXT_HIDDEN = {"per_event", "mean_depth_thresholds", "restart_curves", "curves"}
+LINE_MAX = 160
+
+
+def unit_of(key: str) -> str:
+    """The unit a key's name carries (the vocabulary's suffixes: _pct, _hours, _min, _s, _ms, ...)."""
+    parts = key.split("_")
+    if "pct" in parts:
+        return "%"
+    if key.endswith("per_min"):
+        return "per min"
+    if key.endswith("_per_s"):
+        return "per s"
+    if "hours" in parts:
+        return "h"
+    if "min" in parts:
+        return "min"
+    if key.endswith("_ms"):
+        return "ms"
+    if key.endswith("_s"):
+        return "s"
+    if key == "ttt_over_w":
+        return "x W"
+    if "overhead" in parts and not key.startswith("z"):
+        return "x"
+    if key == "z_score":
+        return "s.e."
+    if key in ("trials", "epochs", "runs", "groups", "events"):
+        return key
+    if key in ("mc_mean", "theory_exact", "theory_asymptotic", "endurable_failures_mean", "mc_std", "theory_std",
+               "mc_stderr", "exact_failures_mean"):
+        return "failures"
+    return ""
+
+
+def _rows(rows: dict, indent: str = "  ") -> list:
+    """Aligned ``name  value  unit`` lines; an uptime in minutes also in hours; nested tables as blocks."""
+    flat, blocks = [], []
+    for k, v in rows.items():
+        if k in TEXT_HIDDEN or isinstance(v, list) and len(v) > 8:
+            continue
+        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+            blocks.append((k, v))
+            continue
+        text, unit = _fmt(v), unit_of(k)
+        if unit == "min" and "uptime" in k and isinstance(v, (int, float)) and not isinstance(v, bool):
+            unit = f"min (= {v / 60:.4g} h)"
+        flat.append((k, text, unit))
+    numeric = {k for k, v in rows.items() if isinstance(v, (int, float)) or v is None}
+    wk = max((len(k) for k, _, _ in flat), default=0)
+    wv = max((len(t) for k, t, _ in flat if k in numeric), default=0)
+    lines = []
+    for k, v in blocks:  # e.g. optimize's schemes: one block each
+        for name, sub in v.items():
+            lines += [f"{indent}{k} {name}:"] + _rows(sub, indent + "  ") + [""]
+    for k, text, unit in flat:
+        text = f"{text:>{wv}}" if k in numeric else text  # numbers right-aligned, words as they are
+        line = f"{indent}{k:<{wk}}  {text}  {unit}".rstrip()
+        if len(line) > LINE_MAX:
+            line = f"{indent}{k:<{wk}}  (see --json)"
+        lines.append(line)
+    return lines
+
+
 def print_table(title: str, rows: dict, out=None) -> None:
     out = out or sys.stdout
-    width = max(len(k) for k in rows) if rows else 0
     print(title, file=out)
     print("-" * max(len(title), 20), file=out)
-    for k, v in rows.items():
-        print(f"  {k:<{width}}  {_fmt(v)}", file=out)
+    for line in _rows(rows):
+        print(line, file=out)
 
 
 def emit(args, title: str, result: dict) -> None:
     if args.json:
         print(json.dumps(strict_json(result), allow_nan=False))
     else:
-        print_table(title, {k: v for k, v in result.items()
-                            if not (isinstance(v, list) and len(v) > 8 or k == "per_event")})
+        print_table(title, result)
 
 
 def _json_default(o):
@@ -573,6 +701,9 @@ def _apply_config(parser, argv):
     # the flag names are keys too: N = 600, r = 8, ckpt-interval = 30 (besides the dests groups, redundancy, ...)
     alias = {o.lstrip("-").replace("-", "_"): a.dest for a in sub._actions for o in a.option_strings
              if a.dest in known}
+    former = {o.lstrip("-").replace("-", "_"): a.new.lstrip("-") for a in sub._actions
+              if isinstance(a, _Deprecated) for o in a.option_strings}
+    notes = []
     defaults = {}
     tables = [{k: v for k, v in cfg.items() if not isinstance(v, dict)}]
     if "scenario" in cfg:
@@ -589,6 +720,9 @@ def _apply_config(parser, argv):
         seen = {}
         for key, value in table.items():
             dest = key.replace("-", "_")
+            if dest in former:  # a former flag name: works, with the note
+                note = deprecation_note(f"--config key {key!r}", repr(former[dest]), command)
+                notes += [note] if note not in notes else []
             dest = dest if dest in known else alias.get(dest, dest)
             if dest not in known or dest in ("help", "func", "title"):
                 where = (f"[{command}]" if table is cfg.get(command) else
@@ -605,7 +739,7 @@ def _apply_config(parser, argv):
     for key in ("job_mtbf", "job_fraction"):  # flags on the line win over these (see _scenario)
         if key in defaults:
             defaults["cfg_" + key] = defaults.pop(key)
-    sub.set_defaults(config_given=given, **defaults)
+    sub.set_defaults(config_given=given, deprecations=notes, **defaults)
     return rest
 
 

@@ -16,11 +16,40 @@ _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS
             "restart": 60.0, "ckpt_cost": 5.0, "work_hours": 720.0, "gpu_hour_price": planmod.DEFAULT_PRICE}
 
 
+PLAN_DESCRIPTION = """\
+Plan a training run on your cluster: per scheme (spare, rep, none) the best redundancy r*, checkpoint
+interval tau*, expected time-to-train with its Monte Carlo 5-95% range, availability, GPU-hours, cost and
+the sensitivity of the choice to the uncertain inputs.
+
+Per-GPU MTBF (--gpu-mtbf-hours) means GPU-hours per failure that takes down one data-parallel group, as in
+every spare-jax command and in `spare-jax presets` (gpu_mtbf_hours); the cluster MTBF is the mean time
+between such failures of the whole job. Job-wide and failure-domain interruptions are separate inputs.
+
+Failure log format (--failure-log FILE): a UTF-8 CSV text file. Lines starting with # are comments, except
+two directives:
+  # nodes = M            nodes watched, those that never failed included
+  # window_hours = H     the observation window [0, H] in hours
+The first other line is the header node,time_hours; then one record per line:
+  NODE,T                 node NODE failed T hours after the window's start (0 < T <= H)
+  NODE,                  node NODE was watched and never failed
+Example:
+  # nodes = 512
+  # window_hours = 720
+  node,time_hours
+  n17,12.5
+  n204,330
+  n17,401.25
+Without '# nodes =' (or --log-nodes) the node count is the distinct nodes listed, and without
+'# window_hours =' (or --log-window-hours) the window ends at the last failure: both are then guessed and
+a warning on stderr says so (nodes that never failed are missed, so the MTBF comes out too short)."""
+
+
 def add_plan_parser(sub) -> None:
     from .presets import PRESETS
 
     p = sub.add_parser("plan", help="plan a run on your cluster in GPUs and hours: per scheme r*, tau*, "
-                                    "time-to-train with its spread, availability, GPU-hours, cost, sensitivity")
+                                    "time-to-train with its spread, availability, GPU-hours, cost, sensitivity",
+                          description=PLAN_DESCRIPTION)
     g = p.add_argument_group("cluster")
     g.add_argument("--gpus", type=_bounded("gpus"), default=None,
                    help=_help(f"GPUs in the job (default {planmod.DEFAULT_GPUS:,}, the size of the cluster-100k "
@@ -30,16 +59,16 @@ def add_plan_parser(sub) -> None:
                               f"{planmod.DEFAULT_GPUS_PER_GROUP:,}; with --preset: the preset's)", "gpus_per_group"))
     rate = g.add_mutually_exclusive_group()
     rate.add_argument("--gpu-mtbf-hours", type=_bounded("gpu_mtbf_hours"), default=None,
-                      help=_help(f"per-GPU MTBF in hours of the failures that take down one group (default "
-                                 f"{planmod.DEFAULT_GPU_MTBF_HOURS:,.0f}, SPEC §1; with --preset: the preset's "
-                                 "group-failure rate)", "gpu_mtbf_hours"))
+                      help=_help(f"per-GPU MTBF in hours: GPU-hours per failure that takes down one group "
+                                 f"(default {planmod.DEFAULT_GPU_MTBF_HOURS:,.0f} h, the paper's; with --preset: the "
+                                 "preset's group-failure rate)", "gpu_mtbf_hours"))
     rate.add_argument("--node-mtbf-hours", type=_bounded("node_mtbf_hours"), default=None,
                       help=_help("or: per-node MTBF in hours (a group = --gpus-per-group / --gpus-per-node nodes; "
                                  "default: not used)",
                                  "node_mtbf_hours"))
     rate.add_argument("--failure-log", default=None, metavar="FILE",
-                      help="or: a CSV failure log 'node,time_hours' (format: spare_jax/fit.py) fitted by maximum "
-                           "likelihood; its per-node MTBF is used (default: none)")
+                      help="or: a CSV failure log fitted by maximum likelihood, its per-node MTBF in hours used "
+                           "(default: none); format below")
     g.add_argument("--gpus-per-node", type=_bounded("gpus_per_node"), default=None,
                    help=_help(f"GPUs per node, with --node-mtbf-hours or --failure-log (default "
                               f"{planmod.DEFAULT_GPUS_PER_NODE})", "gpus_per_node"))
@@ -67,10 +96,13 @@ def add_plan_parser(sub) -> None:
     t.add_argument("--gpu-hour-price", type=_bounded("gpu_hour_price"), default=None,
                    help=_help(f"price of one GPU-hour (default {planmod.DEFAULT_PRICE:g}, a placeholder: give "
                               "yours; the cost column is in the same currency)", "gpu_hour_price"))
+    t.add_argument("--currency", default=None, metavar="NAME",
+                   help="the price's currency, e.g. USD, for the cost column's title (default: none, the cost is "
+                        "in the unit of --gpu-hour-price, 'per GPU-hour')")
     t.add_argument("--deadline-hours", type=_bounded("deadline_hours"), default=None,
                    help=_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
                               "deadline_hours"))
-    _scenario_args(p)
+    _scenario_args(p, mtbf_flags=False)
     _microbatch_args(p)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--r-max", type=_bounded("r_max"), default=None,
@@ -135,7 +167,7 @@ def _resolve(args):
 
 
 def cmd_plan(args) -> dict:
-    from .fit import fit_failure_log
+    from .fit import fit_log, read_failure_log
 
     if args.failure_log is None:
         given = [f for f, v in (("--log-window-hours", args.log_window_hours), ("--log-nodes", args.log_nodes),
@@ -157,7 +189,9 @@ def cmd_plan(args) -> dict:
         if (args.fit_law or "exponential") == "exponential":  # an absurd fitted MTBF: refused before more work
             def check(node_mtbf_hours):
                 planmod.check_fitted_mtbf(gpg, node_mtbf_hours, args.gpus_per_node)
-        fit = fit_failure_log(args.failure_log, args.log_window_hours, args.log_nodes, check=check)
+        log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
+        args.late_notes = [m for m in [guessed_warning(log)] if m]  # printed by main once the plan is done
+        fit = fit_log(log, check=check)
         mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"
     elif args.node_mtbf_hours is not None:
         mtbf_src = "user input (per node)"
@@ -168,13 +202,14 @@ def cmd_plan(args) -> dict:
             mtbf_src = f"preset {preset.name}: its group-failure rate (system MTBF {ps['mtbf']:.4g} min at " \
                        f"{ps['reference_gpus']:,.0f} GPUs)"
         else:
-            mtbf_src = "default (SPEC §1)"
+            mtbf_src = "default (the paper's 50,000 h per GPU)"
     result = planmod.plan(gpus, gpg, gpu_mtbf_hours=gpu_mtbf, node_mtbf_hours=args.node_mtbf_hours,
                           gpus_per_node=args.gpus_per_node, fit=fit, fit_law=args.fit_law or "exponential",
                           scenario=scenario, restart_min=s["restart"][0], ckpt_cost_min=s["ckpt_cost"][0],
                           work_hours=s["work_hours"][0], gpu_hour_price=s["gpu_hour_price"][0],
                           deadline_hours=args.deadline_hours, runs=args.runs, seed=args.seed, r_max=args.r_max,
                           epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet)
+    result.inputs["currency"] = args.currency
     result.sources = _sources(args, result, s, mtbf_src, scenario, preset)
     if gpu_mtbf is not None and args.gpu_mtbf_hours is None:  # the preset's rate
         result.inputs["gpu_mtbf_from"] = mtbf_src
@@ -198,6 +233,18 @@ def cmd_plan(args) -> dict:
     return {}
 
 
+def guessed_warning(log) -> str | None:
+    """One line for stderr when the log's window or node count was not stated but taken from its records."""
+    what = []
+    if "nodes" in log.guessed:
+        what.append(f"the node count ({log.nodes:,}, the distinct nodes it lists; nodes that never failed are "
+                    "missed; add '# nodes = M' or --log-nodes)")
+    if "window_hours" in log.guessed:
+        what.append(f"the window ({log.window_hours:,.6g} h, its last failure time; add '# window_hours = H' or "
+                    "--log-window-hours)")
+    return f"spare-jax: warning: {log.path}: guessed " + " and ".join(what) if what else None
+
+
 def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
     inp = result.inputs
     rows = [("GPUs", f"{inp['gpus']:,}", s["gpus"][1]),
@@ -208,12 +255,14 @@ def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
             ("restart cost R", f"{inp['restart_min']:g} min", s["restart"][1]),
             ("checkpoint cost C", f"{inp['ckpt_cost_min']:g} min", s["ckpt_cost"][1]),
             ("work W", f"{inp['work_hours']:g} h", s["work_hours"][1]),
-            ("price per GPU-hour", f"{inp['gpu_hour_price']:g}", s["gpu_hour_price"][1]),
+            ("price per GPU-hour", planmod.price_text(inp), s["gpu_hour_price"][1]),
             ("deadline", "-" if inp["deadline_hours"] is None else f"{inp['deadline_hours']:g} h",
              "user input" if inp["deadline_hours"] is not None else "none given")]
     if "gpus_per_node" in inp:
         rows.append(("GPUs per node", str(inp["gpus_per_node"]),
                      "user input" if args.gpus_per_node is not None else "default"))
+    if scenario.microbatches > 1:
+        rows.append(("micro-batches per shard", str(scenario.microbatches), "user input"))
     if not scenario.is_default:
         pname = f"preset {preset.name}" if preset is not None else None
         desc = scenario.describe()

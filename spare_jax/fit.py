@@ -73,6 +73,7 @@ class FailureLog:
     window_hours: float
     nodes: int  # nodes watched (>= len(times))
     path: str = ""
+    guessed: tuple = ()  # ("window_hours", "nodes"): taken from the records, neither given nor in a directive
 
     @property
     def failures(self) -> int:
@@ -155,7 +156,9 @@ def parse_failure_log(text: str, window_hours: float | None = None, nodes: int |
         raise ValueError(f"nodes must be a whole number >= 1, got {count!r}")
     if count < len(out):
         raise ValueError(f"nodes ({int(count)}) is fewer than the {len(out)} distinct nodes in {path}")
-    return FailureLog(out, window, int(count), path)
+    guessed = tuple(k for k, given in (("window_hours", window_hours), ("nodes", nodes))
+                    if given is None and k not in directives)
+    return FailureLog(out, window, int(count), path, guessed)
 
 
 def read_failure_log(path: str, window_hours: float | None = None, nodes: int | None = None) -> FailureLog:

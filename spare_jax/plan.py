@@ -108,7 +108,7 @@ def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gp
         if gpus_per_node is not None:
             raise ValueError("gpus_per_node goes with node_mtbf_hours or a failure log")
         v = DEFAULT_GPU_MTBF_HOURS if gpu_mtbf_hours is None else _check("gpu_mtbf_hours", gpu_mtbf_hours, 1e-6)
-        return v, ("default, SPEC §1" if gpu_mtbf_hours is None else "given")
+        return v, ("default, the paper's 50,000 h" if gpu_mtbf_hours is None else "given")
     per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
     if gpus_per_group % per_node:
         raise ValueError(f"gpus_per_group ({gpus_per_group}) must be a multiple of gpus_per_node ({per_node}): "
@@ -205,7 +205,9 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
         notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:.3g} epochs; "
                      "sampling limit)" + ("; its 5-95% range is only indicative" if fit < 20 else ""))
     job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
-    rate_guess = 1.0 / entry["ttt_over_w"] / entry["availability"]
+    # the availability E[U] / (E[U] + R) as the optimiser computed it (its output carries the percentage)
+    availability = entry["mean_uptime_min"] / (entry["mean_uptime_min"] + cfg.restart_for(gpus))
+    rate_guess = 1.0 / entry["ttt_over_w"] / availability
     mc, _ = ttt.simulate_ttt_runs(scheme, n, r, fit, tau, cfg, model, gpus, seed, "kept", entry["mean_uptime_min"],
                                   rate_guess, progress=progress, job_rate=job_rate, scenario=scenario)
     return np.asarray(mc["run_ttt_hours"], np.float64)
@@ -288,7 +290,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         schemes[s] = {
             "r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
             "ttt_hours": float(e["ttt_hours"]), "ttt_p05_hours": q[0], "ttt_p95_hours": q[1],
-            "p_over_deadline": p_over, "availability_pct": 100.0 * float(e["availability"]),
+            "p_over_deadline": p_over, "availability_pct": float(e["availability_pct"]),
             "failures_endured": _failures_endured(s, n, int(e["r_star"])),
             "gpu_hours": float(e["ttt_hours"]) * gpus, "cost": float(e["ttt_hours"]) * gpus * gpu_hour_price,
             "mc_runs": 0 if hours is None else int(hours.size),
@@ -311,7 +313,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         "gpu_hour_price": gpu_hour_price, "deadline_hours": deadline_hours, "runs": runs, "seed": seed,
         "r_max": r_max, "method": base.get("method", "closed form"),
         "job_mtbf_min": base.get("job_mtbf_min"),
-        "scenario": None if scenario is None or scenario.is_default else scenario.describe(),
+        "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
+        else scenario.describe(),
     }
     if epochs is not None and needs_kernel:
         inputs["pool_epochs"] = epochs
@@ -381,16 +384,14 @@ def format_table(result: PlanResult) -> str:
     """The readable tables: one row per scheme, then the sensitivity (text, fixed-width columns)."""
     inp = result.inputs
     deadline = inp.get("deadline_hours")
-    lines = [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']} groups x {inp['gpus_per_group']} GPUs; "
+    lines = [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
              f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
-             f"{inp['cluster_mtbf_min']:.4g} min",
-             f"restart {inp['restart_min']:g} min, checkpoint {inp['ckpt_cost_min']:g} min, work "
-             f"{inp['work_hours']:g} h, {inp['gpu_hour_price']:g} per GPU-hour, method: {inp['method']}"]
-    if inp.get("scenario"):
-        lines.append("scenario: " + describe_scenario(inp["scenario"]))
-    lines.append("")
-    head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:g} h)" if deadline else "P(>deadline)",
-            "avail %", "failures endured", "GPU-h", "cost"]
+             f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
+             f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
+             f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp['method']}",
+             "model: " + model_text(inp), ""]
+    head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:,g} h)" if deadline else "P(>deadline)",
+            "avail %", "failures endured", "GPU-h", cost_head(inp)]
     rows = []
     for s, e in result.schemes.items():
         spread = "-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f}-{e['ttt_p95_hours']:,.0f}"
@@ -421,6 +422,28 @@ def format_table(result: PlanResult) -> str:
     return "\n".join(lines)
 
 
+def price_text(inp: dict) -> str:
+    """'2 USD per GPU-hour', or '2 per GPU-hour' when no currency was given."""
+    cur = inp.get("currency")
+    return f"{inp['gpu_hour_price']:,g} {cur + ' ' if cur else ''}per GPU-hour"
+
+
+def cost_head(inp: dict) -> str:
+    """The cost column's title: 'cost (USD)', or 'cost' in the price's unit when no currency was given."""
+    return f"cost ({inp['currency']})" if inp.get("currency") else "cost"
+
+
+def model_text(inp: dict) -> str:
+    """Every input beyond the paper's model that changed the answer (scenario, micro-batches, failure log)."""
+    desc = inp.get("scenario") or {}
+    parts = [] if not desc else [describe_scenario(desc)]
+    if inp.get("fit_law"):
+        parts.append(f"failure rate fitted from a log ({inp['fit_law']} law)")
+    if not parts or parts == ["none"]:
+        return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
+    return "; ".join(p for p in parts if p != "none") + "; no repair"
+
+
 def ttt_text(entry: dict) -> str:
     """'1,694' or, for a Monte Carlo estimate (under a scenario), '1,564 ± 7' (one standard error)."""
     se = entry.get("ttt_stderr_hours")
@@ -443,6 +466,8 @@ def describe_scenario(desc: dict) -> str:
         parts.append(f"lemons {desc['lemon_fraction']:g} of groups failing {desc['lemon_factor']:g}x as often")
     if "group_mtbf_min" in desc:
         parts.append("per-group MTBFs from a file")
+    if desc.get("microbatches", 1) > 1:
+        parts.append(f"{desc['microbatches']} micro-batches per shard")
     return "; ".join(parts) or "none"
 
 

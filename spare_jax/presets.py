@@ -67,8 +67,12 @@ def _from_llama3_rates(name: str, description: str, gpus: int, gpus_per_group: i
         "restart": restart_min, "work_hours": work_hours,
     }
     domains = ({"size": domain_groups, "mtbf": n_domains / (domain_share * cluster_rate), "name": "switch"},)
+    # per-GPU MTBF and cluster MTBF mean what they mean in plan and in every command's JSON: group failures
+    # only (the failures redundancy can mask); the all-interruptions figures are labelled so
     derived = {
-        "per_gpu_mtbf_hours": per_gpu_mtbf / 60.0,
+        "gpu_mtbf_hours": per_gpu_mtbf / group_share / 60.0,
+        "gpu_mtbf_hours (all interruptions)": per_gpu_mtbf / 60.0,
+        "cluster_mtbf_min": 1.0 / (group_share * cluster_rate),
         "cluster_mtbf_min (all interruptions)": 1.0 / cluster_rate,
         "shares (group, domain, job-wide)": [group_share, domain_share, job_share],
         "group_mtbf_min": per_gpu_mtbf / gpus_per_group / group_share,

@@ -18,7 +18,7 @@ import html
 import io
 
 from . import plotting
-from .plan import PlanResult, _runs_text, describe_scenario, ttt_text
+from .plan import PlanResult, _runs_text, cost_head, describe_scenario, model_text, price_text, ttt_text  # noqa: F401
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;
@@ -169,14 +169,14 @@ def render_html(result: PlanResult) -> str:
              f"<h1>{_e(title)}</h1>",
              f'<p class="sub">spare-jax plan, {_e(datetime.date.today().isoformat())}; method: {_e(inp["method"])}'
              + (f"; preset {_e(inp['preset'])}" if inp.get("preset") else "") + "</p>"]
-    if inp.get("scenario"):
-        parts.append(f"<p>Scenario: {_e(describe_scenario(inp['scenario']))}.</p>")
+    parts.append(f"<p>Model: {_e(model_text(inp))}."
+                 + (f" Price: {_e(price_text(inp))}." if "gpu_hour_price" in inp else "") + "</p>")
 
     schemes = result.schemes
     best = min(schemes, key=lambda s: schemes[s]["ttt_hours"])
     head = ["scheme", "r*", "τ* (min)", "expected TTT (h)", "5–95% (h)",
             f"P(TTT > {deadline:g} h)" if deadline is not None else "P(TTT > deadline)", "availability (%)",
-            "failures endured", "GPU-hours", "cost"]
+            "failures endured", "GPU-hours", cost_head(inp)]
     rows = []
     for s, e in schemes.items():
         spread = "-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f} – {e['ttt_p95_hours']:,.0f}"

@@ -87,7 +87,7 @@ def test_refused_up_front(argv, word, capsys):
 @pytest.mark.parametrize("argv,word", [
     (["ttt", "-N", "60", "-r", "3", "--ckpt-interval", "100000"], "--ckpt-interval"),
     (["ttt", "-N", "60", "-r", "3", "--work-hours", "1000000"], "--work-hours"),
-    (["ttt", "--trials", "10000"], "--trials"),
+    (["ttt", "--runs", "10000"], "--runs"),
 ])
 def test_ttt_infeasible_runs_refused_before_sampling(argv, word, capsys):
     refused([*argv, "--quiet", "--json"], word, capsys, max_s=60.0)
@@ -248,7 +248,7 @@ def test_library_refuses_the_same():
 
 # ------------------------------------------------------------------------------------------------ JSON
 def test_optimize_json_strict_at_tiny_mtbf_and_no_warnings(capsys):
-    assert main(["optimize", "-N", "20", "--r-max", "2", "--mtbf", "0.01", "--json", "--quiet"]) == 0
+    assert main(["optimize", "-N", "20", "--r-max", "2", "--reference-mtbf-min", "0.01", "--json", "--quiet"]) == 0
     cap = capsys.readouterr()
     data = strict_loads(cap.out)
     assert data["schemes"]["spare"]["ttt_hours"] is None  # infinite TTT -> null

@@ -110,20 +110,20 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
 
     mtbf = repr(100 * 1000 / 600_000)
     base = ["-N", "8", "--mtbf", mtbf, "--quiet", "--json", "--repair-time", "30", "--repair-law", "exp"]
-    assert main(["overhead", "-r", "3", "--trials", "2000", *base]) == 0
+    assert main(["overhead", "-r", "3", "--epochs", "2000", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert 1 < out["mc_overhead"] < 3 and out["censored"] == 0
-    assert main(["ttt", "-r", "3", "--trials", "20", "--work-hours", "10", "--ckpt-cost", "2",
+    assert main(["ttt", "-r", "3", "--runs", "20", "--work-hours", "10", "--ckpt-cost", "2",
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["trials"] == 20 and out["mc_ttt_hours"] > 10
+    assert out["runs"] == 20 and out["mc_ttt_hours"] > 10
     assert main(["optimize", "--r-max", "2", "--epochs", "500", "--work-hours", "10", "--ckpt-cost", "2",
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["schemes"]["spare"]["r_star"] in (1, 2)
-    assert main(["wipeout", "-r", "2", "--trials", "500", "--run-hours", "1", "-N", "8", "--mtbf",
+    assert main(["wipeout", "-r", "2", "--trials", "500", "--work-hours", "1", "-N", "8", "--reference-mtbf-min",
                  repr(3000 * 1000 / 600_000), "--quiet", "--json", "--repair-time", "5"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["rare_wipeouts"] is True
-    lo, hi = out["p_wipeout_within_run_ci95"]
+    lo, hi = out["p_wipeout_within_run_ci95_low"], out["p_wipeout_within_run_ci95_high"]
     assert lo <= out["p_wipeout_within_run"] <= hi

@@ -18,7 +18,8 @@ def test_every_stage_runs_and_writes_its_outputs(tmp_path):
     for name in ("wipeout_theory_vs_mc.png", "wipeout_validation.csv", "overhead_vs_r.png", "depth_at_wipeout.csv",
                  "reorder_movement.png", "reorder_solvers.csv", "ttt_vs_r.png", "rstar_vs_n.png"):
         assert os.path.getsize(os.path.join(out, name)) > 0, name
-    text = suite.format_summary({"rows": [{"quantity": "x", "theory": 1.0, "mc": 1.01, "mc_ci95": 0.02,
+    text = suite.format_summary({"rows": [{"quantity": "x", "theory": 1.0, "mc": 1.01, "mc_ci95_low": 0.99,
+                                           "mc_ci95_high": 1.03,
                                            "paper": "y"}], "elapsed_s": 1.0})
     assert "theory" in text and "paper" in text
 
@@ -47,10 +48,12 @@ def test_run_defaults_to_the_quick_answer_in_results_and_full_writes_figures(mon
         return {"full": full, "out_dir": out_dir,
                 "setting": {"groups": 600, "gpus": 600_000, "gpus_per_group": 1000.0, "group_mtbf_min": 3000.0,
                             "cluster_mtbf_min": 5.0, "work_hours": 720.0, "ckpt_cost_min": 5.0, "restart_min": 60.0},
-                "plan": [{"scheme": "SPARe+CKPT", "r_star": 6, "tau_star_min": 118.9, "ttt_hours": 1766.0,
-                          "mc_ttt_hours": 1763.0, "mc_ttt_ci95_hours": 4.0, "availability_pct": 95.5,
+                "plan": [{"scheme": "SPARe+CKPT", "r_star": 6, "ckpt_interval_min": 118.9, "ttt_hours": 1766.0,
+                          "mc_ttt_hours": 1763.0, "mc_ttt_hours_ci95_low": 1759.0,
+                          "mc_ttt_hours_ci95_high": 1767.0, "availability_pct": 95.5,
                           "mc_availability_pct": 95.4, "ttt_vs_best_rep": 0.68}],
-                "rows": [{"quantity": "E[T]", "r": 8, "theory": 275.1, "mc": 274.9, "mc_ci95": 0.3, "paper": "-"}]}
+                "rows": [{"quantity": "E[T]", "r": 8, "theory": 275.1, "mc": 274.9, "mc_ci95_low": 274.6,
+                          "mc_ci95_high": 275.2, "paper": "-"}]}
 
     monkeypatch.setattr(suite, "run_suite", fake)
     monkeypatch.chdir(tmp_path)

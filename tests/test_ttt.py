@@ -88,15 +88,15 @@ def test_optimize_small(capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data["schemes"]) == {"spare", "rep", "none"}
     for s in data["schemes"].values():
-        assert {"r_star", "ckpt_interval_min", "ttt_hours", "availability"} <= set(s)
+        assert {"r_star", "ckpt_interval_min", "ttt_hours", "availability_pct"} <= set(s)
     assert "ttt_reduction_vs_rep" in data
 
 
 def test_cli_ttt_keys(capsys):
-    assert main(["ttt", "-N", "60", "-r", "3", "--trials", "30", "--work-hours", "100", "--json", "--quiet"]) == 0
+    assert main(["ttt", "-N", "60", "-r", "3", "--runs", "30", "--work-hours", "100", "--json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
-    for key in ("scheme", "groups", "redundancy", "ckpt_interval_min", "trials", "mc_ttt_hours",
-                "mc_ttt_stderr_hours", "theory_ttt_hours", "availability", "goodput"):
+    for key in ("scheme", "groups", "redundancy", "ckpt_interval_min", "runs", "mc_ttt_hours",
+                "mc_ttt_stderr_hours", "theory_ttt_hours", "availability_pct", "goodput"):
         assert key in data
     assert abs(data["theory_ttt_hours"] / data["mc_ttt_hours"] - 1) < 0.05
 

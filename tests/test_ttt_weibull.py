@@ -191,17 +191,17 @@ def test_kept_refused_by_closed_form_and_optimize():
 
 
 def test_cli_ages(capsys):
-    base = ["ttt", "-N", "60", "-r", "3", "--trials", "6", "--work-hours", "60", "--json", "--quiet"]
+    base = ["ttt", "-N", "60", "-r", "3", "--runs", "6", "--work-hours", "60", "--json", "--quiet"]
     outs = {}
     for ages in ("kept", "renewed"):
         assert main([*base, "--ages", ages]) == 0
         outs[ages] = json.loads(capsys.readouterr().out)
     for key in ("mc_ttt_hours", "theory_ttt_hours", "ckpt_interval_min"):  # exponential: the same model
         assert outs["kept"][key] == outs["renewed"][key]
-    assert outs["kept"]["trials"] == 6
+    assert outs["kept"]["runs"] == 6
     assert main([*base, "--distribution", "weibull", "--weibull-shape", "0.7", "--ages", "kept"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["theory_ttt_hours"] is None and data["renewed_theory_ttt_hours"] > 0 and data["trials"] == 6
+    assert data["theory_ttt_hours"] is None and data["renewed_theory_ttt_hours"] > 0 and data["runs"] == 6
     assert main(["optimize", "-N", "60", "--r-max", "3", "--json", "--quiet", "--distribution", "weibull",
                  "--weibull-shape", "0.7"]) == 2
     assert "renewed" in capsys.readouterr().err
@@ -222,18 +222,18 @@ def test_closed_form_sums_every_checkpoint_tiny_interval():
 
 def test_cli_tiny_interval_case(capsys):
     assert main(["ttt", "--scheme", "none", "-N", "8", "--ckpt-cost", "0", "--restart", "60", "--ckpt-interval",
-                 "0.001", "--trials", "12", "--json", "--quiet"]) == 0
+                 "0.001", "--runs", "12", "--json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["theory_ttt_hours"] == pytest.approx(835.2, rel=2e-4)
-    assert data["trials"] == 12
+    assert data["runs"] == 12
     assert abs(data["mc_ttt_hours"] - data["theory_ttt_hours"]) < 4 * data["mc_ttt_stderr_hours"] + 5
 
 
 def test_cli_ttt_reports_exactly_trials(capsys):
     for trials in (7, 23):
-        assert main(["ttt", "-N", "60", "-r", "3", "--trials", str(trials), "--work-hours", "100", "--json",
+        assert main(["ttt", "-N", "60", "-r", "3", "--runs", str(trials), "--work-hours", "100", "--json",
                      "--quiet"]) == 0
-        assert json.loads(capsys.readouterr().out)["trials"] == trials
+        assert json.loads(capsys.readouterr().out)["runs"] == trials
 
 
 def test_rep_needs_r_dividing_n(capsys):

@@ -34,6 +34,37 @@ PAPER = {
 
 QUICK_N = 600
 
+# the paper's claims as numbers, for the summary's verdict column: row quantity prefix -> (low, high, text)
+PAPER_RANGES = {
+    "compute overhead": (2.0, 3.0, "the paper's 2–3×"),
+    "SPARe+CKPT r*": (8.0, 10.06, "the paper's 8–10"),
+    "SPARe+CKPT availability": (90.0, 100.0, "the paper's > 90%"),
+    "TTT reduction": (40.0, 50.0, "the paper's 40–50%"),
+}
+
+
+def _ci95(mean, stderr) -> dict:
+    """The 95% interval of a Monte Carlo mean: ``mc_ci95_low`` / ``mc_ci95_high`` (None when there is none)."""
+    if mean is None or stderr is None:
+        return {"mc_ci95_low": None, "mc_ci95_high": None}
+    return {"mc_ci95_low": mean - 1.96 * stderr, "mc_ci95_high": mean + 1.96 * stderr}
+
+
+def verdict(row: dict) -> str:
+    """One phrase per summary row: against the paper's claim where it makes one (the Monte Carlo value when
+    there is one, else the theory's), else whether the theory lies inside the Monte Carlo 95% interval."""
+    value = row["mc"] if row.get("mc") is not None else row.get("theory")
+    if row.get("paper", "-") != "-":
+        for prefix, (low, high, text) in PAPER_RANGES.items():
+            if row["quantity"].startswith(prefix) and value is not None:
+                if prefix == "SPARe+CKPT availability":
+                    return f"{'within' if value > low else 'below'} {text}"
+                return f"{'below' if value < low else 'above' if value > high else 'within'} {text}"
+    lo, hi, th = row.get("mc_ci95_low"), row.get("mc_ci95_high"), row.get("theory")
+    if lo is not None and th is not None:
+        return "theory inside the MC 95% CI" if lo <= th <= hi else "theory outside the MC 95% CI"
+    return "-"
+
 
 def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True,
               quick: bool | None = None) -> dict:
@@ -118,12 +149,14 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     for scheme in ("spare", "rep", "none"):
         th = opt["schemes"][scheme]
         mc = mc_at(scheme, th["r_star"])
-        plan.append({"scheme": names[scheme], "r_star": th["r_star"], "tau_star_min": th["ckpt_interval_min"],
+        half = None if mc is None else 1.96 * mc["mc_ttt_stderr_hours"]
+        plan.append({"scheme": names[scheme], "r_star": th["r_star"], "ckpt_interval_min": th["ckpt_interval_min"],
                      "ttt_hours": th["ttt_hours"],
                      "mc_ttt_hours": None if mc is None else mc["mc_ttt_hours"],
-                     "mc_ttt_ci95_hours": None if mc is None else 1.96 * mc["mc_ttt_stderr_hours"],
-                     "availability_pct": 100 * th["availability"],
-                     "mc_availability_pct": None if mc is None else 100 * mc["mc_availability"],
+                     "mc_ttt_hours_ci95_low": None if mc is None else mc["mc_ttt_hours"] - half,
+                     "mc_ttt_hours_ci95_high": None if mc is None else mc["mc_ttt_hours"] + half,
+                     "availability_pct": th["availability_pct"],
+                     "mc_availability_pct": None if mc is None else mc["mc_availability_pct"],
                      "ttt_vs_best_rep": th["ttt_hours"] / opt["schemes"]["rep"]["ttt_hours"]})
     sp_mc, rp_mc = mc_at("spare", opt["schemes"]["spare"]["r_star"]), mc_at("rep", opt["schemes"]["rep"]["r_star"])
 
@@ -139,30 +172,34 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     w8 = wipe(8)
     if w8 is not None:
         rows.append({"quantity": f"E[T], failures to wipe-out (N={n}, stacked)", "r": 8, "theory": w8["theory_exact"],
-                     "mc": w8["mc_mean"], "mc_ci95": 1.96 * w8["mc_stderr"], "paper": "-"})
+                     "mc": w8["mc_mean"], **_ci95(w8["mc_mean"], w8["mc_stderr"]), "paper": "-"})
     for r, claim in ((r_sp, "-"), (20, PAPER["overhead_r20"])):
         o = ovh(r)
         if o is not None and not any(x.get("r") == r and x["quantity"].startswith("compute") for x in rows):
             rows.append({"quantity": f"compute overhead Ω, × (N={n}; Rep's Ω = r)", "r": r,
                          "theory": o["theory_overhead"], "mc": o["mc_overhead"],
-                         "mc_ci95": 1.96 * o["mc_overhead_stderr"], "paper": claim})
+                         **_ci95(o["mc_overhead"], o["mc_overhead_stderr"]), "paper": claim})
     rows += [
-        {"quantity": "SPARe+CKPT r* (C=5 min)", "r": r_sp, "theory": r_sp, "mc": None, "mc_ci95": None,
+        {"quantity": "SPARe+CKPT r* (C=5 min)", "r": r_sp, "theory": r_sp, "mc": None, **_ci95(None, None),
          "paper": PAPER["r_star"]},
-        {"quantity": "SPARe+CKPT availability at r* (%)", "r": r_sp, "theory": 100 * opt["schemes"]["spare"]["availability"],
-         "mc": None if sp_mc is None else 100 * sp_mc["mc_availability"], "mc_ci95": None,
+        {"quantity": "SPARe+CKPT availability at r* (%)", "r": r_sp, "theory": opt["schemes"]["spare"]["availability_pct"],
+         "mc": None if sp_mc is None else sp_mc["mc_availability_pct"], **_ci95(None, None),
          "paper": PAPER["availability"]},
         {"quantity": "SPARe+CKPT TTT at r*, tau* (hours)", "r": r_sp, "theory": opt["schemes"]["spare"]["ttt_hours"],
          "mc": None if sp_mc is None else sp_mc["mc_ttt_hours"],
-         "mc_ci95": None if sp_mc is None else 1.96 * sp_mc["mc_ttt_stderr_hours"], "paper": "-"},
+         **_ci95(*((None, None) if sp_mc is None else (sp_mc["mc_ttt_hours"], sp_mc["mc_ttt_stderr_hours"]))),
+         "paper": "-"},
         {"quantity": "Rep+CKPT TTT at its r*, tau* (hours)", "r": opt["schemes"]["rep"]["r_star"],
          "theory": opt["schemes"]["rep"]["ttt_hours"], "mc": None if rp_mc is None else rp_mc["mc_ttt_hours"],
-         "mc_ci95": None if rp_mc is None else 1.96 * rp_mc["mc_ttt_stderr_hours"], "paper": "-"},
+         **_ci95(*((None, None) if rp_mc is None else (rp_mc["mc_ttt_hours"], rp_mc["mc_ttt_stderr_hours"]))),
+         "paper": "-"},
         {"quantity": "TTT reduction, best SPARe+CKPT vs best Rep+CKPT (%)", "r": None,
          "theory": 100 * opt["ttt_reduction_vs_rep"],
          "mc": None if (sp_mc is None or rp_mc is None) else 100 * (1 - sp_mc["mc_ttt_hours"] / rp_mc["mc_ttt_hours"]),
-         "mc_ci95": None, "paper": PAPER["ttt_reduction"]},
+         **_ci95(None, None), "paper": PAPER["ttt_reduction"]},
     ]
+    for row in rows:
+        row["verdict"] = verdict(row)
     _log(f"spare-jax run: done in {time.perf_counter() - t_start:.0f} s")
     from ..failures import FailureModel
 
@@ -198,17 +235,26 @@ def format_summary(summary: dict) -> str:
                      f"{'availability':>12} {'MC avail.':>9} {'TTT / best Rep':>14}")
         lines.append("-" * 95)
         for p in summary["plan"]:
-            mc = "-" if p["mc_ttt_hours"] is None else f"{p['mc_ttt_hours']:.0f} ± {p['mc_ttt_ci95_hours']:.0f}"
-            lines.append(f"{p['scheme']:<12} {p['r_star']:>3} {p['tau_star_min']:>10.1f} {p['ttt_hours']:>9.0f} "
+            mc = "-" if p["mc_ttt_hours"] is None else (
+                f"{p['mc_ttt_hours']:.0f} ± {(p['mc_ttt_hours_ci95_high'] - p['mc_ttt_hours_ci95_low']) / 2:.0f}")
+            lines.append(f"{p['scheme']:<12} {p['r_star']:>3} {p['ckpt_interval_min']:>10.1f} {p['ttt_hours']:>9.0f} "
                          f"{mc:>17} {p['availability_pct']:>11.1f}% "
                          f"{f(p['mc_availability_pct'], '.1f'):>8}{'%' if p['mc_availability_pct'] is not None else ' '} "
                          f"{p['ttt_vs_best_rep']:>13.2f}×")
         lines += ["(TTT: closed form at tau*; MC TTT: Monte Carlo at the same r and tau*, ± 95% CI; "
                   "TTT / best Rep: against the best Rep+CKPT's TTT, < 1 = shorter)", ""]
-    lines.append(f"{'check':<52} {'r':>3} {'theory':>10} {'MC':>10} {'± 95% CI':>10}  paper's claim")
-    lines.append("-" * 120)
-    for row in summary["rows"]:
+    rows = summary["rows"]
+    half = [None if row.get("mc_ci95_low") is None else (row["mc_ci95_high"] - row["mc_ci95_low"]) / 2
+            for row in rows]
+    verdicts = [row.get("verdict") or verdict(row) for row in rows]
+    width = max([len("verdict")] + [len(v) for v in verdicts])
+    lines.append(f"{'check':<52} {'r':>3} {'theory':>10} {'MC':>10} {'± 95% CI':>10}  {'verdict':<{width}}  "
+                 "paper's claim")
+    lines.append("-" * 150)
+    for row, h, v in zip(rows, half, verdicts):
         lines.append(f"{row['quantity']:<52} {f(row.get('r')):>3} {f(row['theory']):>10} {f(row['mc']):>10} "
-                     f"{f(row['mc_ci95']):>10}  {row['paper']}")
+                     f"{f(h):>10}  {v:<{width}}  {row['paper']}")
     lines.append(f"(data in {summary.get('out_dir', 'figures')}/summary.json)")
+    lines.append("Your own cluster: spare-jax plan --gpus G --gpus-per-group g --gpu-mtbf-hours H (see "
+                 "spare-jax plan --help)")
     return "\n".join(lines)

@@ -102,16 +102,16 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
         row = {"groups": n, "restart_min": restart_min, "system_mtbf_min": system_mtbf_min,
                "ckpt_cost_min": ckpt_cost_min, "gpus_per_group": gpus_per_group, "r_max": rm,
                "spare_r_star": r_star, "spare_tau_min": sp["ckpt_interval_min"], "spare_ttt_hours": sp["ttt_hours"],
-               "spare_availability": sp["availability"],
+               "spare_availability_pct": sp["availability_pct"],
                "rep_r_star": rp["r_star"], "rep_tau_min": rp["ckpt_interval_min"], "rep_ttt_hours": rp["ttt_hours"],
-               "rep_availability": rp["availability"],
+               "rep_availability_pct": rp["availability_pct"],
                "ttt_reduction_vs_best_rep": res["ttt_reduction_vs_rep"],
                # Rep needs r | N (block replica sets): no same-r baseline where r* does not divide N
-               "rep_same_r_ttt_hours": curve["rep"].get(r_star), "rep_same_r_availability": a_rep.get(r_star),
+               "rep_same_r_ttt_hours": curve["rep"].get(r_star), "rep_same_r_availability_pct": None if r_star not in a_rep else 100.0 * a_rep[r_star],
                "ttt_reduction_vs_rep_same_r": None if r_star not in curve["rep"]
                else 1.0 - curve["spare"][r_star] / curve["rep"][r_star],
                "rep_matched_r": matched,
-               "rep_matched_availability": None if matched is None else a_rep[matched],
+               "rep_matched_availability_pct": None if matched is None else 100.0 * a_rep[matched],
                "rep_matched_ttt_hours": None if matched is None else curve["rep"][matched],
                "ttt_reduction_vs_rep_matched": None if matched is None
                else 1.0 - curve["spare"][r_star] / curve["rep"][matched]}

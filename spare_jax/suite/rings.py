@@ -59,7 +59,7 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
                                  "job_mtbf_min": sc.job_mtbf_min, "domain_size": domain_size,
                                  "domain_mtbf_min": domain_mtbf_min, "epochs": epochs, "ckpt_interval_min": tau,
                                  "ttt_hours": th["ttt_hours"], "ttt_stderr_hours": th["ttt_stderr_hours"],
-                                 "mean_uptime_min": th["mean_uptime_min"], "availability": th["availability"]})
+                                 "mean_uptime_min": th["mean_uptime_min"], "availability_pct": 100.0 * th["availability"]})
                     _log(f"  {scheme:<5} r={r:>2} ring={order:<11} job={'on ' if with_job else 'off'} "
                          f"TTT {th['ttt_hours']:8.0f} ± {th['ttt_stderr_hours']:.0f} h  (E[U] {th['mean_uptime_min']:.0f} min)")
     p = get_preset(preset)

@@ -73,7 +73,7 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
         at_r0 = next(c["ttt_hours"] for c in res["curves"]["spare"] if c["r"] == r_star_0)
         job_rows.append({"groups": groups, "job_fraction": f, "job_mtbf_min": None if mu == 0 else 1 / mu,
                          "spare_r_star": sp["r_star"], "spare_tau_min": sp["ckpt_interval_min"],
-                         "spare_ttt_hours": sp["ttt_hours"], "spare_availability": sp["availability"],
+                         "spare_ttt_hours": sp["ttt_hours"], "spare_availability_pct": sp["availability_pct"],
                          "rep_r_star": rp["r_star"], "rep_ttt_hours": rp["ttt_hours"],
                          "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"],
                          "spare_ttt_at_first_r_star_hours": at_r0, "first_r_star": r_star_0})

@@ -47,11 +47,11 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                     mc = None
                 row = {"scheme": scheme, "groups": groups, "redundancy": r, "ckpt_cost_min": c,
                        "ckpt_interval_min": tau, "theory_ttt_hours": th["ttt_hours"],
-                       "theory_ttt_over_w": th["ttt_over_w"], "theory_availability": th["availability"],
+                       "theory_ttt_over_w": th["ttt_over_w"], "theory_availability_pct": 100.0 * th["availability"],
                        "mc_runs": None if mc is None else mc["runs"],
                        "mc_ttt_hours": None if mc is None else mc["ttt_hours"],
                        "mc_ttt_stderr_hours": None if mc is None else mc["ttt_stderr_hours"],
-                       "mc_availability": None if mc is None else mc["availability"],
+                       "mc_availability_pct": None if mc is None else 100.0 * mc["availability"],
                        "rel_gap": None if mc is None else th["ttt_hours"] / mc["ttt_hours"] - 1.0}
                 rows.append(row)
             _log(f"  ttt {scheme:<5} r={r:>2}: " + "  ".join(
@@ -93,7 +93,7 @@ def _plot_ttt(rows, groups, ckpt_costs, path, model, cfg):
                 continue
             if scheme == "none":
                 off_scale.append(sel[0]["theory_ttt_hours"])
-                axes[1].axhline(100 * sel[0]["theory_availability"], color=color, ls=styles[c], lw=1,
+                axes[1].axhline(sel[0]["theory_availability_pct"], color=color, ls=styles[c], lw=1,
                                 label=f"CKPT only (r = 1), C = {c:g} min: TTT {sel[0]['theory_ttt_hours']:,.0f} h "
                                       "(off the left panel's scale); availability (right)")
                 continue
@@ -105,9 +105,9 @@ def _plot_ttt(rows, groups, ckpt_costs, path, model, cfg):
                         yerr=[1.96 * row["mc_ttt_stderr_hours"] for row in mc], fmt="o", ms=3,
                         color=color, capsize=2, label=f"{labels[scheme]}, C = {c:g} min (Monte Carlo ±95% CI)"
                         if c == main_c else None)
-            axes[1].plot(r, [100 * row["theory_availability"] for row in sel], styles[c], color=color, lw=1.2,
+            axes[1].plot(r, [row["theory_availability_pct"] for row in sel], styles[c], color=color, lw=1.2,
                          label=f"{labels[scheme]}, C = {c:g} min")
-            axes[1].plot([row["redundancy"] for row in mc], [100 * row["mc_availability"] for row in mc], "o",
+            axes[1].plot([row["redundancy"] for row in mc], [row["mc_availability_pct"] for row in mc], "o",
                          ms=3, color=color)
             b = best.get((scheme, c))
             if b is not None and c == main_c:
@@ -171,7 +171,7 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
         rows.append({"groups": n, "gpus": n * model.gpus_per_group, "r_star_spare": sp["r_star"],
                      "r_star_rep": rp["r_star"], "paper_r_star": math.log2(n) + 0.833,
                      "ttt_spare_hours": sp["ttt_hours"], "ttt_rep_hours": rp["ttt_hours"],
-                     "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"], "availability_spare": sp["availability"],
+                     "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"], "availability_spare_pct": sp["availability_pct"],
                      "tau_spare_min": sp["ckpt_interval_min"]})
         _log(f"  r* N={n:>6}: SPARe r*={sp['r_star']} (paper {math.log2(n) + 0.833:.2f}), Rep r*={rp['r_star']}, "
              f"TTT reduction {res['ttt_reduction_vs_rep']:.1%}")

@@ -388,7 +388,7 @@ def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureMo
         opt = optimize_tau(prof, cfg, gpus)
         yd = young_daly(prof, cfg, gpus)
         out[scheme] = {"r_star": r_star, "ckpt_interval_min": opt["ckpt_interval_min"],
-                       "ttt_hours": opt["ttt_hours"], "availability": opt["availability"],
+                       "ttt_hours": opt["ttt_hours"], "availability_pct": 100.0 * opt["availability"],
                        "ttt_over_w": opt["ttt_over_w"], "goodput": opt["goodput"],
                        "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
                        "mean_uptime_min": prof.mean_uptime_min, "r_searched": searched[scheme]}

@@ -217,7 +217,8 @@ def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingCon
         r_star, th, tau = best
         daly = math.sqrt(2 * max(cfg.ckpt_cost_min, 1e-9) * (th["mean_uptime_min"] + th["restart_min"]))
         out[scheme] = {"r_star": r_star, "ckpt_interval_min": tau, "ttt_hours": th["ttt_hours"],
-                       "ttt_stderr_hours": th["ttt_stderr_hours"], "availability": th["availability"],
+                       "ttt_stderr_hours": th["ttt_stderr_hours"],
+                       "availability_pct": 100.0 * th["availability"],
                        "ttt_over_w": th["ttt_over_w"], "goodput": th["goodput"],
                        "young_interval_min": math.sqrt(2 * max(cfg.ckpt_cost_min, 1e-9) * th["mean_uptime_min"]),
                        "daly_interval_min": daly, "mean_uptime_min": th["mean_uptime_min"],
