@@ -14,13 +14,13 @@ import pytest
 
 ARGS = ["wipeout", "-N", "48", "-r", "3", "--trials", "3001", "--seed", "5", "--chunk-size", "256", "--json",
         "--quiet"]
-OVERHEAD = ["overhead", "-N", "24", "-r", "4", "--trials", "301", "--seed", "2", "--chunk-size", "64", "--json",
+OVERHEAD = ["overhead", "-N", "24", "-r", "4", "--epochs", "301", "--seed", "2", "--chunk-size", "64", "--json",
             "--quiet"]
 # many small blocks whose sizes process 0 decides from its own timing (the block size doubles while a block
 # takes under 0.5 s): a process slowed down would, left to itself, choose other blocks than its peer
 STUTTER = ["wipeout", "-N", "600", "-r", "8", "--trials", "120000", "--seed", "7", "--chunk-size", "512",
            "--json", "--quiet"]
-SPLIT_KEYS = ("processes", "trials_per_process")
+SPLIT_KEYS = ("processes", "trials_per_process", "epochs_per_process")
 TIMING_KEYS = ("elapsed_s", "trials_per_s")
 
 
@@ -78,16 +78,18 @@ def _statistics(result):
 
 
 def _check_split(result, trials, nproc, chunk):
+    split = result["trials_per_process" if "trials" in result else "epochs_per_process"]
     assert result["processes"] == nproc
-    assert len(result["trials_per_process"]) == nproc and sum(result["trials_per_process"]) == trials
-    assert all(abs(t - trials / nproc) <= chunk for t in result["trials_per_process"])
+    assert len(split) == nproc and sum(split) == trials
+    assert all(abs(t - trials / nproc) <= chunk for t in split)
 
 
 @pytest.mark.parametrize("args", [ARGS, OVERHEAD], ids=["wipeout", "overhead"])
 def test_two_processes_give_the_json_of_one(args, tmp_path):
     env = _env(tmp_path, devices=2)
     ref = _one_process(args, env)
-    assert ref["processes"] == 1 and ref["trials_per_process"] == [ref["trials"]]
+    unit = "trials" if "trials" in ref else "epochs"
+    assert ref["processes"] == 1 and ref[f"{unit}_per_process"] == [ref[unit]]
     procs = _start(args, env)
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
@@ -97,7 +99,7 @@ def test_two_processes_give_the_json_of_one(args, tmp_path):
     for out, _ in outs:
         got = json.loads(out)
         assert _statistics(got) == _statistics(ref)
-        _check_split(got, ref["trials"], 2, chunk)
+        _check_split(got, ref[unit], 2, chunk)
     assert os.listdir(tmp_path) == []
 
 
