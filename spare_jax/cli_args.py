@@ -383,9 +383,9 @@ def _run_args(p):
     p.add_argument("--process-id", type=int, default=None,
                    help="multi-process run: this process's id, 0..P-1 (default: none, one process)")
     p.add_argument("--peer-timeout", type=_bounded("peer_timeout"), default=None,
-                   help="multi-process run: seconds a process waits for a peer that stopped answering (to "
-                   "join, during the run, to leave) before every process exits with code 3 and one line "
-                   "naming it (default: 60)")
+                   help=_help("multi-process run: seconds a process waits for a peer that stopped answering "
+                              "(to join, during the run, to leave) before every process exits with code 3 and "
+                              "one line naming it (default: 60)", "peer_timeout"))
     p.add_argument("--verbose", action="store_true",
                    help="multi-process run: show JAX's, XLA's and gloo's native logs on stderr (default: off; "
                    "they go to a log file whose path an error line gives, removed after a good run)")
