@@ -854,6 +854,10 @@ def _refuse_unused(args) -> None:
 
     cmd = args.command
     repair = getattr(args, "repair_time", None) is not None
+    several = getattr(args, "coordinator", None) is not None or getattr(args, "distributed", False)
+    if not several and named("peer_timeout", "verbose"):
+        raise ValueError(f"{flags(named('peer_timeout', 'verbose'))}: used by multi-process runs only "
+                         "(--coordinator/--num-processes/--process-id or --distributed); drop it")
     if getattr(args, "group_mtbf_file", None) is not None:
         names = {"mtbf": "reference_mtbf_min", "group_mtbf": "group_mtbf_min"}
         extra = named("mtbf", "group_mtbf", "gpu_mtbf_hours", "lemon_fraction", "lemon_factor", "lemon_seed")
@@ -1009,15 +1013,15 @@ def main(argv=None) -> int:
         if _NATIVE_LOG[0] is not None:  # bad input writes no log
             _NATIVE_LOG[0].discard()
         return EXIT_BAD_INPUT
-    except Exception as exc:  # noqa: BLE001 - in a multi-process run: one line, the details in the log
-        if _NATIVE_LOG[0] is None and _coordinator() is None:
-            raise
-        return _multiprocess_failure(exc)
     except BrokenPipeError:  # e.g. piped into head
         return 0
     except KeyboardInterrupt:
         print("spare-jax: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - in a multi-process run: one line, the details in the log
+        if _NATIVE_LOG[0] is None and _coordinator() is None:
+            raise
+        return _multiprocess_failure(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -201,8 +201,11 @@ def test_bad_input_in_a_multiprocess_run_writes_no_log(tmp_path):
 
 @pytest.mark.parametrize("flags", [["--coordinator", "127.0.0.1:1"], ["--coordinator", "nohost", "--num-processes",
                                    "2", "--process-id", "0"], ["--coordinator", "127.0.0.1:1", "--num-processes", "2",
-                                   "--process-id", "2"], ["--peer-timeout", "0"], ["--peer-timeout", "nan"]])
+                                   "--process-id", "2"], ["--peer-timeout", "0"], ["--peer-timeout", "nan"],
+                                   ["--peer-timeout", "5"], ["--verbose"]])
 def test_bad_multiprocess_flags_are_one_line_exit_2(flags, capsys):
+    """Malformed addresses and ids, a timeout out of range, and the multi-process flags without a multi-process
+    run (they would be ignored) are refused."""
     from spare_jax.cli import main
 
     assert main([*ARGS, *flags]) == 2
@@ -297,3 +300,11 @@ def test_processes_started_with_other_parameters_refuse_before_running(tmp_path)
         assert p.returncode == 3 and out == "", err
         lines = [ln for ln in err.splitlines() if ln.strip()]
         assert len(lines) == 1 and "process 1 started with other parameters" in lines[0], err
+
+
+def test_a_closed_stdout_is_not_a_failure():
+    """``spare-jax ... | head -c 10``: the reader went away; no traceback, exit 0."""
+    proc = subprocess.run(f"{sys.executable} -m spare_jax wipeout -N 12 -r 2 --trials 100 --json --quiet | head -c 10",
+                          shell=True, capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"),
+                          timeout=120)
+    assert proc.stdout == '{"groups":' and "Traceback" not in proc.stderr
