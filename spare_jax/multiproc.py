@@ -10,9 +10,10 @@ service (host-side messages, independent of the device queue):
   taken from one process's timing are the same on all;
 * ``Coordinator.allgather`` — every process's record (the block schedule it ran, the trials its devices
   computed), so that a run is checked complete before any number leaves it (``check_complete``);
-* a watchdog thread — each process writes a heartbeat every second and reads its peers'; a peer whose
-  heartbeat has not moved for ``peer_timeout`` seconds (dead, stopped, or unreachable) ends every surviving
-  process with one line on stderr naming it, and exit code ``EXIT_PEER_LOST``. A process blocked in a
+* a watchdog thread — each process writes a heartbeat every second; process 0 reads them all, the others
+  watch process 0. A peer whose heartbeat has not moved for ``peer_timeout`` seconds (dead, stopped, or
+  unreachable) ends every surviving process with one line on stderr naming it, and exit code
+  ``EXIT_PEER_LOST``; a process 0 that stops answering ends the others the same way. A process blocked in a
   device collective with a dead peer cannot raise, so the watchdog ends it with ``os._exit``.
 
 The native logs of JAX, XLA and gloo (connection lines, coordination-service errors, stack traces) go to a
@@ -33,6 +34,8 @@ DEFAULT_PEER_TIMEOUT_S = 60.0
 EXIT_PEER_LOST = 3  # a peer died, stalled or disagreed: no result
 EXIT_INCOMPLETE = 3
 _HEARTBEAT_S = 1.0
+_BEAT_DIR = "spare-jax/hb/"
+_LOST_KEY = "spare-jax/lost"
 
 
 class IncompleteRun(RuntimeError):
@@ -136,8 +139,10 @@ class Coordinator:
         self.log = log
         self._seq = 0
         self._stop = threading.Event()
-        self._last_seen = {p: time.monotonic() for p in self.peers}
-        self._last_value = {p: None for p in self.peers}
+        # process 0 watches every peer's heartbeat; the others watch process 0 (through their calls to it)
+        self._last_seen = {p: time.monotonic() for p in self.peers} if self.process_id == 0 else {}
+        self._last_value = {}
+        self._lost = None  # set when process 0 declared a process lost
         self._last_rpc = time.monotonic()
         self._thread = None
 
@@ -190,29 +195,44 @@ class Coordinator:
         rpc_thread.start()
         while not self._stop.wait(_HEARTBEAT_S / 2):
             now = time.monotonic()
+            if self._lost is not None:
+                self.fail(self._lost)
             if now - self._last_rpc > self.peer_timeout and self.process_id != 0:
                 self.fail(f"lost process 0 (the coordinator): no answer for {self.peer_timeout:g} s")
-            stale = [p for p in self.peers if now - self._last_seen[p] > self.peer_timeout]
+            stale = [p for p in self._last_seen if now - self._last_seen[p] > self.peer_timeout]
             if stale:
-                self.fail(f"lost process {', '.join(map(str, stale))}: no heartbeat for "
-                          f"{self.peer_timeout:g} s (--peer-timeout; it died, stopped or became unreachable)")
+                message = (f"lost process {', '.join(map(str, stale))}: no heartbeat for {self.peer_timeout:g} s "
+                           "(--peer-timeout; it died, stopped or became unreachable)")
+                if self.num_processes > 2:  # tell the others, who watch process 0 only, and give them the
+                    try:  # time to read it before this process (and its coordination service) ends
+                        self.client.key_value_set(_LOST_KEY, message, allow_overwrite=True)
+                        time.sleep(2 * _HEARTBEAT_S + 0.5)
+                    except Exception:
+                        pass
+                self.fail(message)
 
     def _beat_loop(self) -> None:
-        """Write this process's heartbeat and read the peers' (a separate thread: an RPC that hangs because
-        the coordinator stopped is seen by ``_watch`` as no answer)."""
+        """Every second: write this process's heartbeat; process 0 reads every heartbeat in one call and
+        the others read only whether process 0 declared a process lost (one call each: the coordination
+        service answers O(P) calls a second, not O(P^2)). A separate thread, so that an RPC that hangs
+        because the coordinator stopped is seen by ``_watch`` as no answer."""
         count = 0
         while not self._stop.is_set():
             count += 1
             try:
-                self.client.key_value_set(f"spare-jax/hb/p{self.process_id}", str(count), allow_overwrite=True)
-                for p in self.peers:
+                self.client.key_value_set(f"{_BEAT_DIR}p{self.process_id}", str(count), allow_overwrite=True)
+                if self.process_id == 0:
+                    now = time.monotonic()
+                    for key, value in self.client.key_value_dir_get(_BEAT_DIR):
+                        p = int(key.rsplit("p", 1)[1])  # ".../pK" (the full key) or "pK"
+                        if p != 0 and value != self._last_value.get(p):
+                            self._last_value[p] = value
+                            self._last_seen[p] = now
+                else:
                     try:
-                        value = self.client.key_value_try_get(f"spare-jax/hb/p{p}")
-                    except Exception:  # not written yet
-                        value = None
-                    if value is not None and value != self._last_value[p]:
-                        self._last_value[p] = value
-                        self._last_seen[p] = time.monotonic()
+                        self._lost = "process 0 reports: " + self.client.key_value_try_get(_LOST_KEY)
+                    except Exception:  # not set: nobody lost
+                        pass
                 self._last_rpc = time.monotonic()
             except Exception:
                 if self._stop.is_set():
