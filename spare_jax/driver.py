@@ -586,8 +586,9 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
     rewritten after every block: a run killed at any moment resumes from the last block read back, with
     the same final statistics (integers: exact). With several processes, process 0 keeps the state file in
     its ``out_dir`` (which may be local to its host) and sends the resumed state to the others; every
-    process first checks that all were started with the same parameters (``IncompleteRun`` otherwise). ``count_bound`` is the most one trial adds to any int32
-    count: blocks stay below ``2^31 / count_bound`` trials so that no count overflows.
+    process first checks that all were started with the same parameters (``IncompleteRun`` otherwise).
+    ``count_bound`` is the most one trial adds to any int32 count: blocks stay below ``2^31 / count_bound``
+    trials so that no count overflows.
     """
     from . import devsum, multiproc
 

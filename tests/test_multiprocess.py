@@ -21,7 +21,7 @@ OVERHEAD = ["overhead", "-N", "24", "-r", "4", "--epochs", "301", "--seed", "2",
 STUTTER = ["wipeout", "-N", "600", "-r", "8", "--trials", "120000", "--seed", "7", "--chunk-size", "512",
            "--json", "--quiet"]
 SPLIT_KEYS = ("processes", "trials_per_process", "epochs_per_process")
-TIMING_KEYS = ("elapsed_s", "trials_per_s")
+TIMING_KEYS = ("elapsed_s", "trials_per_s", "epochs_per_s")
 
 
 _STARTED = []  # every process a test starts: killed at its end, whatever happened
