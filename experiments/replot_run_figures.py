@@ -1,5 +1,6 @@
 """Redraw the figures of `spare-jax run --full` that keep their data beside them (ttt_vs_r, rstar_vs_n,
-wipeout_theory_vs_mc, overhead_vs_r, ring_ttt, repair)
+wipeout_theory_vs_mc, overhead_vs_r, ring_ttt, repair, scenarios, microbatches; not reorder_movement, whose
+latencies are not kept)
 from the CSVs beside them, without recomputing anything: python experiments/replot_run_figures.py [SRC [DST]]
 (default figures/ figures/)."""
 import csv, sys
@@ -59,3 +60,9 @@ if __import__("os").path.exists(f"{src}/ring_ttt.csv"):
 if __import__("os").path.exists(f"{src}/repair_wipeout.csv"):
     from spare_jax.suite.repair import replot_repair
     replot_repair(src, dst)
+if __import__("os").path.exists(f"{src}/scenarios_uptime.csv"):
+    from importlib import import_module
+    import_module("spare_jax.suite.scenarios").replot_scenarios(src, dst)
+if __import__("os").path.exists(f"{src}/microbatches_omega.csv"):
+    from importlib import import_module
+    import_module("spare_jax.suite.microbatches").replot_microbatches(src, dst)

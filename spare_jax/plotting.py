@@ -14,6 +14,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 DPI = 200
 COLORS = {"stacked": "tab:blue", "block": "tab:orange", "random": "tab:green", "spare": "tab:blue",
           "rep": "tab:orange", "none": "tab:gray"}
+# one style per scheme (colour, line style, marker), so that no curve hides another of the same colour and look
+# where two coincide (Rep at r* = 1 is checkpointing alone)
+SCHEME_STYLE = {"spare": ("tab:blue", "-", "o"), "rep": ("tab:orange", "--", "s"), "none": ("tab:gray", ":", "^")}
+# Typography of every figure: Unicode symbols (Ω, τ*, ±, −, ×, log₂), no mathtext.
 
 
 def write_csv(path: str, rows: list[dict]) -> None:
@@ -47,6 +51,33 @@ def integer_x(ax) -> None:
     from matplotlib.ticker import MaxNLocator
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def integer_y(ax) -> None:
+    """Integer ticks on the y axis (r*, a count)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def read_csv(path: str) -> list[dict]:
+    """A CSV written by ``write_csv`` back as rows: numbers as int or float, empty cells as None."""
+    out = []
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            for k, v in row.items():
+                if v == "":
+                    row[k] = None
+                    continue
+                try:
+                    row[k] = int(v)
+                except ValueError:
+                    try:
+                        row[k] = float(v)
+                    except ValueError:
+                        pass
+            out.append(row)
+    return out
 
 
 def save(fig, path: str) -> None:

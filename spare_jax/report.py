@@ -61,16 +61,22 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     optima = sorted(e["ttt_hours"] for e in result.schemes.values())
     best = optima[0]
     top = max(1.25 * best, 1.08 * max(o for o in optima if o <= 2.0 * best))
-    for s, points in result.curves.items():
+    # none first (below), then rep with large hollow squares, then spare: where Rep's r* is 1 its curve starts
+    # on checkpointing alone and the two stay told apart by line style and marker
+    order = sorted(result.curves, key=lambda s: {"none": 0, "rep": 1}.get(s, 2))
+    for s in order:
+        points = result.curves[s]
         e = result.schemes[s]
         r_star, tau = e["r_star"], e["ckpt_interval_min"]
-        color = plotting.COLORS.get(s)
-        label = f"{s}: r*={r_star}, τ*={tau:.0f} min, {e['ttt_hours']:,.0f} h"
+        color, ls, marker = plotting.SCHEME_STYLE.get(s, (None, "-", "o"))
+        label = f"{s}: r* = {r_star}, τ* = {tau:.0f} min, {e['ttt_hours']:,.0f} h"
         if e["ttt_hours"] > top:
             label += " (off scale)"
         rs = [p["r"] for p in points]
         ys = [p["ttt_hours"] for p in points]
-        ax.plot(rs, ys, "o-", color=color, label=label, ms=4)
+        hollow = s == "rep"
+        ax.plot(rs, ys, ls=ls, marker=marker, color=color, label=label, ms=7 if hollow else 4,
+                mfc="none" if hollow else color, lw=1.6 if s == "none" else 1.2)
         if e["ttt_hours"] <= top:
             ax.plot([r_star], [e["ttt_hours"]], marker="*", ms=16, color=color, markeredgecolor="black", zorder=5)
     ax.set_ylim(0.97 * best, top)
@@ -79,7 +85,11 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     ax.set_title("Expected time-to-train vs r (τ optimised per r; stars: r*)")
     plotting.integer_x(ax)
     ax.grid(alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, ncol=1, frameon=False)
+    handles, labels = ax.get_legend_handles_labels()  # the legend in the schemes' order (spare first)
+    rank = {s: i for i, s in enumerate(result.curves)}
+    pairs = sorted(zip(handles, labels), key=lambda hl: rank.get(hl[1].split(":")[0], len(rank)))
+    ax.legend([h for h, _ in pairs], [lab for _, lab in pairs], loc="upper center", bbox_to_anchor=(0.5, -0.16),
+              fontsize=8, ncol=1, frameon=False)
     return _png(fig)
 
 
@@ -94,15 +104,17 @@ def figure_ttt_distribution(result: PlanResult) -> str | None:
     for s, h in runs.items():
         x = np.sort(np.asarray(h))
         y = np.arange(1, x.size + 1) / x.size
-        ax.step(x, y, where="post", color=plotting.COLORS.get(s), label=f"{s} (r*={result.schemes[s]['r_star']}, "
-                f"{x.size} runs)")
-        ax.axvline(result.schemes[s]["ttt_hours"], color=plotting.COLORS.get(s), ls=":", lw=1)
+        color, ls, _ = plotting.SCHEME_STYLE.get(s, (None, "-", "o"))
+        ls = "-." if ls == ":" else ls  # dotted marks the expected values
+        ax.step(x, y, where="post", color=color, ls=ls, lw=1.6 if s == "none" else 1.2,
+                label=f"{s} (r* = {result.schemes[s]['r_star']}, {x.size} runs)")
+        ax.axvline(result.schemes[s]["ttt_hours"], color=color, ls=":", lw=1)
     deadline = result.inputs.get("deadline_hours")
     if deadline is not None:
         ax.axvline(deadline, color="tab:red", lw=2, label=f"deadline {deadline:g} h")
     ax.set_xlabel("time-to-train (h)")
     ax.set_ylabel("fraction of runs finished")
-    ax.set_title("Time-to-train of Monte Carlo runs at (r*, τ*); dotted: expected")
+    ax.set_title("Time-to-train of Monte Carlo runs at (r*, τ*); thin dotted: expected", fontsize=10)
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
@@ -128,7 +140,7 @@ def figure_sensitivity(result: PlanResult) -> str | None:
         for bar, row in zip(bars, result.sensitivity):
             r_new, r0 = row["schemes"][s]["r_star"], result.schemes[s]["r_star"]
             if r_new != r0:
-                ax.annotate(f"r*={r_new}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), fontsize=7,
+                ax.annotate(f"r* = {r_new}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), fontsize=7,
                             xytext=(3 if bar.get_width() >= 0 else -3, 0), textcoords="offset points",
                             ha="left" if bar.get_width() >= 0 else "right", va="center")
     ax.axvline(0, color="black", lw=0.8)

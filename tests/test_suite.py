@@ -34,6 +34,13 @@ def test_scenarios_experiment_at_toy_size(tmp_path):
     contiguous = [x for x in out["uptime"] if x["ring"] == "contiguous" and x["job_mtbf_min"] is None]
     assert all(x["single_domain_wipeout_fraction"] == 1.0 for x in contiguous)  # domains of 5 >= r
     assert out["job_wide"][1]["spare_ttt_hours"] > out["job_wide"][0]["spare_ttt_hours"]
+    # the figure's exact no-domain reference is kept in the CSV, so that scenarios.png redraws from it alone
+    import csv
+
+    rows = list(csv.DictReader(open(tmp_path / "scenarios_uptime.csv")))
+    assert all(float(x["exact_uptime_no_domains_min"]) > 0 for x in rows)
+    by_job = {x["job_mtbf_min"] != "": float(x["exact_uptime_no_domains_min"]) for x in rows if x["redundancy"] == "3"}
+    assert by_job[True] < by_job[False]  # job-wide interruptions shorten the epoch
 
 
 def test_run_defaults_to_the_quick_answer_in_results_and_full_writes_figures(monkeypatch, tmp_path, capsys):

@@ -106,8 +106,8 @@ def plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows) -> None:
     bound = {row["redundancy"]: row["divisible_bound"] for row in omega_rows}
     a1.plot(rs, [bound[r] for r in rs], "k--", label="perfect divisibility")
     a1.set_xlabel("redundancy r")
-    a1.set_ylabel("compute overhead Omega")
-    a1.set_title("Omega vs r (lines theory, points MC +-2 s.e.)", fontsize=9)
+    a1.set_ylabel("compute overhead Ω (×)")
+    a1.set_title("Ω vs r (lines: theory; points: Monte Carlo ± 2 s.e.)", fontsize=9)
     plotting.integer_x(a1)
     a1.legend(fontsize=7)
 
@@ -130,7 +130,7 @@ def plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows) -> None:
     a2.set_ylim(0.95 * best, top)
     a2.set_xlabel("redundancy r")
     a2.set_ylabel("time-to-train (hours, W = 720 h)")
-    a2.set_title("TTT vs r (closed form, tau* per point)", fontsize=9)
+    a2.set_title("TTT vs r (closed form, τ* per point)", fontsize=9)
     plotting.integer_x(a2)
     a2.legend(fontsize=7)
 
@@ -156,7 +156,16 @@ def plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows) -> None:
                         fontsize=7, color=cmap.get(m))
     a3.set_xlabel("redundancy r")
     a3.set_ylabel("time-to-train (hours)")
-    a3.set_title("proactive restart at depth D_max (pools, +-s.e. < 1%)", fontsize=9)
+    a3.set_title("Proactive restart at depth D_max (pools, ± s.e. < 1%)", fontsize=9)
     plotting.integer_x(a3)
     a3.legend(fontsize=6)
     plotting.save(fig, os.path.join(out_dir, "microbatches.png"))
+
+
+def replot_microbatches(src: str = "figures", dst: str | None = None) -> None:
+    """Redraw ``microbatches.png`` from ``microbatches_omega.csv``, ``microbatches_ttt.csv`` and
+    ``microbatches_restart.csv`` (no simulation)."""
+    read = plotting.read_csv
+    plot_microbatches(dst or src, read(os.path.join(src, "microbatches_omega.csv")),
+                      read(os.path.join(src, "microbatches_ttt.csv")),
+                      read(os.path.join(src, "microbatches_restart.csv")))

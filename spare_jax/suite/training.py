@@ -123,7 +123,7 @@ def _plot_ttt(rows, groups, ckpt_costs, path, model, cfg):
         ax.axhline(rp["theory_ttt_hours"], color=plotting.COLORS["rep"], lw=0.6, alpha=0.5)
         ax.axhline(sp["theory_ttt_hours"], color=plotting.COLORS["spare"], lw=0.6, alpha=0.5)
         ax.text(0.45, 0.86, f"best SPARe vs best Rep (C = {main_c:g} min):\n"
-                f"{sp['theory_ttt_hours'] / rp['theory_ttt_hours'] - 1:+.0%} time-to-train",
+                f"{sp['theory_ttt_hours'] / rp['theory_ttt_hours'] - 1:+.0%} time-to-train".replace("-", "−"),
                 transform=ax.transAxes, ha="left", va="top", fontsize=9, weight="bold")
     ax.set_ylim(ylo, yhi)
     plotting.integer_x(ax)
@@ -198,8 +198,9 @@ def _plot_rstar(rows, model, path):
         ax1.annotate(str(y), (x, y), textcoords="offset points", xytext=(4, -11), fontsize=7,
                      color=plotting.COLORS["rep"])
     grid = np.logspace(np.log10(gpus.min()), np.log10(gpus.max()), 100)
-    ax1.plot(grid, np.log2(grid / g) + 0.833, "k--", lw=1, label="paper: r* ≈ log2 N + 0.833")
+    ax1.plot(grid, np.log2(grid / g) + 0.833, "k--", lw=1, label="paper: r* ≈ log₂ N + 0.833")
     ax1.set_ylabel("optimal redundancy r*")
+    plotting.integer_y(ax1)
     ax1.set_title(f"Optimal redundancy vs cluster size (closed form; {g:,.0f} GPUs per group)", fontsize=9)
     ax1.legend(fontsize=8, loc="upper left")
     ax2.plot(gpus, [100 * row["ttt_reduction_vs_rep"] for row in rows], "o-", color="k")
