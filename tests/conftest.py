@@ -46,6 +46,14 @@ def rng():
 # near 5 minutes on 2 cores); `make test-all` (or `pytest`) runs everything. Each stays a real test: run
 # with `pytest -m slow` it fails when its check fails.
 SLOW = {
+    # the recorded --json of the heavier invocations (the fast tier keeps wipeout, overhead, reorder, ttt,
+    # optimize and presets)
+    "tests/test_golden_cli.py::test_json_unchanged[wipeout_scenario]",
+    "tests/test_golden_cli.py::test_json_unchanged[wipeout_repair]",
+    "tests/test_golden_cli.py::test_json_unchanged[overhead_microbatches]",
+    "tests/test_golden_cli.py::test_json_unchanged[place]",
+    "tests/test_golden_cli.py::test_json_unchanged[plan]",
+    "tests/test_golden_cli.py::test_json_unchanged[ttt_none]",
     "tests/test_devices.py::test_one_and_four_devices_give_identical_results",
     "tests/test_suite.py::test_scenarios_experiment_at_toy_size",
     "tests/test_multiprocess.py::test_two_processes_give_the_json_of_one[overhead]",

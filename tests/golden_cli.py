@@ -1,0 +1,67 @@
+"""Fixed-seed invocations of every command, whose ``--json`` must not change when the code is reorganised.
+
+``python tests/golden_cli.py --write`` records them in tests/data/golden_cli/ (do that only when an output is
+meant to change, and say which and why in the commit); ``tests/test_golden_cli.py`` compares against them.
+Timing keys (and bench's measurements) are left out of the comparison.
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(HERE, "data", "golden_cli")
+TIMING = {"elapsed_s", "trials_per_s", "epochs_per_s", "events_per_s", "latency_ms", "latency_ms_mean",
+          "latency_ms_p50", "latency_ms_p99", "latency_ms_max", "per_event"}
+
+CASES = {
+    "wipeout": ["wipeout", "-N", "48", "-r", "3", "--trials", "2000", "--seed", "3"],
+    "wipeout_scenario": ["wipeout", "-N", "48", "-r", "3", "--trials", "2000", "--seed", "3", "--job-mtbf-min",
+                         "3000", "--domain-size", "4", "--domain-mtbf-min", "20000"],
+    "wipeout_repair": ["wipeout", "-N", "24", "-r", "2", "--trials", "200", "--seed", "3", "--repair-time", "30"],
+    "overhead": ["overhead", "-N", "24", "-r", "4", "--epochs", "300", "--seed", "2"],
+    "overhead_microbatches": ["overhead", "-N", "24", "-r", "3", "--epochs", "200", "--seed", "2",
+                              "--microbatches", "4"],
+    "reorder": ["reorder", "-N", "12", "-r", "3", "--failed", "3,7,4,11"],
+    "ttt": ["ttt", "-N", "48", "-r", "3", "--runs", "20", "--seed", "1", "--work-hours", "100"],
+    "ttt_none": ["ttt", "-N", "48", "--scheme", "none", "--runs", "20", "--seed", "1", "--work-hours", "100"],
+    "optimize": ["optimize", "-N", "100"],
+    "place": ["place", "-N", "24", "-r", "3", "--epochs", "200", "--seed", "1", "--domain-size", "4",
+              "--domain-mtbf-min", "20000", "--steps", "2", "--search-epochs", "100"],
+    "presets": ["presets"],
+    "plan": ["plan", "--gpus", "16384", "--gpus-per-group", "512", "--runs", "20", "--epochs", "200",
+             "--no-sensitivity", "--seed", "1"],
+}
+
+
+def _strip(obj):
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k not in TIMING}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+def run_case(name: str) -> dict:
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    proc = subprocess.run([sys.executable, "-m", "spare_jax", *CASES[name], "--json", "--quiet"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name}: exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    return _strip(json.loads(proc.stdout))
+
+
+def golden(name: str) -> dict:
+    with open(os.path.join(GOLDEN, f"{name}.json")) as fh:
+        return json.load(fh)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/golden_cli.py --write")
+    os.makedirs(GOLDEN, exist_ok=True)
+    for case in CASES:
+        with open(os.path.join(GOLDEN, f"{case}.json"), "w") as fh:
+            json.dump(run_case(case), fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        print("wrote", case)
