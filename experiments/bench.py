@@ -5,7 +5,7 @@
 import argparse
 import json
 
-from spare_jax.bench import run_bench
+from spare_jax.suite.bench import run_bench
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--full", action="store_true")

@@ -5,7 +5,7 @@ from the CSVs beside them, without recomputing anything: python experiments/repl
 (default figures/ figures/)."""
 import csv, sys
 import numpy as np
-from spare_jax.failures import FailureModel
+from spare_jax.model.failures import FailureModel
 from spare_jax.ttt import TrainingConfig
 from spare_jax.suite import training, wipeout, overhead
 

@@ -7,12 +7,12 @@ placements, failure clocks, the wipe-out and overhead Monte Carlo, exact theory,
 
 __version__ = "0.1.0"
 
-from .failures import FailureModel, sample_failure_times, times_from_bits, trial_bits  # noqa: F401
-from .placement import PLACEMENTS, Placement, make_placement, validate_stack  # noqa: F401
-from .wipeout import WipeoutResult, simulate_wipeout, wipeout_kernel  # noqa: F401
-from .depth import depth_block, depth_host, depth_kernel, depth_stacked, feasible_stacked  # noqa: F401
-from .overhead import OverheadResult, depth_thresholds, overhead_kernel, simulate_overhead  # noqa: F401
-from .reorder import ReorderController, read_trace, replay  # noqa: F401
+from .model.failures import FailureModel, sample_failure_times, times_from_bits, trial_bits  # noqa: F401
+from .model.placement import PLACEMENTS, Placement, make_placement, validate_stack  # noqa: F401
+from .kernels.wipeout import WipeoutResult, simulate_wipeout, wipeout_kernel  # noqa: F401
+from .kernels.depth import depth_block, depth_host, depth_kernel, depth_stacked, feasible_stacked  # noqa: F401
+from .kernels.overhead import OverheadResult, depth_thresholds, overhead_kernel, simulate_overhead  # noqa: F401
+from .rectlr.reorder import ReorderController, read_trace, replay  # noqa: F401
 from .ttt import (TrainingConfig, epoch_profile, optimize, optimize_tau, sample_epochs,  # noqa: F401
                   simulate_ttt, ttt_theory, young_daly)
 from . import theory  # noqa: F401

@@ -92,7 +92,7 @@ def test_failure_log_directives_and_fitted_mtbf_checked_first(tmp_path, capsys, 
 
 
 def test_weighted_censoring_equals_listing_every_node(monkeypatch):
-    from spare_jax import fit
+    from spare_jax.planner import fit
 
     log = fit.synthetic_log(50, 2000.0, 800.0, shape=1.3, rng=np.random.default_rng(3))
     log = fit.FailureLog(log.times, log.window_hours, 5000, log.path)  # 4,9xx nodes that never failed
@@ -112,9 +112,9 @@ def test_repair_sigma_bounded_and_theory_work_bounded(capsys):
     line = refused(["wipeout", "-N", "600", "-r", "4", "--repair-time", "30", "--repair-law", "lognormal",
                     "--repair-sigma", "5", "--trials", "1000"], capsys)
     assert "--repair-sigma" in line
-    from spare_jax.failures import FailureModel
-    from spare_jax.placement import make_placement
-    from spare_jax.repair import Repair
+    from spare_jax.model.failures import FailureModel
+    from spare_jax.model.placement import make_placement
+    from spare_jax.model.repair import Repair
     from spare_jax.theory.repair import TRANSIENT_CLI_WORK, TheoryTooCostly, start_shift_min, transient_uptime
 
     model = FailureModel("exponential", 5.0, 600000.0, 1000.0, 1.0)

@@ -150,7 +150,7 @@ def test_out_locked_by_another_run_then_free(tmp_path, capsys):
 
 
 def test_chunkstore_second_holder_refused_and_temp_names_unique(tmp_path):
-    from spare_jax.driver import ChunkStore
+    from spare_jax.kernels.driver import ChunkStore
 
     a = ChunkStore(str(tmp_path), {"x": 1})
     with pytest.raises(ValueError, match="another run"):
@@ -225,10 +225,10 @@ def test_trace_files_refused(tmp_path, capsys, text, word):
 
 
 def test_library_refuses_the_same():
-    from spare_jax.placement import make_placement
-    from spare_jax.reorder import check_failures, parse_failed_list, replay
-    from spare_jax.overhead import simulate_overhead
-    from spare_jax.wipeout import simulate_wipeout
+    from spare_jax.model.placement import make_placement
+    from spare_jax.rectlr.reorder import check_failures, parse_failed_list, replay
+    from spare_jax.kernels.overhead import simulate_overhead
+    from spare_jax.kernels.wipeout import simulate_wipeout
 
     for bad in (["\uff13"], [math.inf], [True], "3,4"):
         with pytest.raises(ValueError, match="failed"):

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
-from spare_jax.depth import depth_host, depth_kernel, depth_maxflow, feasible_stacked
-from spare_jax.failures import key_words, trial_bits
-from spare_jax.overhead import _feasible_stacked_lanes, depth_thresholds
-from spare_jax.placement import make_placement
-from spare_jax.wipeout import wipeout_from_bits
+from spare_jax.kernels.depth import depth_host, depth_kernel, depth_maxflow, feasible_stacked
+from spare_jax.model.failures import key_words, trial_bits
+from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds
+from spare_jax.model.placement import make_placement
+from spare_jax.kernels.wipeout import wipeout_from_bits
 
 
 CONFIGS = [("stacked", 64, 8), ("stacked", 40, 3), ("stacked", 33, 11), ("stacked", 17, 2), ("stacked", 25, 25),

@@ -8,12 +8,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from spare_jax import devsum
-from spare_jax.driver import as_uint32_key_words, exact_units
-from spare_jax.failures import FailureModel
-from spare_jax.placement import make_placement
-from spare_jax.scenario import DomainLevel, Scenario
-from spare_jax.wipeout import _jitted, _jitted_scenario, simulate_wipeout
+from spare_jax.kernels import devsum
+from spare_jax.kernels.driver import as_uint32_key_words, exact_units
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.placement import make_placement
+from spare_jax.model.scenario import DomainLevel, Scenario
+from spare_jax.kernels.wipeout import _jitted, _jitted_scenario, simulate_wipeout
 
 
 def test_limb_sums_equal_exact_units_on_any_float32():
@@ -63,7 +63,7 @@ def test_wipeout_statistics_bit_identical_to_host_accumulation_for_any_chunk(sce
 
 
 def test_state_file_resume_and_refusals(tmp_path):
-    from spare_jax.driver import STATE_FILE
+    from spare_jax.kernels.driver import STATE_FILE
 
     pl = make_placement("stacked", 50, 3)
     full = simulate_wipeout(pl, 5000, seed=1, chunk_size=500)
@@ -97,7 +97,7 @@ def test_state_file_resume_and_refusals(tmp_path):
 
 
 def test_overhead_statistics_bit_identical_to_host_accumulation():
-    from spare_jax.overhead import _Ratio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
+    from spare_jax.kernels.overhead import _Ratio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
 
     pl, model, trials = make_placement("stacked", 40, 5), FailureModel(), 1001
     harmonic = jnp.asarray(harmonic_sojourns(40, model.group_rate_per_min), jnp.float32)
@@ -120,7 +120,7 @@ def test_overhead_statistics_bit_identical_to_host_accumulation():
 
 def test_chunkstore_damaged_chunk_is_recomputed_not_a_traceback(tmp_path):
     """``run_chunked`` (repair, ttt) keeps per-chunk files: a truncated one is dropped and recomputed."""
-    from spare_jax.driver import ChunkStore
+    from spare_jax.kernels.driver import ChunkStore
 
     store = ChunkStore(str(tmp_path), {"x": 1})
     store.save(0, {"a": np.arange(100)})

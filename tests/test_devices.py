@@ -6,10 +6,10 @@ import sys
 
 SCRIPT = r"""
 import json, jax, numpy as np
-from spare_jax.placement import make_placement
-from spare_jax.wipeout import simulate_wipeout
-from spare_jax.overhead import simulate_overhead
-from spare_jax.scenario import DomainLevel, Scenario
+from spare_jax.model.placement import make_placement
+from spare_jax.kernels.wipeout import simulate_wipeout
+from spare_jax.kernels.overhead import simulate_overhead
+from spare_jax.model.scenario import DomainLevel, Scenario
 assert len(jax.devices()) == 4, jax.devices()
 pl = make_placement("stacked", 48, 3)
 out = {}

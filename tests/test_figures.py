@@ -98,8 +98,8 @@ def test_run_figures_and_ring_ttt_from_their_csvs(tmp_path, drawn, monkeypatch):
 # (module, function) of every function in spare_jax/ that draws a figure (calls plotting.save, savefig or
 # report._png); the test below fails when one is added without being rendered here
 FIGURE_FUNCTIONS = {
-    ("spare_jax.report", "figure_ttt_vs_r"), ("spare_jax.report", "figure_ttt_distribution"),
-    ("spare_jax.report", "figure_sensitivity"), ("spare_jax.suite.microbatches", "plot_microbatches"),
+    ("spare_jax.planner.report", "figure_ttt_vs_r"), ("spare_jax.planner.report", "figure_ttt_distribution"),
+    ("spare_jax.planner.report", "figure_sensitivity"), ("spare_jax.suite.microbatches", "plot_microbatches"),
     ("spare_jax.suite.overhead", "_plot_overhead"), ("spare_jax.suite.reorder", "_plot_reorder"),
     ("spare_jax.suite.repair", "_plot"), ("spare_jax.suite.rings", "_plot"), ("spare_jax.suite.scenarios", "_plot"),
     ("spare_jax.suite.training", "_plot_rstar"), ("spare_jax.suite.training", "_plot_ttt"),
@@ -132,7 +132,7 @@ def _figure_functions_in_package():
                         if name == "savefig" or name == "_png" or (name == "save" and owner == "plotting"):
                             found.add((module, node.name))
                             break
-    return found - {("spare_jax.plotting", "save"), ("spare_jax.report", "_png")}
+    return found - {("spare_jax.plotting", "save"), ("spare_jax.planner.report", "_png")}
 
 
 def _fake_plan(monkeypatch, **kw):
@@ -140,7 +140,7 @@ def _fake_plan(monkeypatch, **kw):
     (r* = 1 for both, the same TTT), the case where Rep was drawn under none."""
     import numpy as np
 
-    from spare_jax import plan as planmod
+    from spare_jax.planner import plan as planmod
 
     def optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
         f = cfg.restart_min / 60.0 + cfg.ckpt_cost_min / 5.0
@@ -190,7 +190,8 @@ def test_every_figure_function_renders_distinct_series(tmp_path, drawn, monkeypa
 
     import numpy as np
 
-    from spare_jax import plotting, report
+    from spare_jax import plotting
+    from spare_jax.planner import report
 
     assert _figure_functions_in_package() == FIGURE_FUNCTIONS
     # the suite's figures, from the tracked CSVs (reorder's latencies are not tracked: synthetic ones)

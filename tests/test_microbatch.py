@@ -20,15 +20,14 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
-from spare_jax.depth import (
+from spare_jax.kernels.depth import (
     WIPED_OUT, capacity_block, capacity_host, capacity_maxflow, capacity_stacked, feasible_stacked)
-from spare_jax.failures import FailureModel, trial_bits
-from spare_jax.overhead import (
-    _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead)
-from spare_jax.placement import make_placement
-from spare_jax.scenario import Scenario
-from spare_jax.wipeout import WIPEOUT_STREAM, wipeout_from_bits
-from spare_jax.driver import as_uint32_key_words
+from spare_jax.model.failures import FailureModel, trial_bits
+from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead
+from spare_jax.model.placement import make_placement
+from spare_jax.model.scenario import Scenario
+from spare_jax.kernels.wipeout import WIPEOUT_STREAM, wipeout_from_bits
+from spare_jax.kernels.driver import as_uint32_key_words
 
 
 def _all_states(n):
@@ -50,7 +49,7 @@ def test_capacity_kernels_equal_maxflow_on_every_state(kind, n, r, m):
 
 
 def test_capacity_with_one_microbatch_is_the_depth_and_integer_depths_do_not_change():
-    from spare_jax.depth import depth_stacked
+    from spare_jax.kernels.depth import depth_stacked
 
     states = jnp.asarray(_all_states(8))
     d1 = np.asarray(depth_stacked(states, 3))
@@ -156,7 +155,7 @@ def test_any_n_theory_equals_the_k_resolved_sum():
 def test_host_matcher_path_with_microbatches_agrees_with_theory_on_stacked():
     # the random-placement path (host matcher) run on a stacked layout against the exact theory
     pl = make_placement("stacked", 12, 3)
-    from spare_jax.overhead import _simulate_overhead_host
+    from spare_jax.kernels.overhead import _simulate_overhead_host
 
     res = _simulate_overhead_host(pl, 400, 2, FailureModel(), False, 2)
     th = theory.overhead_theory("stacked", 12, 3, microbatches=2)
@@ -208,7 +207,7 @@ def test_overhead_agrees_with_the_independent_reference_n600():
 
 @pytest.mark.parametrize("kind,n,r,m", [("stacked", 16, 4, 3), ("block", 12, 3, 4), ("random", 12, 3, 2)])
 def test_controller_capacity_equals_the_kernel_and_moves_are_minimal(kind, n, r, m):
-    from spare_jax.reorder_mb import MicrobatchController
+    from spare_jax.rectlr.reorder_mb import MicrobatchController
 
     pl = make_placement(kind, n, r, seed=1)
     rng = np.random.default_rng(7)
@@ -235,8 +234,8 @@ def test_controller_capacity_equals_the_kernel_and_moves_are_minimal(kind, n, r,
 
 
 def test_controller_with_one_microbatch_matches_rectlr_depths():
-    from spare_jax.reorder import replay
-    from spare_jax.reorder_mb import replay_microbatches
+    from spare_jax.rectlr.reorder import replay
+    from spare_jax.rectlr.reorder_mb import replay_microbatches
 
     pl = make_placement("stacked", 20, 4)
     trace = list(np.random.default_rng(1).permutation(20))
@@ -293,7 +292,8 @@ def _brute_ttt(walk, tau, cfg):
 
 def test_proactive_restart_pool_agrees_with_a_brute_force_walk():
     from spare_jax.ttt import TrainingConfig
-    from spare_jax.ttt.montecarlo import _sample_epochs_iid, apply_restart_depth
+    from spare_jax.ttt.montecarlo import _sample_epochs_iid
+    from spare_jax.ttt.epochs import apply_restart_depth
     from spare_jax.ttt.pool import pool_ttt
 
     n, r, m, d_max = 12, 3, 2, 2.0  # about 73% of the epochs end voluntarily

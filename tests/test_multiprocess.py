@@ -241,9 +241,9 @@ class _Peers:
 def test_an_incomplete_run_raises_instead_of_returning_numbers(peer, needle, monkeypatch):
     """The completeness check itself: a peer that ran other blocks, or trials that do not add up to the
     total, is an error, never a result."""
-    from spare_jax import multiproc
-    from spare_jax.placement import make_placement
-    from spare_jax.wipeout import simulate_wipeout
+    from spare_jax.kernels import multiproc
+    from spare_jax.model.placement import make_placement
+    from spare_jax.kernels.wipeout import simulate_wipeout
 
     monkeypatch.setattr(multiproc, "coordinator", lambda: _Peers(peer))
     with pytest.raises(multiproc.IncompleteRun, match=needle):

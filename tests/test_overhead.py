@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
-from spare_jax.failures import FailureModel
-from spare_jax.overhead import simulate_overhead
-from spare_jax.placement import make_placement
+from spare_jax.model.failures import FailureModel
+from spare_jax.kernels.overhead import simulate_overhead
+from spare_jax.model.placement import make_placement
 
 
 @pytest.mark.parametrize("kind,r,trials", [("stacked", 2, 2000), ("stacked", 8, 2000), ("stacked", 16, 1000),

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 import reference_scenario as ref
-from spare_jax.failures import FailureModel
-from spare_jax.place import lemon_adjacency, search_ring
-from spare_jax.placement import make_placement
-from spare_jax.scenario import DomainLevel, Scenario
-from spare_jax.wipeout import simulate_wipeout
+from spare_jax.model.failures import FailureModel
+from spare_jax.rectlr.place import lemon_adjacency, search_ring
+from spare_jax.model.placement import make_placement
+from spare_jax.model.scenario import DomainLevel, Scenario
+from spare_jax.kernels.wipeout import simulate_wipeout
 
 MODEL = FailureModel()
 

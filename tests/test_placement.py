@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from spare_jax.placement import holders_of, make_placement, validate_stack
+from spare_jax.model.placement import holders_of, make_placement, validate_stack
 
 
 @pytest.mark.parametrize("kind,n,r", [("stacked", 10, 3), ("block", 12, 4), ("random", 50, 7), ("stacked", 5, 5)])

@@ -10,9 +10,9 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
-from spare_jax import fit as fitmod
+from spare_jax.planner import fit as fitmod
 from spare_jax.cli import main
-from spare_jax.plan import _scaled_scenario, _time_scaled, plan
+from spare_jax.planner.plan import _scaled_scenario, _time_scaled, plan
 
 # a small cluster where the schemes differ: 16 groups of 96 GPUs, a harsh per-GPU MTBF, 100 h of work
 SMALL = dict(gpus=1536, gpus_per_group=96, gpu_mtbf_hours=300.0, work_hours=100.0, r_max=4, runs=20)
@@ -138,8 +138,8 @@ def test_plan_small_cluster_keys_and_what_the_model_guarantees():
 def test_mtbf_sensitivity_by_time_scaling_equals_the_scaled_model():
     """MTBF x f (every failure clock, job-wide included) = R, C, W / f in a time unit f times longer."""
     from spare_jax import ttt
-    from spare_jax.plan import _model
-    from spare_jax.scenario import Scenario
+    from spare_jax.planner.plan import _model
+    from spare_jax.model.scenario import Scenario
 
     model = _model(1536, 96, 300.0)
     cfg = ttt.TrainingConfig(100.0, 5.0, 60.0, "none", 1536.0)
@@ -255,8 +255,8 @@ def test_cli_plan_table(capsys):
 def test_plan_sensitivity_directions_and_table():
     """More reliable hardware, a cheaper restart or checkpoint, fewer job-wide interruptions never lengthen
     the optimum; the opposite never shortens it; keeping the base r* is never better than re-optimising."""
-    from spare_jax.plan import format_table
-    from spare_jax.scenario import Scenario
+    from spare_jax.planner.plan import format_table
+    from spare_jax.model.scenario import Scenario
 
     res = plan(**dict(SMALL, r_max=2, runs=4), scenario=Scenario(job_mtbf_min=300.0))  # 9 optimiser runs
     rows = {r["label"]: r["schemes"] for r in res.sensitivity}
@@ -326,8 +326,8 @@ def test_cli_plan_malformed_log_names_the_line(tmp_path, capsys):
 
 
 def test_report_refuses_nothing_external_and_escapes_text():
-    from spare_jax.plan import PlanResult
-    from spare_jax.report import render_html
+    from spare_jax.planner.plan import PlanResult
+    from spare_jax.planner.report import render_html
 
     res = PlanResult({"gpus": 8, "gpus_per_group": 4, "groups": 2, "work_hours": 1.0, "method": "x<y>",
                       "deadline_hours": None},

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from spare_jax.cli import main
-from spare_jax.presets import LLAMA3, PRESETS
+from spare_jax.model.presets import LLAMA3, PRESETS
 
 
 def _run(args, capsys):

@@ -13,10 +13,10 @@ import pytest
 from scipy import stats
 
 from spare_jax import theory
-from spare_jax.driver import ExactSum, exact_mean_var, exact_units
-from spare_jax.failures import FailureModel, key_words, threefry2x32, trial_bits
-from spare_jax.placement import make_placement
-from spare_jax.wipeout import simulate_wipeout, wipeout_kernel
+from spare_jax.kernels.driver import ExactSum, exact_mean_var, exact_units
+from spare_jax.model.failures import FailureModel, key_words, threefry2x32, trial_bits
+from spare_jax.model.placement import make_placement
+from spare_jax.kernels.wipeout import simulate_wipeout, wipeout_kernel
 
 
 def test_threefry_matches_jax_reference():
@@ -135,7 +135,7 @@ def test_wipeout_uptime_sums_do_not_overflow(kwargs):
 
 
 def test_overhead_does_not_overflow_at_a_huge_mtbf():
-    from spare_jax.overhead import simulate_overhead
+    from spare_jax.kernels.overhead import simulate_overhead
 
     model = FailureModel(system_mtbf_min=1e8)
     res = simulate_overhead(make_placement("stacked", 60, 4), 2000, seed=0, model=model)

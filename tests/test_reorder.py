@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from spare_jax.cli import main
-from spare_jax.depth import depth_host, depth_kernel
-from spare_jax.placement import make_placement
-from spare_jax.reorder import ReorderController, read_trace, replay
+from spare_jax.kernels.depth import depth_host, depth_kernel
+from spare_jax.model.placement import make_placement
+from spare_jax.rectlr.reorder import ReorderController, read_trace, replay
 
 
 CONFIGS = [("stacked", 8, 2), ("stacked", 12, 3), ("stacked", 16, 5), ("stacked", 20, 4), ("stacked", 24, 8),

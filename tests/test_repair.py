@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from reference_repair import exact_repair_small, first_order_repair, mean_se, simulate_repair_epochs
-from spare_jax.failures import FailureModel
-from spare_jax.placement import make_placement
-from spare_jax.repair import Repair, simulate_repair
-from spare_jax.scenario import DomainLevel, Scenario
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.placement import make_placement
+from spare_jax.model.repair import Repair
+from spare_jax.kernels.repair import simulate_repair
+from spare_jax.model.scenario import DomainLevel, Scenario
 from spare_jax.theory.repair import (_DownCurves, exact_repair_ctmc, first_order_uptime, p_wipeout_within,
                                      start_shift_min, transient_uptime)
-from spare_jax.wipeout import simulate_wipeout
+from spare_jax.kernels.wipeout import simulate_wipeout
 
 
 def model_with_group_mtbf(mtbf_min: float) -> FailureModel:

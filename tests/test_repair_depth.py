@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from reference_repair_depth import simulate_depth_epochs, simulate_training_runs
-from spare_jax.failures import FailureModel
-from spare_jax.overhead import simulate_overhead
-from spare_jax.placement import make_placement
-from spare_jax.repair import Repair, simulate_repair
+from spare_jax.model.failures import FailureModel
+from spare_jax.kernels.overhead import simulate_overhead
+from spare_jax.model.placement import make_placement
+from spare_jax.model.repair import Repair
+from spare_jax.kernels.repair import simulate_repair
 
 
 def model_with_group_mtbf(mtbf_min: float) -> FailureModel:
@@ -64,7 +65,7 @@ def test_ttt_with_repair_matches_brute_force_runs():
     epochs ~8 checkpoint periods long, so the start at depth 1 weighs heavily): the pool's TTT is ~1.8 % high
     (z ~ +5 on its own); we allow 4 s.e. plus 3 % of TTT. At N = 600 the epochs are far longer than the start
     transient and the bias is smaller."""
-    from spare_jax.ttt.closed_form import TrainingConfig
+    from spare_jax.ttt.config import TrainingConfig
     from spare_jax.ttt.montecarlo import simulate_ttt
     from spare_jax.ttt.pool import pool_ttt, sample_repair_epochs
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from spare_jax.cli import main
-from spare_jax.placement import make_placement
-from spare_jax.wipeout import simulate_wipeout
+from spare_jax.model.placement import make_placement
+from spare_jax.kernels.wipeout import simulate_wipeout
 
 ARGS = ["wipeout", "-N", "300", "-r", "5", "--trials", "600000", "--chunk-size", "4096", "--seed", "3", "--json",
         "--quiet"]

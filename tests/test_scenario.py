@@ -12,11 +12,11 @@ import pytest
 
 import reference_scenario as ref
 from spare_jax import theory
-from spare_jax.failures import FailureModel
-from spare_jax.placement import make_placement
-from spare_jax.scenario import (DomainLevel, Scenario, interleaved_ring, job_wide_uptime, lemon_groups,
-                                single_domain_wipeout_fraction)
-from spare_jax.wipeout import simulate_wipeout
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.placement import make_placement
+from spare_jax.model.scenario import (
+    DomainLevel, Scenario, interleaved_ring, job_wide_uptime, lemon_groups, single_domain_wipeout_fraction)
+from spare_jax.kernels.wipeout import simulate_wipeout
 
 MODEL = FailureModel()  # group MTBF 3000 min
 
@@ -229,7 +229,7 @@ def _brute_overhead(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf):
 
 @pytest.mark.parametrize("ring,job", [("contiguous", 4000.0), ("interleaved", None)])
 def test_overhead_under_a_scenario_against_brute_force(ring, job):
-    from spare_jax.overhead import simulate_overhead
+    from spare_jax.kernels.overhead import simulate_overhead
 
     n, r = 8, 3
     sc = Scenario(domains=(DomainLevel(2, 3000.0),), ring=ring, job_mtbf_min=job)
@@ -240,7 +240,7 @@ def test_overhead_under_a_scenario_against_brute_force(ring, job):
 
 
 def test_overhead_default_scenario_is_unchanged_and_job_wide_limit():
-    from spare_jax.overhead import simulate_overhead
+    from spare_jax.kernels.overhead import simulate_overhead
 
     pl = make_placement("stacked", 60, 4)
     a = simulate_overhead(pl, 2000, seed=1)
@@ -389,7 +389,7 @@ def test_cli_optimize_and_ttt_take_job_wide_failures(capsys):
 
 
 def test_exact_small_equals_the_reference_enumeration_without_domains():
-    from spare_jax.scenario import exact_epoch_small
+    from spare_jax.model.scenario import exact_epoch_small
 
     for n, r, kind, job in [(8, 2, "stacked", 500.0), (9, 3, "block", 2000.0), (6, 6, "stacked", None)]:
         got = exact_epoch_small(Scenario(job_mtbf_min=job), make_placement(kind, n, r), MODEL.group_mtbf_min)
@@ -408,7 +408,7 @@ def test_exact_small_equals_the_reference_enumeration_without_domains():
                      lemon_factor=5.0, lemon_seed=3)),
 ])
 def test_exact_small_against_the_engine_and_the_reference(n, r, scenario):
-    from spare_jax.scenario import exact_epoch_small
+    from spare_jax.model.scenario import exact_epoch_small
 
     exact = exact_epoch_small(scenario, make_placement("stacked", n, r), MODEL.group_mtbf_min)
     mc = simulate_wipeout(make_placement("stacked", n, r), 60_000, seed=12, scenario=scenario)

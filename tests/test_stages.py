@@ -21,9 +21,9 @@ def _run(capsys, argv):
 @pytest.fixture
 def light_bench(monkeypatch):
     """run_bench's measurements replaced by trivial kernels and fixed rates: only its stages stay."""
-    import spare_jax.bench as bench
-    import spare_jax.overhead as overhead
-    import spare_jax.wipeout as wipeout
+    import spare_jax.suite.bench as bench
+    import spare_jax.kernels.overhead as overhead
+    import spare_jax.kernels.wipeout as wipeout
 
     monkeypatch.setattr(wipeout, "wipeout_kernel", lambda words, ids, pl, model: (ids % 7 + 1,))
     monkeypatch.setattr(wipeout, "scenario_wipeout_kernel", lambda words, ids, pl, model, sc: (ids,))
@@ -41,7 +41,7 @@ def light_bench(monkeypatch):
 @pytest.fixture
 def light_plan(monkeypatch):
     """plan's optimiser and Monte Carlo runs replaced by instant fakes: only its stages stay."""
-    from spare_jax import plan as planmod
+    from spare_jax.planner import plan as planmod
 
     def optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
         curves = {"spare": [{"r": r, "ckpt_interval_min": 30.0, "ttt_hours": 900.0 + 40 * (r - 3) ** 2}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
-from spare_jax.placement import make_placement
+from spare_jax.model.placement import make_placement
 
 from conftest import brute_expected_t_by_orders, brute_survival
 

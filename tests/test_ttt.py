@@ -7,7 +7,7 @@ import pytest
 
 from spare_jax import ttt
 from spare_jax.cli import main
-from spare_jax.failures import FailureModel
+from spare_jax.model.failures import FailureModel
 
 
 def test_none_closed_form_equals_classical_formula():

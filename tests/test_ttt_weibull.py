@@ -10,9 +10,9 @@ from scipy.special import gammaln
 
 from spare_jax import theory, ttt
 from spare_jax.cli import main
-from spare_jax.depth import depth_host
-from spare_jax.failures import FailureModel
-from spare_jax.placement import make_placement
+from spare_jax.kernels.depth import depth_host
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.placement import make_placement
 
 
 def weib(k):

@@ -44,9 +44,9 @@ def test_config_example_of_each_help_runs_as_written(command, capsys, tmp_path, 
                             seen.setdefault("summary", {"seed": seed}))
         monkeypatch.chdir(tmp_path)
     if command == "bench":
-        import spare_jax.bench
+        import spare_jax.suite.bench
 
-        monkeypatch.setattr(spare_jax.bench, "run_bench", lambda groups, r, **kw: {"groups": groups,
+        monkeypatch.setattr(spare_jax.suite.bench, "run_bench", lambda groups, r, **kw: {"groups": groups,
                                                                                     "redundancy": r})
     code, out, err = _run(capsys, [command, "--config", str(cfg), "--json", "--quiet"])
     assert code == 0, err

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
-from spare_jax.failures import FailureModel, key_words, times_from_bits, trial_bits
-from spare_jax.placement import make_placement
-from spare_jax.wipeout import simulate_wipeout, wipeout_from_bits
+from spare_jax.model.failures import FailureModel, key_words, times_from_bits, trial_bits
+from spare_jax.model.placement import make_placement
+from spare_jax.kernels.wipeout import simulate_wipeout, wipeout_from_bits
 
 
 def _t_by_sorting(bits_row, holders):
@@ -117,11 +117,11 @@ def test_bits_are_uniform_enough():
 
 
 def test_second_call_does_not_recompile_and_jit_matches_eager():
-    from spare_jax.wipeout import _jitted, wipeout_kernel
+    from spare_jax.kernels.wipeout import _jitted, wipeout_kernel
 
     pl = make_placement("stacked", 40, 3)
     model = FailureModel()
-    from spare_jax.driver import _BLOCK_FNS
+    from spare_jax.kernels.driver import _BLOCK_FNS
 
     simulate_wipeout(pl, 1000, seed=1, chunk_size=256)
     (block,) = [f for k, f in _BLOCK_FNS.items() if k[0][0] == "wipeout" and k[0][1] is pl]

@@ -2,7 +2,10 @@
 (``figures/*.csv|json``) and its figure (``figures/*.png``), and returns summary rows.
 
 ``experiments/*.py`` are thin command-line wrappers over these functions; ``spare-jax run`` calls them with
-its defaults (or ``--quick`` sizes).
+its defaults (or ``--quick`` sizes). ``bench`` measures the kernels against NumPy and SimPy references.
+
+May import every wing below it (``model``, ``kernels``, ``theory``, ``ttt``, ``rectlr``); not ``planner``
+(its sibling) nor ``cli``.
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ import os
 import time
 
 from .. import plotting, theory
-from ..placement import make_placement
-from ..wipeout import simulate_wipeout
+from ..model.placement import make_placement
+from ..kernels.wipeout import simulate_wipeout
 from .common import _log, experiment_args, matplotlib_ticker, dataclasses_replace  # noqa: F401
 from .wipeout import WIPEOUT_RS, wipeout_validation  # noqa: F401
 from .overhead import overhead_vs_r  # noqa: F401
@@ -201,7 +204,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     for row in rows:
         row["verdict"] = verdict(row)
     _log(f"spare-jax run: done in {time.perf_counter() - t_start:.0f} s")
-    from ..failures import FailureModel
+    from ..model.failures import FailureModel
 
     model = FailureModel()
     summary = {"full": full, "seed": seed, "out_dir": out_dir,  # no timing: a rerun reproduces the file

@@ -8,9 +8,9 @@ import os
 import numpy as np
 
 from .. import plotting, theory
-from ..failures import FailureModel
-from ..placement import make_placement
-from ..scenario import Scenario
+from ..model.failures import FailureModel
+from ..model.placement import make_placement
+from ..model.scenario import Scenario
 from .common import _log
 
 
@@ -36,7 +36,7 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
        ``restart_epochs`` epochs) for each m in ``restart_ms``: best D_max, r, tau and the gain over no restart.
     """
     from .. import ttt
-    from ..overhead import simulate_overhead
+    from ..kernels.overhead import simulate_overhead
     from ..ttt.policy import restart_depth_window, search_restart_depth
 
     model = FailureModel()

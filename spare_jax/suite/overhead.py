@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from .. import plotting, theory
-from ..placement import make_placement
+from ..model.placement import make_placement
 from .common import _log, matplotlib_ticker
 
 
@@ -20,7 +20,7 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
 
     Writes ``overhead_vs_r.csv``, ``depth_at_wipeout.csv`` and ``overhead_vs_r.png``.
     """
-    from ..overhead import simulate_overhead
+    from ..kernels.overhead import simulate_overhead
 
     default_trials = {600: 10_000, 6000: 1_000}
     trials = {**default_trials, **(trials or {})}

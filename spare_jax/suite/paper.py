@@ -37,7 +37,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
     Writes ``paper_numbers.json`` (both tables) and ``paper_numbers.csv`` (the sensitivity table).
     """
     from .. import ttt
-    from ..failures import FailureModel
+    from ..model.failures import FailureModel
 
     sweeps = PAPER_NUMBERS_SWEEPS if sweeps is None else sweeps
     base_model, base_cfg = FailureModel(), ttt.TrainingConfig()

@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from .. import plotting
-from ..placement import make_placement
+from ..model.placement import make_placement
 from .common import _log
 
 
@@ -20,7 +20,7 @@ def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16),
     Writes ``reorder_movement.csv``, ``reorder_latency.json``, ``reorder_solvers.csv`` and
     ``reorder_movement.png``.
     """
-    from ..reorder import replay
+    from ..rectlr.reorder import replay
 
     rng = np.random.default_rng(seed)
     rows, latency, event_ms = [], {}, []  # timings stay out of the CSVs (a rerun must not change them)
@@ -73,7 +73,7 @@ def _lat_summary(all_ms, reassign_ms):
 
 def _compare_solvers(groups, r, events, rng, backends=("ortools", "scipy", "networkx")):
     """Same trace, each backend: the MCMF solve time and the total moves over the first ``events`` failures."""
-    from ..reorder import replay
+    from ..rectlr.reorder import replay
 
     pl = make_placement("stacked", groups, r)
     trace = [int(g) for g in rng.permutation(groups)][:events]

@@ -29,14 +29,15 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                       ds=(1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10_000.0), trials=64,
                       mc_cap_hours=200.0, opt_n=600, opt_ds=(10.0, 30.0, 100.0, 1000.0), r_max=6, epochs=64,
                       work_hours=720.0, max_time_runs=1.0, seed=0, law="fixed"):
-    from ..failures import FailureModel
-    from ..placement import make_placement
-    from ..repair import Repair, simulate_repair
-    from ..scenario import Scenario
+    from ..model.failures import FailureModel
+    from ..model.placement import make_placement
+    from ..model.repair import Repair
+    from ..kernels.repair import simulate_repair
+    from ..model.scenario import Scenario
     from ..theory.repair import first_order_uptime, transient_uptime
-    from ..ttt.closed_form import TrainingConfig
+    from ..ttt.config import TrainingConfig
     from ..ttt.pool import optimize_pool
-    from ..wipeout import simulate_wipeout
+    from ..kernels.wipeout import simulate_wipeout
 
     os.makedirs(out_dir, exist_ok=True)
     model = FailureModel()

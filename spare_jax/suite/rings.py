@@ -6,8 +6,8 @@ import dataclasses
 import os
 
 from .. import plotting
-from ..failures import FailureModel
-from ..scenario import DomainLevel, Scenario
+from ..model.failures import FailureModel
+from ..model.scenario import DomainLevel, Scenario
 from .common import _log
 
 ORDERS = ("contiguous", "interleaved", "searched")
@@ -28,8 +28,8 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
        failures held fixed, job-wide rate s / (1 - s) times theirs).
     """
     from .. import ttt
-    from ..place import search_ring
-    from ..presets import get_preset
+    from ..rectlr.place import search_ring
+    from ..model.presets import get_preset
     from ..ttt.pool import best_tau_pool, pool_theory, sample_scenario_epochs
 
     model = FailureModel()
@@ -136,7 +136,7 @@ def replot_ring_ttt(out_dir: str = "figures", groups: int = 600, domain_size: in
     import csv
 
     from .. import ttt
-    from ..presets import get_preset
+    from ..model.presets import get_preset
 
     def read(name):
         with open(os.path.join(out_dir, name)) as fh:

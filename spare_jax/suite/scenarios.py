@@ -8,10 +8,10 @@ import os
 import numpy as np
 
 from .. import plotting, theory
-from ..failures import FailureModel
-from ..placement import make_placement
-from ..scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
-from ..wipeout import simulate_wipeout
+from ..model.failures import FailureModel
+from ..model.placement import make_placement
+from ..model.scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
+from ..kernels.wipeout import simulate_wipeout
 from .common import _log
 
 RINGS = ("contiguous", "interleaved", "random")

@@ -20,7 +20,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
     Writes ``ttt_vs_r.csv`` and ``ttt_vs_r.png``.
     """
     from .. import ttt
-    from ..failures import FailureModel
+    from ..model.failures import FailureModel
 
     model = model or FailureModel()
     cfg = cfg or ttt.TrainingConfig()
@@ -160,7 +160,7 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
     Writes ``rstar_vs_n.csv`` and ``rstar_vs_n.png``.
     """
     from .. import ttt
-    from ..failures import FailureModel
+    from ..model.failures import FailureModel
 
     model = model or FailureModel()
     cfg = cfg or ttt.TrainingConfig()

@@ -9,8 +9,8 @@ import time
 import numpy as np
 
 from .. import plotting, theory
-from ..placement import make_placement
-from ..wipeout import simulate_wipeout
+from ..model.placement import make_placement
+from ..kernels.wipeout import simulate_wipeout
 from .common import _log
 
 

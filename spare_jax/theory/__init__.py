@@ -1,9 +1,13 @@
-"""Closed forms, by quantity (SPEC §2). Each submodule states its derivations in its docstrings:
+"""Closed forms, by quantity. Each submodule states its derivations in its docstrings:
 
 * ``theory.wipeout``: exact and asymptotic P(T > k), E[T], Var[T], E[uptime] (stacked, block).
 * ``theory.depth``: P(d* <= d | k failures) by the queue DP, Omega, Bernoulli time profiles.
 * ``theory.renewed``: any i.i.d. law with renewed ages (hazard change of variable, order statistics).
 * ``theory.runs``: the longest circular run of failed groups (the paper's r* formula explained).
+* ``theory.repair``: the wipe-out with repair (first order, transient hazard, exact chain on small N).
+
+May import ``model``; not ``kernels`` (its sibling: the Monte Carlo is checked against these forms) nor any
+wing above.
 """
 
 from .wipeout import (  # noqa: F401

@@ -10,14 +10,14 @@ import numpy as np
 from scipy.special import gammaln
 from scipy.stats import binom
 
-from ..placement import check_groups_redundancy
+from ..model.placement import check_groups_redundancy
 from .wipeout import (
     _log_binom, log_coeff_power, survival_block, survival_exact, survival_poisson, survival_stacked)
 
 
 def _depth_cdf_stacked_one(n: int, r: int, d: int, m: int = 1) -> np.ndarray:
     r"""``P(d* <= d, no wipe-out | k failures)``, k = 0..N, for ``stacked``: a DP on the queue of
-    ``spare_jax.depth``. With ``m`` micro-batches per shard, ``d`` is a capacity c and the queue
+    ``spare_jax.kernels.depth``. With ``m`` micro-batches per shard, ``d`` is a capacity c and the queue
     ``q' = q + m`` (failed) or ``max(0, q + m - c)`` (survivor) lives in ``0 .. (r-1) m``; the argument
     below is unchanged (an orbit that never clips has ``c * alive = N m``).
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..placement import check_groups_redundancy
+from ..model.placement import check_groups_redundancy
 from .wipeout import _log_binom
 from .depth import depth_cdf, depth_profile_in_time
 

@@ -153,7 +153,7 @@ def first_order_uptime(placement, model, repair, scenario=None) -> dict | None:
 
     None with failure domains (no closed form here: the CTMC for small N, the kernel otherwise).
     """
-    from ..scenario import Scenario
+    from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
     if scenario.domains:
@@ -186,7 +186,7 @@ def exact_repair_ctmc(placement, model, repair_time_min: float, scenario=None) -
     import scipy.sparse as sp
     import scipy.sparse.linalg as spla
 
-    from ..scenario import Scenario
+    from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
     n = placement.groups
@@ -347,7 +347,7 @@ def transient_uptime(placement, model, repair, scenario=None, max_work: float | 
     a convolution kernel of millions of cells), so that a caller can bound its time; the result does not
     depend on it when it is not exceeded.
     """
-    from ..scenario import Scenario
+    from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
     if scenario.domains:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from ..placement import check_groups_redundancy
+from ..model.placement import check_groups_redundancy
 from .wipeout import _log_binom, _log_falling, log_coeff_power, survival_stacked
 
 

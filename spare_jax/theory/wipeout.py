@@ -70,7 +70,7 @@ import scipy.fft
 from scipy.special import gammaln
 from scipy.stats import binom
 
-from ..placement import check_groups_redundancy
+from ..model.placement import check_groups_redundancy
 
 _EPS_ALIAS = 1e-22
 

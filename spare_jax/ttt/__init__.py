@@ -1,4 +1,4 @@
-r"""Time-to-train with checkpointing: SPARe+CKPT, Rep+CKPT and CKPT alone (SPEC §5).
+r"""Time-to-train with checkpointing: SPARe+CKPT, Rep+CKPT and CKPT alone.
 
 Model. A training run needs ``W`` hours of failure-free work at depth 1. It runs in *epochs* (restart ->
 wipe-out, uptime U). Inside an epoch, compute windows of ``tau`` wall-clock minutes alternate with blocking
@@ -50,13 +50,18 @@ the committed work reaches W.
 With kept ages and a non-exponential law, epochs come from ``sample_kept_chains``: independent chains
 (training runs on independent clusters), each a ``lax.scan`` over epochs carrying the per-group ages, after
 a burn-in; ``simulate_ttt_runs`` takes one run per chain and samples until it has exactly the requested runs.
+
+Modules: ``config`` (the training configuration, shared by all), ``epochs`` (epoch pools and the work they
+commit), ``closed_form``, ``montecarlo``, ``pool`` (pools under a scenario or repair), ``policy`` (the
+proactive restart). May import ``model``, ``kernels`` and ``theory``; not ``rectlr`` (its sibling) nor any
+wing above.
 """
 
-from .closed_form import (  # noqa: F401
-    AGES, EpochProfile, JAX_MAX_CKPTS, RESTART_SCALING, SCHEMES, TrainingConfig, _BLOCK_ELEMS,
-    _ckpts_to_grid_end, _ttt_closed_form, _ttt_closed_form_np, best_tau_grid, check_ages, epoch_profile,
-    optimize, optimize_tau, scheme_placement, ttt_theory, young_daly)
-from .montecarlo import (  # noqa: F401
-    EpochPool, _committed, _compute_time, _count_runs, _kept_chain_fn, _run_kept_chains, _sample_epochs_iid,
-    epochs_needed, kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt,
-    simulate_ttt_runs)
+from .config import AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, scheme_placement  # noqa: F401
+from .closed_form import (
+    EpochProfile, JAX_MAX_CKPTS, _BLOCK_ELEMS, _ckpts_to_grid_end, _ttt_closed_form, _ttt_closed_form_np,
+    best_tau_grid, epoch_profile, optimize, optimize_tau, ttt_theory, young_daly)
+from .epochs import EpochPool  # noqa: F401
+from .montecarlo import (
+    _committed, _compute_time, _count_runs, _kept_chain_fn, _run_kept_chains, _sample_epochs_iid, epochs_needed,
+    kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)

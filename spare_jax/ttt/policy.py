@@ -23,9 +23,9 @@ import math
 
 import numpy as np
 
-from ..failures import FailureModel
-from .closed_form import TrainingConfig
-from .montecarlo import apply_restart_depth
+from ..model.failures import FailureModel
+from .config import TrainingConfig
+from .epochs import apply_restart_depth
 
 DEFAULT_RESTART_DEPTHS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
 
@@ -59,7 +59,7 @@ def search_restart_depth(groups: int, redundancies, model: FailureModel, cfg: Tr
     pool of ``epochs`` epochs per r (the same seed for every r), against the no-restart policy on the same
     pool. Returns the best (r, D_max, tau) overall, its TTT with standard error, the baseline's, and the
     curve ``[{r, restart_depth, ckpt_interval_min, ttt_hours, ttt_stderr_hours}]`` (D_max None = never)."""
-    from ..driver import Progress
+    from ..kernels.driver import Progress
 
     m = 1 if scenario is None else scenario.microbatches
     gpus = groups * model.gpus_per_group
@@ -114,7 +114,7 @@ def optimize_policy(groups: int, r_max: int, model: FailureModel, cfg: TrainingC
     entry ``schemes.spare`` becomes the best policy found; ``policy`` holds every m and the restart search."""
     import dataclasses
 
-    from ..scenario import Scenario
+    from ..model.scenario import Scenario
     from .closed_form import optimize
 
     scenario = Scenario() if scenario is None else scenario

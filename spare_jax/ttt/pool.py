@@ -23,10 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..failures import FailureModel
-from ..placement import check_groups_redundancy
-from .closed_form import TrainingConfig, scheme_placement
-from .montecarlo import EpochPool, _level_depths, epoch_yield
+from ..model.failures import FailureModel
+from ..model.placement import check_groups_redundancy
+from .config import TrainingConfig, scheme_placement
+from .epochs import EpochPool, _level_depths, epoch_yield
 
 DEFAULT_POOL_EPOCHS = 20_000
 
@@ -40,9 +40,9 @@ def _pool_kernel(scheme: str, placement, model: FailureModel, scenario):
 
 @functools.lru_cache(maxsize=64)
 def _pool_kernel_jit(adaptive: bool, kind: str, n: int, r: int, model: FailureModel, scenario):
-    from ..overhead import scenario_depth_path
-    from ..placement import make_placement
-    from ..wipeout import scenario_wipeout_kernel
+    from ..kernels.overhead import scenario_depth_path
+    from ..model.placement import make_placement
+    from ..kernels.wipeout import scenario_wipeout_kernel
 
     placement = make_placement(kind, n, r)
 
@@ -66,9 +66,9 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
     ``spare``, ``wipeout.scenario_wipeout_kernel`` otherwise). The same seed gives the same leading epochs
     whatever ``epochs`` is. The ring order applies to every scheme (``rep``'s replica sets are blocks of
     consecutive ring positions)."""
-    from ..driver import as_uint32_key_words, run_chunked
-    from ..placement import make_placement
-    from ..scenario import Scenario
+    from ..kernels.driver import as_uint32_key_words, run_chunked
+    from ..model.placement import make_placement
+    from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
     n, r = check_groups_redundancy(groups, redundancy)
@@ -104,9 +104,9 @@ def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int,
     ``REPAIR_NOTES.md`` and tested against exact brute-force runs). ``rep``: block replica sets at depth r
     (rate 1/r); ``none``: r = 1 (rate 1; repair cannot help). ``max_time``: epochs censored there (treated as
     ending at ``max_time``; pick it longer than any run needs so runs never reach it)."""
-    from ..placement import make_placement
-    from ..repair import repair_epochs
-    from ..scenario import Scenario
+    from ..model.placement import make_placement
+    from ..kernels.repair import repair_epochs
+    from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
     n, r = check_groups_redundancy(groups, redundancy)
@@ -188,7 +188,7 @@ def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingCon
     """``optimize`` under a scenario with no closed form: per scheme and r a pool of ``epochs`` epochs (the
     same seed for every r: common random numbers), tau* by ``best_tau_pool``, r* the least TTT. Returns the
     per-scheme entries of ``closed_form.optimize`` plus ``ttt_stderr_hours``, and the curves."""
-    from ..driver import Progress
+    from ..kernels.driver import Progress
 
     n = check_groups_redundancy(groups, 1)[0]
     gpus = n * model.gpus_per_group

@@ -1,4 +1,4 @@
-"""The ``spare-jax`` command line (SPEC §6).
+"""The `spare-jax` commands and `main`.
 
 Every subcommand takes ``--json`` (one JSON object on stdout, nothing else there) and prints a readable
 table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line on stderr, no traceback.
@@ -13,9 +13,9 @@ import time
 import types
 import warnings
 
-from .cli_args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
-    CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario,
-    _run_args, _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config,
+from .args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
+    CLIError, strict_json, _Parser, _bounded, _help, _common, _failure_args, _scenario_args, _scenario, _run_args,
+    _repair_args, _repair, _model, emit, _clean, _training_args, _ages_arg, _training, _apply_config,
     _microbatch_args, _policy_search_args, deprecated_alias)
 
 EXIT_BAD_INPUT = 2
@@ -23,7 +23,7 @@ EXIT_BAD_INPUT = 2
 
 def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
     """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
-    from .bounds import chunk_bytes, memory_budget_bytes
+    from ..model.bounds import chunk_bytes, memory_budget_bytes
 
     budget = memory_budget_bytes()
     chunk = getattr(args, "chunk_size", None)
@@ -36,14 +36,14 @@ def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
         raise ValueError(f"--groups {args.groups} (with --redundancy): even a 64-trial chunk needs about "
                          f"{chunk_bytes(64, width, bytes_per_item) / 2**30:.3g} GiB, more than half the RAM")
     if getattr(args, "out", None) is not None:
-        from .driver import ChunkStore
+        from ..kernels.driver import ChunkStore
 
         ChunkStore.check_dir(args.out)
 
 
 def _simulate(args, simulate, width: int, bytes_per_item: int):
     """Build the placement and model from the flags and run a chunked Monte Carlo driver."""
-    from .placement import check_groups_redundancy, make_placement
+    from ..model.placement import check_groups_redundancy, make_placement
 
     model = _model(args)
     check_groups_redundancy(args.groups, args.redundancy)
@@ -61,9 +61,9 @@ def _simulate(args, simulate, width: int, bytes_per_item: int):
 def cmd_wipeout(args) -> dict:
     if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
         return cmd_wipeout_repair(args)
-    from . import theory
-    from .scenario import EXACT_SMALL_MAX_N, exact_epoch_small, job_wide_uptime, single_domain_wipeout_fraction
-    from .wipeout import simulate_wipeout
+    from .. import theory
+    from ..model.scenario import EXACT_SMALL_MAX_N, exact_epoch_small, job_wide_uptime, single_domain_wipeout_fraction
+    from ..kernels.wipeout import simulate_wipeout
 
     model, placement, res, elapsed = _simulate(args, simulate_wipeout, args.groups, 16)
     scenario = args.scenario_obj
@@ -122,10 +122,12 @@ def _work_split(res, unit: str = "trials") -> dict:
 
 def cmd_wipeout_repair(args) -> dict:
     """``wipeout`` with repair (SPEC §10.5): the epoch runs from the restart to the wipe-out (or a job-wide end)."""
-    from .placement import check_groups_redundancy, make_placement
-    from .repair import check_model, simulate_repair
-    from .theory.repair import (EXACT_REPAIR_MAX_N, TRANSIENT_CLI_WORK, TheoryTooCostly, exact_repair_ctmc,
-                                first_order_uptime, transient_uptime)
+    from ..model.placement import check_groups_redundancy, make_placement
+    from ..model.repair import check_model
+    from ..kernels.repair import simulate_repair
+    from ..theory.repair import (
+        EXACT_REPAIR_MAX_N, TRANSIENT_CLI_WORK, TheoryTooCostly, exact_repair_ctmc, first_order_uptime,
+        transient_uptime)
 
     repair = _repair(args)
     model = _model(args)
@@ -188,8 +190,8 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon, skipped=None) -> dict:
     """Rare wipe-outs (SPEC §10.5 item 5): epochs censored at the run length W; P(>= 1 wipe-out during W)
     = wiped / trials with its Clopper-Pearson interval (a job-wide end before W is not a wipe-out)."""
-    from .repair import simulate_repair
-    from .theory.repair import p_wipeout_within
+    from ..kernels.repair import simulate_repair
+    from ..theory.repair import p_wipeout_within
 
     t0 = time.perf_counter()
     res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
@@ -219,8 +221,9 @@ def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans,
 
 def cmd_overhead_repair(args) -> dict:
     """``overhead`` with repair (SPEC §10.5): Omega = E[U]/E[W] over restart -> wipe-out epochs with rejoins."""
-    from .placement import check_groups_redundancy, make_placement
-    from .repair import check_model, simulate_repair
+    from ..model.placement import check_groups_redundancy, make_placement
+    from ..model.repair import check_model
+    from ..kernels.repair import simulate_repair
 
     repair, model = _repair(args), _model(args)
     check_model(model)
@@ -246,8 +249,8 @@ def cmd_overhead_repair(args) -> dict:
 
 
 def cmd_overhead(args) -> dict:
-    from . import theory
-    from .overhead import simulate_overhead
+    from .. import theory
+    from ..kernels.overhead import simulate_overhead
 
     if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
         if (args.microbatches or 1) > 1:
@@ -296,8 +299,8 @@ def cmd_overhead(args) -> dict:
 
 
 def cmd_reorder(args) -> dict:
-    from .placement import make_placement
-    from .reorder import parse_failed_list, read_trace, replay
+    from ..model.placement import make_placement
+    from ..rectlr.reorder import parse_failed_list, read_trace, replay
 
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     if (args.failed is None) == (args.trace is None):
@@ -328,7 +331,7 @@ def cmd_reorder(args) -> dict:
 
 def _reorder_microbatches(args, placement, failed, times) -> dict:
     """``reorder --microbatches m``: the micro-batch controller (``reorder_mb``)."""
-    from .reorder_mb import replay_microbatches
+    from ..rectlr.reorder_mb import replay_microbatches
 
     if args.solver == "scipy":
         raise ValueError("--solver scipy has no capacities: use ortools or networkx with --microbatches")
@@ -350,7 +353,7 @@ def _reorder_microbatches(args, placement, failed, times) -> dict:
 def _check_ckpt_count(tau, cfg, prof) -> None:
     """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
     checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
-    from .bounds import TTT_CKPTS_MAX
+    from ..model.bounds import TTT_CKPTS_MAX
 
     ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)
     if ckpts > TTT_CKPTS_MAX:
@@ -364,7 +367,7 @@ def _check_ttt_feasible(args, cfg, r, tau, gpus, epochs, prof, th) -> None:
     ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
     with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the pool the
     MC would sample."""
-    from .bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
+    from ..model.bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
 
     need = args.runs * (th["expected_restarts"] + 1.0)
     width = args.groups * max(r, 2)
@@ -386,11 +389,11 @@ def cmd_ttt_repair(args) -> dict:
     """``ttt`` with repair (SPEC §10.5): a pool of restart -> wipe-out epochs with rejoins (U and the work
     rate W/U per epoch, ``ttt.pool.sample_repair_epochs``), tau* on it, the renewal-reward estimate, and
     ``--runs`` runs assembled from consecutive epochs (the pool grown until they fit)."""
-    from . import ttt
-    from .placement import check_groups_redundancy
-    from .repair import check_model
-    from .ttt.montecarlo import simulate_ttt
-    from .ttt.pool import best_tau_pool, pool_theory, sample_repair_epochs
+    from .. import ttt
+    from ..model.placement import check_groups_redundancy
+    from ..model.repair import check_model
+    from ..ttt.montecarlo import simulate_ttt
+    from ..ttt.pool import best_tau_pool, pool_theory, sample_repair_epochs
 
     repair, model, cfg = _repair(args), _model(args), _training(args)
     check_model(model)
@@ -439,7 +442,7 @@ def cmd_ttt_repair(args) -> dict:
 
 
 def cmd_ttt(args) -> dict:
-    from . import ttt
+    from .. import ttt
 
     if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
         if (args.microbatches or 1) > 1 or args.restart_depth is not None:
@@ -452,7 +455,7 @@ def cmd_ttt(args) -> dict:
     if (args.microbatches or 1) > 1 and args.scheme != "spare":
         raise ValueError(f"--microbatches applies to --scheme spare only ({args.scheme} computes whole replicas)")
     kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
-    from .placement import check_groups_redundancy
+    from ..model.placement import check_groups_redundancy
 
     check_groups_redundancy(args.groups, r)
     _check_work_inputs(args, args.groups * max(r, 2), 8)
@@ -465,8 +468,9 @@ def cmd_ttt(args) -> dict:
     kept = model.distribution != "exponential" and args.ages == "kept"
     job_rate = scenario.job_rate_per_min(args.groups, model.group_mtbf_min)
     if scenario.needs_kernel or args.restart_depth is not None:
-        from .ttt.montecarlo import _sample_epochs_iid, apply_restart_depth
-        from .ttt.pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
+        from ..ttt.montecarlo import _sample_epochs_iid
+        from ..ttt.epochs import apply_restart_depth
+        from ..ttt.pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
 
         if kept:
             raise ValueError("--restart-depth is simulated for i.i.d. epochs: exponential failures or --ages renewed")
@@ -536,14 +540,14 @@ def cmd_ttt(args) -> dict:
 
 
 def cmd_optimize(args) -> dict:
-    from . import ttt
+    from .. import ttt
 
     model = _model(args)
     scenario = _scenario(args, args.groups)
     repair = _repair(args)
     if repair is not None:  # SPEC §10.5: a pool of epochs with rejoins per (scheme, r), renewal-reward
-        from .repair import check_model
-        from .ttt.pool import optimize_pool
+        from ..model.repair import check_model
+        from ..ttt.pool import optimize_pool
 
         check_model(model)
         res = optimize_pool(args.groups, args.r_max, model, _training(args), scenario,
@@ -555,7 +559,7 @@ def cmd_optimize(args) -> dict:
         return res
     ms = args.microbatch_set or [1]
     if len(ms) > 1 or args.restart_depths is not None:
-        from .ttt.policy import optimize_policy
+        from ..ttt.policy import optimize_policy
 
         res = optimize_policy(args.groups, args.r_max, model, _training(args), scenario, ms, args.restart_depths,
                               epochs=args.epochs or 20_000, seed=args.pool_seed, ages=args.ages,
@@ -575,7 +579,7 @@ def cmd_optimize(args) -> dict:
 def cmd_place(args) -> dict:
     import os
 
-    from .place import search_ring
+    from ..rectlr.place import search_ring
 
     model = _model(args)
     scenario = _scenario(args, args.groups)
@@ -610,7 +614,7 @@ def cmd_place(args) -> dict:
 
 
 def cmd_presets(args) -> dict:
-    from .presets import PRESETS
+    from ..model.presets import PRESETS
 
     if args.json:
         return {name: p.as_dict() for name, p in PRESETS.items()}
@@ -640,12 +644,12 @@ def cmd_presets(args) -> dict:
 
 
 def cmd_bench(args) -> dict:
-    from .bench import run_bench
-    from .placement import check_groups_redundancy
+    from ..suite.bench import run_bench
+    from ..model.placement import check_groups_redundancy
 
     check_groups_redundancy(args.groups, args.redundancy)
     _check_work_inputs(args, args.groups, 16)
-    from .bounds import chunk_bytes, memory_budget_bytes
+    from ..model.bounds import chunk_bytes, memory_budget_bytes
 
     if chunk_bytes(1024, args.groups * args.redundancy, 8) > memory_budget_bytes():  # bench's overhead chunk
         raise ValueError(f"--groups {args.groups} x --redundancy {args.redundancy}: the overhead kernel's "
@@ -658,8 +662,8 @@ def cmd_bench(args) -> dict:
 def cmd_run(args) -> dict:
     import os
 
-    from .driver import check_writable_dir
-    from .suite import format_summary, run_suite
+    from ..kernels.driver import check_writable_dir
+    from ..suite import format_summary, run_suite
 
     out = args.out_dir or ("figures" if args.full else "results")
     if os.path.exists(out) and not os.path.isdir(out):
@@ -678,7 +682,7 @@ def _version() -> str:
 
         return version("spare-jax")
     except (ImportError, PackageNotFoundError):  # not installed (PYTHONPATH checkout)
-        from . import __version__
+        from .. import __version__
 
         return __version__
 
@@ -830,7 +834,7 @@ def build_parser() -> argparse.ArgumentParser:
     _microbatch_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
 
-    from .cli_plan import add_plan_parser  # spare-jax plan (SPEC §11)
+    from .plan import add_plan_parser  # spare-jax plan (SPEC §11)
 
     add_plan_parser(sub)
     for name, sp in sub.choices.items():  # read before argparse (cli_args._apply_config); listed in --help
@@ -911,7 +915,7 @@ _NATIVE_LOG = [None]  # the multi-process run's native log (multiproc.NativeLog)
 
 
 def _coordinator():
-    from . import multiproc
+    from ..kernels import multiproc
 
     return multiproc.coordinator()
 
@@ -919,13 +923,13 @@ def _coordinator():
 def _join_processes(args):
     """With --coordinator/--num-processes/--process-id (or --distributed): join the run, native logs to a
     file (unless --verbose), and start the watchdog. Returns the coordinator (None for one process)."""
-    from . import multiproc
+    from ..kernels import multiproc
 
     dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
     explicit = any(v is not None for v in dist)
     if not explicit and not getattr(args, "distributed", False):
         return None
-    from .driver import check_distributed_args, initialize_distributed
+    from ..kernels.driver import check_distributed_args, initialize_distributed
 
     if explicit:
         if any(v is None for v in dist):
@@ -958,7 +962,7 @@ def _multiprocess_failure(exc) -> int:
     one line on the terminal, the traceback in the native log."""
     import traceback
 
-    from . import multiproc
+    from ..kernels import multiproc
 
     log, coord = _NATIVE_LOG[0], _coordinator()
     traceback.print_exc(file=sys.__stderr__)  # file descriptor 2: the native log (the terminal with --verbose)
@@ -986,7 +990,7 @@ def main(argv=None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_BAD_INPUT
-        from .cli_args import explicit_dests
+        from .args import explicit_dests
 
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))

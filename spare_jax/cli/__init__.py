@@ -1,0 +1,9 @@
+"""The command line: flags in, one library call, a formatted result out.
+
+``spare-jax`` (and ``python -m spare_jax``) runs ``main``. ``args`` defines the flags shared by the commands
+(and their bounds, config files, deprecated names), ``commands`` the commands and ``main``, ``plan`` the
+planner's flags. This wing may import every other wing; nothing imports it.
+"""
+
+from .args import CLIError, strict_json  # noqa: F401
+from .commands import EXIT_BAD_INPUT, build_parser, clopper_pearson, main  # noqa: F401

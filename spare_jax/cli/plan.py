@@ -1,0 +1,284 @@
+"""``spare-jax plan`` (SPEC §11): the flags, and the thin command that calls ``plan.plan`` and formats it.
+
+Where each setting comes from, in order: a flag on the line, ``--config``, ``--preset``, the built-in
+default. The numeric flags default to None here so that the command can tell a preset's value (or a
+default) from one given by the user, for the report's "source" column.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .args import _bounded, _help, _microbatch_args, _scenario, _scenario_args
+from ..planner import plan as planmod
+
+_BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
+            "restart": 60.0, "ckpt_cost": 5.0, "work_hours": 720.0, "gpu_hour_price": planmod.DEFAULT_PRICE}
+
+
+PLAN_DESCRIPTION = """\
+Plan a training run on your cluster: per scheme (spare, rep, none) the best redundancy r*, checkpoint
+interval tau*, expected time-to-train with its Monte Carlo 5-95% range, availability, GPU-hours, cost and
+the sensitivity of the choice to the uncertain inputs.
+
+Per-GPU MTBF (--gpu-mtbf-hours) means GPU-hours per failure that takes down one data-parallel group, as in
+every spare-jax command and in `spare-jax presets` (gpu_mtbf_hours); the cluster MTBF is the mean time
+between such failures of the whole job. Job-wide and failure-domain interruptions are separate inputs.
+
+Failure log format (--failure-log FILE): a UTF-8 CSV text file. Lines starting with # are comments, except
+two directives:
+  # nodes = M            nodes watched, those that never failed included
+  # window_hours = H     the observation window [0, H] in hours
+The first other line is the header node,time_hours; then one record per line:
+  NODE,T                 node NODE failed T hours after the window's start (0 < T <= H)
+  NODE,                  node NODE was watched and never failed
+Example:
+  # nodes = 512
+  # window_hours = 720
+  node,time_hours
+  n17,12.5
+  n204,330
+  n17,401.25
+Without '# nodes =' (or --log-nodes) the node count is the distinct nodes listed, and without
+'# window_hours =' (or --log-window-hours) the window ends at the last failure: both are then guessed and
+a warning on stderr says so (nodes that never failed are missed, so the MTBF comes out too short)."""
+
+
+def add_plan_parser(sub) -> None:
+    from ..model.presets import PRESETS
+
+    p = sub.add_parser("plan", help="plan a run on your cluster in GPUs and hours: per scheme r*, tau*, "
+                                    "time-to-train with its spread, availability, GPU-hours, cost, sensitivity",
+                          description=PLAN_DESCRIPTION)
+    g = p.add_argument_group("cluster")
+    g.add_argument("--gpus", type=_bounded("gpus"), default=None,
+                   help=_help(f"GPUs in the job (default {planmod.DEFAULT_GPUS:,}, the size of the cluster-100k "
+                              "preset; with --preset: the preset's)", "gpus"))
+    g.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=None,
+                   help=_help(f"GPUs per data-parallel group, a whole number dividing --gpus (default "
+                              f"{planmod.DEFAULT_GPUS_PER_GROUP:,}; with --preset: the preset's)", "gpus_per_group"))
+    rate = g.add_mutually_exclusive_group()
+    rate.add_argument("--gpu-mtbf-hours", type=_bounded("gpu_mtbf_hours"), default=None,
+                      help=_help(f"per-GPU MTBF in hours: GPU-hours per failure that takes down one group "
+                                 f"(default {planmod.DEFAULT_GPU_MTBF_HOURS:,.0f} h, the paper's; with --preset: the "
+                                 "preset's group-failure rate)", "gpu_mtbf_hours"))
+    rate.add_argument("--node-mtbf-hours", type=_bounded("node_mtbf_hours"), default=None,
+                      help=_help("or: per-node MTBF in hours (a group = --gpus-per-group / --gpus-per-node nodes; "
+                                 "default: not used)",
+                                 "node_mtbf_hours"))
+    rate.add_argument("--failure-log", default=None, metavar="FILE",
+                      help="or: a CSV failure log fitted by maximum likelihood, its per-node MTBF in hours used "
+                           "(default: none); format below")
+    g.add_argument("--gpus-per-node", type=_bounded("gpus_per_node"), default=None,
+                   help=_help(f"GPUs per node, with --node-mtbf-hours or --failure-log (default "
+                              f"{planmod.DEFAULT_GPUS_PER_NODE})", "gpus_per_node"))
+    g.add_argument("--log-window-hours", type=_bounded("log_window_hours"), default=None,
+                   help=_help("observation window of --failure-log in hours, from 0 (default: the log's "
+                              "'# window_hours' line, else its last failure time)", "log_window_hours"))
+    g.add_argument("--log-nodes", type=_bounded("log_nodes"), default=None,
+                   help=_help("nodes watched by --failure-log, those that never failed included (default: the "
+                              "log's '# nodes' line, else the distinct nodes it lists)", "log_nodes"))
+    g.add_argument("--fit-law", choices=planmod.FIT_LAWS, default=None,
+                   help="which fit's per-node MTBF --failure-log gives: exponential (failures / node-hours, "
+                        "default) or weibull (the renewal mean); the plan's model is exponential either way")
+    p.add_argument("--preset", choices=tuple(PRESETS), default=None,
+                   help="published cluster parameters as defaults (flags and --config win); `spare-jax presets` "
+                        "lists them with their sources")
+    p.set_defaults(preset_job_mtbf=None)
+    t = p.add_argument_group("training")
+    t.add_argument("--restart", type=_bounded("restart"), default=None,
+                   help=_help("global restart cost R in minutes (default 60; with --preset: the preset's)", "restart"))
+    t.add_argument("--ckpt-cost", type=_bounded("ckpt_cost"), default=None,
+                   help=_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
+    t.add_argument("--work-hours", type=_bounded("work_hours"), default=None,
+                   help=_help("failure-free work W in hours at depth 1 (default 720; with --preset: the preset's)",
+                              "work_hours"))
+    t.add_argument("--gpu-hour-price", type=_bounded("gpu_hour_price"), default=None,
+                   help=_help(f"price of one GPU-hour (default {planmod.DEFAULT_PRICE:g}, a placeholder: give "
+                              "yours; the cost column is in the same currency)", "gpu_hour_price"))
+    t.add_argument("--currency", default=None, metavar="NAME",
+                   help="the price's currency, e.g. USD, for the cost column's title (default: none, the cost is "
+                        "in the unit of --gpu-hour-price, 'per GPU-hour')")
+    t.add_argument("--deadline-hours", type=_bounded("deadline_hours"), default=None,
+                   help=_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
+                              "deadline_hours"))
+    _scenario_args(p, mtbf_flags=False)
+    _microbatch_args(p)
+    m = p.add_argument_group("search and Monte Carlo")
+    m.add_argument("--r-max", type=_bounded("r_max"), default=None,
+                   help=_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "
+                              f"{planmod.DEFAULT_R_MAX_POOL} under a scenario with no closed form -- domains, a ring "
+                              "order, lemons -- where each r costs a compiled kernel and a pool of epochs)", "r_max"))
+    m.add_argument("--runs", type=_bounded("ttt_trials", "--runs"), default=planmod.DEFAULT_RUNS,
+                   help=_help(f"Monte Carlo training runs per scheme for the spread (default "
+                              f"{planmod.DEFAULT_RUNS}; fewer when one run needs too many epochs)", "ttt_trials"))
+    m.add_argument("--epochs", type=_bounded("pool_epochs", "--epochs"), default=None,
+                   help=_help(f"epochs sampled per scheme and r under a scenario with no closed form (domains, a "
+                              f"ring order, lemons; default {planmod.DEFAULT_POOL_EPOCHS})", "pool_epochs"))
+    m.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
+    m.add_argument("--no-sensitivity", action="store_true",
+                   help="skip the sensitivity table (it re-runs the optimiser 6-8 times)")
+    p.add_argument("--report", default=None, metavar="FILE.html",
+                   help="also write a self-contained HTML report (tables, parameters with sources, figures; "
+                        "default: none)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_plan, title="spare-jax plan")
+
+
+def _check_report_path(path: str) -> None:
+    parent = os.path.dirname(os.path.abspath(path)) if path else ""
+    if not path or os.path.isdir(path):
+        raise ValueError(f"--report must name a file, got {path!r}")
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or (
+            os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ValueError(f"--report: cannot write to {path}")
+
+
+def _resolve(args):
+    """The settings with their sources: {name: (value, source)}."""
+    from ..model.presets import get_preset
+
+    preset = get_preset(args.preset) if args.preset else None
+    ps = preset.settings if preset else {}
+    out = {}
+
+    def pick(name, preset_value=None):
+        value = getattr(args, name)
+        if value is None:
+            if preset_value is not None:
+                return preset_value, f"preset {preset.name}"
+            return _BUILTIN[name], "default"
+        if preset is not None and preset_value is not None and value == preset_value:
+            return value, f"preset {preset.name}"
+        return value, "user input"
+
+    out["gpus"] = pick("gpus", ps.get("reference_gpus"))
+    out["gpus_per_group"] = pick("gpus_per_group", ps.get("gpus_per_group"))
+    for name in ("restart", "ckpt_cost", "work_hours"):
+        out[name] = pick(name, ps.get(name))
+    out["gpu_hour_price"] = pick("gpu_hour_price")
+    for name in ("gpus", "gpus_per_group"):
+        value, src = out[name]
+        if float(value) != int(value):
+            raise ValueError(f"--{name.replace('_', '-')} must be a whole number, got {value!r}")
+        out[name] = (int(value), src)
+    return preset, out
+
+
+def cmd_plan(args) -> dict:
+    from ..planner.fit import fit_log, read_failure_log
+
+    if args.failure_log is None:
+        given = [f for f, v in (("--log-window-hours", args.log_window_hours), ("--log-nodes", args.log_nodes),
+                                ("--fit-law", args.fit_law)) if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} go(es) with --failure-log")
+    if args.gpus_per_node is not None and args.node_mtbf_hours is None and args.failure_log is None:
+        raise ValueError("--gpus-per-node goes with --node-mtbf-hours or --failure-log")
+    if args.report is not None:
+        _check_report_path(args.report)
+    preset, s = _resolve(args)
+    gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
+    n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
+    scenario = _scenario(args, n)
+    fit = None
+    gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
+    if args.failure_log is not None:
+        check = None
+        if (args.fit_law or "exponential") == "exponential":  # an absurd fitted MTBF: refused before more work
+            def check(node_mtbf_hours):
+                planmod.check_fitted_mtbf(gpg, node_mtbf_hours, args.gpus_per_node)
+        log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
+        args.late_notes = [m for m in [guessed_warning(log)] if m]  # printed by main once the plan is done
+        fit = fit_log(log, check=check)
+        mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"
+    elif args.node_mtbf_hours is not None:
+        mtbf_src = "user input (per node)"
+    elif gpu_mtbf is None:
+        if preset is not None and "mtbf" in preset.settings:
+            ps = preset.settings
+            gpu_mtbf = ps["mtbf"] * ps["reference_gpus"] / 60.0
+            mtbf_src = f"preset {preset.name}: its group-failure rate (system MTBF {ps['mtbf']:.4g} min at " \
+                       f"{ps['reference_gpus']:,.0f} GPUs)"
+        else:
+            mtbf_src = "default (the paper's 50,000 h per GPU)"
+    result = planmod.plan(gpus, gpg, gpu_mtbf_hours=gpu_mtbf, node_mtbf_hours=args.node_mtbf_hours,
+                          gpus_per_node=args.gpus_per_node, fit=fit, fit_law=args.fit_law or "exponential",
+                          scenario=scenario, restart_min=s["restart"][0], ckpt_cost_min=s["ckpt_cost"][0],
+                          work_hours=s["work_hours"][0], gpu_hour_price=s["gpu_hour_price"][0],
+                          deadline_hours=args.deadline_hours, runs=args.runs, seed=args.seed, r_max=args.r_max,
+                          epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet)
+    result.inputs["currency"] = args.currency
+    result.sources = _sources(args, result, s, mtbf_src, scenario, preset)
+    if gpu_mtbf is not None and args.gpu_mtbf_hours is None:  # the preset's rate
+        result.inputs["gpu_mtbf_from"] = mtbf_src
+    if preset is not None:
+        result.inputs["preset"] = preset.name
+        result.preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
+                         "assumptions": list(preset.assumptions)}
+    if args.report is not None:
+        from ..planner.report import write_report
+
+        write_report(result, args.report)
+    if args.json:
+        out = result.as_json()
+        if args.report is not None:
+            out["report"] = args.report
+        return out
+    print(planmod.format_table(result))
+    if args.report is not None:
+        print(f"report: {args.report}")
+    args.printed = True
+    return {}
+
+
+def guessed_warning(log) -> str | None:
+    """One line for stderr when the log's window or node count was not stated but taken from its records."""
+    what = []
+    if "nodes" in log.guessed:
+        what.append(f"the node count ({log.nodes:,}, the distinct nodes it lists; nodes that never failed are "
+                    "missed; add '# nodes = M' or --log-nodes)")
+    if "window_hours" in log.guessed:
+        what.append(f"the window ({log.window_hours:,.6g} h, its last failure time; add '# window_hours = H' or "
+                    "--log-window-hours)")
+    return f"spare-jax: warning: {log.path}: guessed " + " and ".join(what) if what else None
+
+
+def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
+    inp = result.inputs
+    rows = [("GPUs", f"{inp['gpus']:,}", s["gpus"][1]),
+            ("GPUs per data-parallel group", f"{inp['gpus_per_group']:,}", s["gpus_per_group"][1]),
+            ("groups N", f"{inp['groups']:,}", "GPUs / GPUs per group"),
+            ("per-GPU MTBF (group failures)", f"{inp['gpu_mtbf_hours']:,.6g} h", mtbf_src),
+            ("group MTBF", f"{inp['group_mtbf_hours']:,.6g} h", "per-GPU MTBF / GPUs per group"),
+            ("restart cost R", f"{inp['restart_min']:g} min", s["restart"][1]),
+            ("checkpoint cost C", f"{inp['ckpt_cost_min']:g} min", s["ckpt_cost"][1]),
+            ("work W", f"{inp['work_hours']:g} h", s["work_hours"][1]),
+            ("price per GPU-hour", planmod.price_text(inp), s["gpu_hour_price"][1]),
+            ("deadline", "-" if inp["deadline_hours"] is None else f"{inp['deadline_hours']:g} h",
+             "user input" if inp["deadline_hours"] is not None else "none given")]
+    if "gpus_per_node" in inp:
+        rows.append(("GPUs per node", str(inp["gpus_per_node"]),
+                     "user input" if args.gpus_per_node is not None else "default"))
+    if scenario.microbatches > 1:
+        rows.append(("micro-batches per shard", str(scenario.microbatches), "user input"))
+    if not scenario.is_default:
+        pname = f"preset {preset.name}" if preset is not None else None
+        desc = scenario.describe()
+        if "job_mtbf_min" in desc:
+            from_preset = pname and args.job_mtbf is None and args.preset_job_mtbf == desc["job_mtbf_min"]
+            rows.append(("job-wide MTBF", f"{desc['job_mtbf_min']:.6g} min", pname if from_preset else "user input"))
+        if "job_fraction" in desc:
+            rows.append(("job-wide fraction", f"{desc['job_fraction']:g}", "user input"))
+        for d in desc.get("domains", []):
+            from_preset = pname and args.domain_size is None
+            rows.append((f"failure domain {d.get('name', '')}".strip(),
+                         f"{d['size']} groups, MTBF {d['mtbf_min']:.6g} min", pname if from_preset else "user input"))
+        if desc.get("ring") != "contiguous":
+            rows.append(("ring order", str(desc["ring"]), "user input"))
+        if "lemon_fraction" in desc:
+            rows.append(("lemons", f"{desc['lemon_fraction']:g} of groups x{desc['lemon_factor']:g}", "user input"))
+    rows += [("search", f"r = 1..{inp['r_max']}; {inp['method']}", "--r-max"),
+             ("Monte Carlo", f"{inp['runs']} runs per scheme, seed {inp['seed']}", "--runs, --seed")]
+    return [{"parameter": a, "value": b, "source": c} for a, b, c in rows]

@@ -1,0 +1,264 @@
+r"""Depth with adaptive reordering: d*(S), the least per-group load that covers every shard (SPEC §1).
+
+After a failure set S (no wipe-out), d*(S) is the least d such that every shard can be assigned to a
+surviving holder with at most d shards per group (a bipartite b-matching). It is at least
+``ceil(N / alive)`` and at most ``r``.
+
+The ``stacked`` queue test (O(N) per d)
+---------------------------------------
+Group g holds shards g .. g+r-1. Scan the groups in ring order: at group g the shard ``g+r-1`` is
+*released* (g is its first holder) and shard ``g`` reaches its *deadline* (g is its last holder). Keep the
+released-but-unassigned shards in a FIFO queue; a surviving group takes up to d of them, oldest first.
+
+**Claim.** Depth d is feasible iff (i) ``d * alive >= N`` and (ii) the queue, run for two laps of the ring
+from empty, never holds r shards after a group is processed.
+
+*Proof.* By Hall's theorem on the graph with each surviving group copied d times, d is feasible iff every
+set X of shards has ``d * |alive(N(X))| >= |X|``. It suffices to take X an arc of consecutive shards: if X
+splits into arcs whose holder windows overlap (a gap < r between them), replacing X by its hull keeps
+N(X) and enlarges X; if the windows are disjoint, the conditions of the arcs add up. An arc of L shards
+``a .. a+L-1`` has the holder window ``a-r+1 .. a+L-1`` of ``l = L + r - 1`` groups; when ``l >= N`` the
+window is the whole ring and the condition is implied by (i). So feasibility is (i) plus, for every
+window of ``l`` consecutive groups (``r <= l < N``), ``d * alive(window) >= l - r + 1``.
+The queue length after group e obeys Lindley's recursion ``q_e = max(0, q_{e-1} + 1 - d a_e)``
+(``a_e = 1`` if e survives), i.e. ``q_e = max_s sum_{i=s}^{e} (1 - d a_i)`` over window starts s, so
+``q_e <= r - 1`` for all e is exactly the window condition. Two laps from an empty queue contain every
+circular window of length < N; longer windows on the unrolled ring are implied by (i) and shorter ones.
+The queue's FIFO order is earliest-deadline-first, so the schedule it builds is a valid assignment. ∎
+
+The vectorised form uses cumulative sums and maxima instead of a loop: with ``P`` the prefix count of
+surviving groups over two laps and ``Q_i = d P_i - i``, condition (ii) is
+``Q_e - max_{s <= e - r} Q_s >= -(r - 1)`` for every e, a cumulative maximum.
+
+``block``: a block with s survivors of r holds r shards that only its own groups hold, so
+``d* = max over blocks of ceil(r / s)``.
+
+``random``/``custom``: no structure: the host solver (max-flow via Hopcroft–Karp on the graph with each
+surviving group replicated d times, ``scipy.sparse.csgraph.maximum_bipartite_matching``).
+
+Micro-batches (SPEC §10.6)
+--------------------------
+With each shard cut into m micro-batches, any of which any alive holder may compute (gradients are sums
+over samples), the load is counted in micro-batches: *capacity* c is the most micro-batches a group
+computes, and the depth is ``c / m``. c*(S) is the least feasible c; ``m <= c* <= r m`` without a
+wipe-out, and ``c* = m`` iff nothing has failed.
+
+**Claim (stacked).** Capacity c is feasible iff (i) ``c * alive >= N m`` and (ii) the queue
+``Q = max(0, Q + m - c a_g)`` (``a_g = 1`` if g survives), run for two laps of the ring from empty,
+never exceeds ``(r - 1) m``.
+
+*Proof.* The same as for m = 1, counted in micro-batches. Hall's condition on the graph whose left side
+holds m copies of every shard and whose right side holds c copies of every surviving group reads
+``c |alive(N(X))| >= m |X|`` for every shard set X; the hull argument reduces it to arcs, and an arc of
+L shards with holder window of ``l = L + r - 1`` groups needs ``c * alive(window) >= m (l - r + 1)``,
+i.e. ``sum_{g in window} (m - c a_g) <= (r - 1) m``; windows of l >= N are implied by (i). Lindley's
+recursion makes ``Q_e = max_s sum_{i=s}^{e} (m - c a_i)``, so (ii) is exactly the window condition on
+every circular window of length < N (two laps from empty contain them all). The schedule is
+earliest-deadline-first on circular arcs: shard j's m micro-batches are released at its first holder and
+due at its last; the FIFO queue serves the oldest first, and after group e it holds only the newest
+``Q <= (r - 1) m`` micro-batches, i.e. parts of the r - 1 shards released at groups e-r+2 .. e, so
+the shard due at e has been served completely. Scaling by m (c = d m) gives back the m = 1 test, so
+capacity ``d m`` is feasible iff depth d is: integer depths do not change with m. ∎
+
+``block``: a block with s survivors holds r m micro-batches that only they hold, so
+``c* = max over blocks of ceil(r m / s)``. Any placement: the host matcher with m copies of every shard.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+
+from ..model.placement import Placement
+
+WIPED_OUT = 0  # depth returned for a state with a lost shard (no finite depth exists)
+
+
+def feasible_stacked(alive, d, redundancy: int, microbatches: int = 1):
+    """Queue test: can the surviving groups (``bool[N]``) cover the ``stacked`` ring at depth ``d``?
+    With ``microbatches = m > 1``, ``d`` is the capacity c in micro-batches per group (depth c/m)."""
+    alive = jnp.asarray(alive)
+    n = alive.shape[-1]
+    a2 = jnp.concatenate([alive, alive], axis=-1).astype(jnp.int32)
+    prefix = jnp.concatenate([jnp.zeros(a2.shape[:-1] + (1,), jnp.int32), jnp.cumsum(a2, axis=-1)], axis=-1)
+    m = int(microbatches)
+    q = d * prefix - m * jnp.arange(2 * n + 1, dtype=jnp.int32)
+    r = redundancy
+    run_max = jax.lax.cummax(q, axis=q.ndim - 1)
+    # for e >= r: Q_e - max_{s <= e-r} Q_s >= -(r-1) m
+    slack = q[..., r:] - run_max[..., : 2 * n + 1 - r]
+    window_ok = jnp.all(slack >= -(r - 1) * m, axis=-1)
+    return window_ok & (d * prefix[..., n] >= n * m)
+
+
+def depth_stacked(alive, redundancy: int):
+    """d*(S) for ``stacked`` (``alive``: ``bool[..., N]``); ``WIPED_OUT`` (0) where a shard is lost."""
+    ds = jnp.arange(1, redundancy + 1, dtype=jnp.int32)
+    ok = jax.vmap(lambda d: feasible_stacked(alive, d, redundancy), out_axes=-1)(ds)
+    first = jnp.argmax(ok, axis=-1)
+    return jnp.where(ok.any(axis=-1), first + 1, WIPED_OUT).astype(jnp.int32)
+
+
+def capacity_stacked(alive, redundancy: int, microbatches: int = 1):
+    """c*(S) in micro-batches for ``stacked`` (``alive``: ``bool[..., N]``); ``WIPED_OUT`` (0) where a shard
+    is lost. ``microbatches = 1`` is ``depth_stacked``."""
+    m = int(microbatches)
+    cs = jnp.arange(m, redundancy * m + 1, dtype=jnp.int32)
+    ok = jax.vmap(lambda c: feasible_stacked(alive, c, redundancy, m), out_axes=-1)(cs)
+    first = jnp.argmax(ok, axis=-1)
+    return jnp.where(ok.any(axis=-1), first + m, WIPED_OUT).astype(jnp.int32)
+
+
+def capacity_block(alive, redundancy: int, microbatches: int = 1):
+    """c*(S) for ``block``: max over blocks of ceil(r m / survivors); 0 where a block is wiped out."""
+    alive = jnp.asarray(alive)
+    n, rm = alive.shape[-1], redundancy * int(microbatches)
+    surv = alive.reshape(alive.shape[:-1] + (n // redundancy, redundancy)).sum(axis=-1)
+    need = jnp.where(surv > 0, -(-rm // jnp.maximum(surv, 1)), 10**6).max(axis=-1)
+    return jnp.where(need > rm, WIPED_OUT, need).astype(jnp.int32)
+
+
+def capacity_kernel(alive, placement: Placement, microbatches: int = 1):
+    """c*(S) on device for ``stacked``/``block`` (depth = c*/m)."""
+    if placement.kind == "stacked":
+        return capacity_stacked(alive, placement.redundancy, microbatches)
+    if placement.kind == "block":
+        return capacity_block(alive, placement.redundancy, microbatches)
+    raise ValueError(f"no capacity kernel for placement {placement.kind!r}; use capacity_host")
+
+
+def depth_block(alive, redundancy: int):
+    """d*(S) for ``block``: max over blocks of ceil(r / survivors); 0 where a block is wiped out."""
+    alive = jnp.asarray(alive)
+    n = alive.shape[-1]
+    surv = alive.reshape(alive.shape[:-1] + (n // redundancy, redundancy)).sum(axis=-1)
+    need = jnp.where(surv > 0, -(-redundancy // jnp.maximum(surv, 1)), 10**6).max(axis=-1)
+    return jnp.where(need > redundancy, WIPED_OUT, need).astype(jnp.int32)
+
+
+def depth_kernel(alive, placement: Placement):
+    """d*(S) on device for ``stacked``/``block``."""
+    if placement.kind == "stacked":
+        return depth_stacked(alive, placement.redundancy)
+    if placement.kind == "block":
+        return depth_block(alive, placement.redundancy)
+    raise ValueError(f"no depth kernel for placement {placement.kind!r}; use depth_host")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Host solvers: matching (Hopcroft-Karp) and an independent max-flow reference.
+
+def _holder_graph(placement: Placement, alive: np.ndarray, d: int, microbatches: int = 1):
+    """CSR biadjacency shards x (surviving groups replicated d times), built with array operations; with
+    ``microbatches = m`` every shard is m rows (its micro-batches) and d is the capacity."""
+    from scipy.sparse import csr_matrix
+
+    alive_groups = np.nonzero(alive)[0]
+    col_of = -np.ones(placement.groups, dtype=np.int64)
+    col_of[alive_groups] = np.arange(alive_groups.size)
+    holder_cols = col_of[placement.holders]  # (N, r), -1 for failed holders
+    shard, level = np.nonzero(holder_cols >= 0)
+    base = holder_cols[shard, level] * d
+    rows = np.repeat(shard, d)
+    cols = (base[:, None] + np.arange(d)[None, :]).ravel()
+    m = int(microbatches)
+    if m > 1:  # row j m + i: micro-batch i of shard j
+        rows = (rows[:, None] * m + np.arange(m)[None, :]).ravel()
+        cols = np.repeat(cols, m)
+    data = np.ones(rows.size, dtype=np.int8)
+    return csr_matrix((data, (rows, cols)), shape=(placement.groups * m, max(1, alive_groups.size * d)))
+
+
+def feasible_matching(placement: Placement, alive, d: int, microbatches: int = 1) -> bool:
+    """Is depth ``d`` (capacity d with ``microbatches > 1``) feasible? Hopcroft–Karp (SciPy) on the
+    d-replicated holder graph."""
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    alive = np.asarray(alive, dtype=bool)
+    if d * alive.sum() < placement.groups * microbatches:
+        return False
+    graph = _holder_graph(placement, alive, d, microbatches)
+    match = maximum_bipartite_matching(graph, perm_type="column")
+    return bool(np.all(match >= 0))
+
+
+def depth_host(placement: Placement, alive) -> int:
+    """d*(S) by matching for any placement (binary search over d, feasibility being monotone in d);
+    ``WIPED_OUT`` (0) when a shard has no surviving holder."""
+    alive = np.asarray(alive, dtype=bool)
+    if not np.all(alive[placement.holders].any(axis=1)):
+        return WIPED_OUT
+    lo = max(1, -(-placement.groups // int(alive.sum()))) - 1  # infeasible (or 0)
+    hi = placement.redundancy  # always feasible without a wipe-out
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if feasible_matching(placement, alive, mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def capacity_host(placement: Placement, alive, microbatches: int = 1) -> int:
+    """c*(S) in micro-batches by matching for any placement (binary search over c); ``WIPED_OUT`` (0) when a
+    shard has no surviving holder. ``microbatches = 1`` is ``depth_host``."""
+    m = int(microbatches)
+    alive = np.asarray(alive, dtype=bool)
+    if not np.all(alive[placement.holders].any(axis=1)):
+        return WIPED_OUT
+    lo = max(m, -(-placement.groups * m // int(alive.sum()))) - 1  # infeasible
+    hi = placement.redundancy * m  # always feasible without a wipe-out
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if feasible_matching(placement, alive, mid, m):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def capacity_maxflow(placement: Placement, alive, microbatches: int = 1) -> int:
+    """c*(S) by an independent max-flow (networkx; shard edges of capacity m), to test the kernels."""
+    import networkx as nx
+
+    m = int(microbatches)
+    alive = np.asarray(alive, dtype=bool)
+    n = placement.groups
+    if not np.all(alive[placement.holders].any(axis=1)):
+        return WIPED_OUT
+    for c in range(m, placement.redundancy * m + 1):
+        g = nx.DiGraph()
+        for j in range(n):
+            g.add_edge("s", ("j", j), capacity=m)
+            for h in placement.holders[j]:
+                if alive[h]:
+                    g.add_edge(("j", j), ("g", int(h)), capacity=m)
+        for h in np.nonzero(alive)[0]:
+            g.add_edge(("g", int(h)), "t", capacity=c)
+        if nx.maximum_flow_value(g, "s", "t") == n * m:
+            return c
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def depth_maxflow(placement: Placement, alive) -> int:
+    """d*(S) by an independent max-flow (networkx), used to test the kernels and the matcher."""
+    import networkx as nx
+
+    alive = np.asarray(alive, dtype=bool)
+    n = placement.groups
+    if not np.all(alive[placement.holders].any(axis=1)):
+        return WIPED_OUT
+    for d in range(1, placement.redundancy + 1):
+        g = nx.DiGraph()
+        for j in range(n):
+            g.add_edge("s", ("j", j), capacity=1)
+            for h in placement.holders[j]:
+                if alive[h]:
+                    g.add_edge(("j", j), ("g", int(h)), capacity=1)
+        for h in np.nonzero(alive)[0]:
+            g.add_edge(("g", int(h)), "t", capacity=d)
+        if nx.maximum_flow_value(g, "s", "t") == n:
+            return d
+    raise AssertionError("unreachable")  # pragma: no cover

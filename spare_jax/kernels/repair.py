@@ -1,0 +1,508 @@
+r"""Repair without a global restart (SPEC §10.5): failed groups rejoin, and the wipe-out becomes a race.
+
+Model (minutes)
+---------------
+An epoch starts at ``t = 0`` with all N groups up. An up group fails after an exponential time (mean the
+group MTBF divided by its rate multiplier, ``Scenario.rate_multipliers``); its clock is fresh every time it
+comes back (memoryless). A failed group is down for a repair time drawn from the repair law, then rejoins,
+its stack restored, while the others keep going:
+
+* ``fixed``: exactly ``D``;
+* ``exp``: exponential with mean ``D``;
+* ``lognormal``: ``exp(m + sigma Z)``, ``m = ln D - sigma^2/2`` (mean ``D``).
+
+Failure domains (``Scenario.domains``) have Poisson clocks for the whole epoch; an event downs every group
+of the domain that is up, as one event, each starting its own repair. The first job-wide interruption ends
+the epoch. The epoch ends at the *wipe-out*: the first failure event after which all r holders of some
+shard are down. Ring order: the state is kept per ring position (as in ``failures.scenario_failure_times``).
+
+Kernel
+------
+``repair_kernel`` is a pure function of the seed words and the trial ids, vectorised over a chunk of
+trials: per trial the state is O(N) (``next_t[N]``: the next failure time of an up group or the rejoin
+time of a down one, with the minimum of every block of about sqrt(N) of them, so that the next group event
+is the least of the block minima and an update recomputes one block: O(sqrt N) per event; ``down[N]``;
+``dom_t``: each domain's next event; the job-wide time). A fixed number of *lanes* run trials at once and an
+idle lane takes the chunk's next trial. Every step of a ``lax.while_loop`` takes, for every lane still
+running, the next event (the least of the group, domain and job-wide times) and applies it:
+
+* a group's rejoin: it is up again and draws a fresh failure clock;
+* a group's failure: it goes down and draws its repair time; the wipe-out test looks only at the r shards
+  of that group (``stack[g]``) and their ``r x r`` holders;
+* a domain event: its up members go down (each draws a repair time), the domain draws its next event, and
+  the wipe-out test runs over all shards (``down[holders].all(-1).any()``), in a ``lax.cond`` taken only
+  when some trial of the chunk has a domain event;
+* the job-wide interruption: the epoch ends (``ended_by_job``).
+
+Random numbers. The initial clocks are the static kernels' (``failures.scenario_failure_times``'s streams:
+own clocks stream 0 in ring order, domain level l stream 1 + l, job-wide stream 1 + L), so with a repair
+time that never comes (``D -> inf``) every trial reproduces the static wipe-out kernel's epoch. The k-th
+event of a trial uses ``trial_bits(words, ids, 2, stream=REPAIR_STREAM + k)`` (and, at a domain event,
+``trial_bits(words, ids, N, stream=DOMAIN_REPAIR_STREAM + k)`` for its members' repair times). A trial
+processes exactly one event per step, so its k-th event is at step k whatever the chunk: results depend only
+on (seed, trial id), never on the chunk size or the device count.
+
+A trial runs at most ``max_events`` events; one still running then is returned *censored* (its uptime is the
+time reached, a lower bound) and counted, never dropped (per trial, so censoring is chunk-independent too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
+from ..model.failures import (
+    FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key, threefry2x32, trial_bits)
+from ..model.placement import Placement, make_placement
+from ..model.repair import REPAIR_LAWS, Repair, check_model  # noqa: F401  (part of this module's API)
+
+REPAIR_STREAM = 0x10000000  # + event index: the per-event draws (repair time or a fresh clock, domain clock)
+DOMAIN_REPAIR_STREAM = 0x20000000  # + event index: the repair times of a domain event's members
+DEFAULT_MAX_EVENTS = 1 << 24
+DEFAULT_CHUNK = 4096
+
+
+def _static_tables(placement: Placement, model: FailureModel, scenario):
+    """Host constants in ring-position order: group means, domain membership and means."""
+    n = placement.groups
+    ring = scenario.ring_order(n)
+    mult = scenario.rate_multipliers(n, model.group_mtbf_min)[ring]
+    mean = (model.group_mtbf_min / mult).astype(np.float32)
+    dom_of_pos, dom_mean = [], []
+    offset = 0
+    for level in scenario.domains:
+        dom_of_pos.append(level.members(n)[ring] + offset)
+        dom_mean += [level.mtbf_min] * level.count(n)
+        offset += level.count(n)
+    return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
+
+
+def _row_bits(words, trial_ids, streams, width: int):
+    """``uint32[C, width]``: row c equals ``trial_bits(words, trial_ids[c:c+1], width, stream=streams[c])``
+    (a per-row stream: each lane of the kernel is at its own event index)."""
+    half = (int(width) + 1) // 2
+    k0, k1 = stream_key(words, jnp.asarray(streams, jnp.uint32))
+    pairs = jnp.arange(half, dtype=jnp.uint32)
+    first, second = threefry2x32(k0[:, None], k1[:, None], jnp.asarray(trial_ids, jnp.uint32)[:, None],
+                                 pairs[None, :])
+    return jnp.concatenate([first, second], axis=1)[:, : int(width)]
+
+
+def _block_width(n: int) -> int:
+    """Width of the blocks of the two-level minimum (a power of 2 near sqrt(N), at least 8)."""
+    return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
+
+
+def _block_mins(leaves, width: int):
+    """Least time of every block of ``width`` leaves (``leaves``: ``float32[L, P]``, P a multiple of
+    ``width``) and its leaf index: ``(val, idx)`` of shape ``[L, P // width]`` (ties to the left, like
+    ``argmin``)."""
+    lanes, p = leaves.shape
+    val, j = _min_first(leaves.reshape(lanes, p // width, width))
+    return val, j + width * jnp.arange(p // width, dtype=jnp.int32)[None, :]
+
+
+def _min_first(v):
+    """Least value over the last axis and its first index (``argmin``'s tie rule) as two plain min
+    reductions, which XLA vectorises on CPU (its variadic argmin reduction it does not)."""
+    val = v.min(axis=-1)
+    iota = jax.lax.broadcasted_iota(jnp.int32, v.shape, v.ndim - 1)
+    return val, jnp.where(v == val[..., None], iota, v.shape[-1]).min(axis=-1)
+
+
+def _depth_of_down(down, placement: Placement):
+    """d*(down set) per lane (``down``: ``bool[L, N]`` in ring positions, no shard lost): 1 when nothing is
+    down; for ``stacked`` the least d in 2..r-1 passing the queue test (``depth.feasible_stacked``), else r;
+    for ``block`` max over blocks of ceil(r / survivors)."""
+    from .depth import depth_block, feasible_stacked
+
+    r = placement.redundancy
+    alive = ~down
+    if placement.kind == "block":
+        return jnp.maximum(depth_block(alive, r), 1).astype(jnp.int32)
+    if placement.kind != "stacked":
+        raise ValueError("depth with repair needs the stacked or block placement")
+    any_down = down.any(axis=1)
+    if r <= 2:
+        return jnp.where(any_down, r, 1).astype(jnp.int32)
+    ok2 = feasible_stacked(alive, 2, r)
+    d = jnp.where(ok2, 2, r).astype(jnp.int32)
+    if r > 3:
+        def deeper(d):  # the least feasible d in 3..r-1 for the lanes that fail depth 2
+            for k in range(r - 1, 2, -1):
+                d = jnp.where(~ok2 & feasible_stacked(alive, k, r), k, d)
+            return d
+
+        # with repair only a few groups are down at a time: depth 2 almost always holds, so the deeper
+        # tests run only in the steps where some lane fails it
+        d = jax.lax.cond(jnp.any(~ok2 & any_down), deeper, lambda d: d, d)
+    return jnp.where(any_down, d, 1).astype(jnp.int32)
+
+
+def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
+                  max_events: int = DEFAULT_MAX_EVENTS, lanes: int | None = None, track_depth: bool = False,
+                  max_time: float | None = None):
+    """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``, and
+    with ``track_depth`` also ``(work float32, depth_time float32)``: the time integrals of 1/d*(down set)
+    and of d*(down set) over the epoch (d* recomputed after every event, O(r N) per event: a separate
+    compiled variant, the plain kernel keeps its speed).
+
+    ``max_time`` (minutes): an epoch still running at that time ends there, censored (an event after it is
+    not applied; its uptime is ``max_time``).
+
+    ``failures`` counts group failures (each group a domain event downs counts once; the fatal event's
+    included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end). A trial
+    still running after ``max_events`` events is censored (uptime = the time reached).
+
+    Work layout: ``lanes`` trials run at once (default 256 on CPU, a quarter of the chunk otherwise); a lane
+    whose epoch ended takes the next trial of the chunk (lanes are refilled in batches, when an eighth of
+    them is idle), so a long epoch does not hold the others up; a finished lane keeps its results until the
+    refill writes them out. The next group event of a lane is a two-level minimum over its N groups' times
+    (blocks of about sqrt(N) leaves, ``_block_width``; the least of the block minima): a failure or a rejoin
+    updates one leaf and recomputes its block's minimum; a domain event recomputes every block. A trial's
+    results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
+    """
+    n, r = placement.groups, placement.redundancy
+    c = trial_ids.shape[0]
+    if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
+        lanes = 256 if jax.default_backend() == "cpu" else c // 4
+    lanes = max(1, min(c, int(lanes)))
+    width = _block_width(n)
+    nb = -(-n // width)
+    size = nb * width
+    mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
+    mean_j = jnp.asarray(mean)
+    stack = jnp.asarray(placement.stack)  # shards of each ring position
+    holders = jnp.asarray(placement.holders)  # ring positions holding each shard
+    inf = jnp.float32(jnp.inf)
+    nd = dom_mean.size
+    # every trial's initial clocks: the static kernels' streams
+    init_t = exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)) * mean_j
+    if size > n:
+        init_t = jnp.concatenate([init_t, jnp.full((c, size - n), inf)], axis=1)
+    if nd:
+        init_dom = jnp.concatenate(
+            [exponential_from_bits(trial_bits(words, trial_ids, level.count(n), stream=1 + i)) * level.mtbf_min
+             for i, level in enumerate(scenario.domains)], axis=1)
+        dom_mean_j = jnp.asarray(dom_mean)
+    else:
+        init_dom = jnp.full((c, 1), inf)
+        dom_mean_j = jnp.ones((1,), jnp.float32)
+    job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
+    if job_rate > 0:
+        init_job = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(scenario.domains))[:, 0]) \
+            * jnp.float32(1.0 / job_rate)
+    else:
+        init_job = jnp.full((c,), inf)
+    init_bv, init_bi = _block_mins(init_t, width)
+    rows = jnp.arange(lanes)
+    base = rows * size
+    lane_blocks = rows * nb
+    in_block = jnp.arange(width, dtype=jnp.int32)
+    no = jnp.zeros((lanes,), bool)
+
+    def body(st):
+        (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res) = st
+        nfail_before = nfail
+        # lt, bv, bi, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
+        ids = trial_ids[jnp.minimum(slot, c - 1)]
+        tg, kb = _min_first(bv.reshape(lanes, nb))
+        i = bi[lane_blocks + kb]
+        if nd:
+            td, k = _min_first(dom_t)
+        else:
+            td = jnp.full((lanes,), inf)
+        is_job = active & (job_t <= jnp.minimum(tg, td)) if job_rate > 0 else no
+        is_dom = active & ~is_job & (td < tg) if nd else no
+        is_grp = active & ~is_job & ~is_dom
+        bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2 if nd else 1)
+        was_down = down[rows * n + i]
+        fresh = tg + exponential_from_bits(bits[:, 0]) * mean_j[i]  # a rejoined group's next failure
+        back = tg + repair.sample(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
+        new = jnp.where(is_grp, jnp.where(was_down, fresh, back), tg)
+        down = down.at[rows * n + i].set(was_down ^ is_grp, unique_indices=True)
+        lt = lt.at[base + i].set(new, unique_indices=True)
+        blk = i // width  # the changed leaf's block: its minimum again
+        vals = lt[(base + blk * width)[:, None] + in_block[None, :]]
+        vmin, j = _min_first(vals)
+        bv = bv.at[lane_blocks + blk].set(vmin, unique_indices=True)
+        bi = bi.at[lane_blocks + blk].set(blk * width + j, unique_indices=True)
+        failed = is_grp & ~was_down
+        # wipe-out after a single failure: only the r shards of group i, through their holders
+        hs = holders[stack[i]].reshape(lanes, r * r)
+        wiped = failed & down[rows[:, None] * n + hs].reshape(lanes, r, r).all(axis=2).any(axis=1)
+        nfail = nfail + failed.astype(jnp.int32)
+
+        def domain_event(args):
+            lt, bv, bi, down, dom_t, nfail = args
+            lt, down = lt.reshape(lanes, size), down.reshape(lanes, n)
+            member = jnp.zeros((lanes, n), bool)
+            for dp in dom_of_pos:
+                member = member | (jnp.asarray(dp)[None, :] == k[:, None])
+            hit = member & ~down & is_dom[:, None]
+            rep = td[:, None] + repair.sample(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
+            lt = lt.at[:, :n].set(jnp.where(hit, rep, lt[:, :n]))
+            bv, bi = _block_mins(lt, width)
+            down = down | hit
+            nfail = nfail + hit.sum(axis=1, dtype=jnp.int32)
+            new_clock = td + exponential_from_bits(bits[:, 1]) * dom_mean_j[k]
+            dom_t = jnp.where((jnp.arange(dom_t.shape[1])[None, :] == k[:, None]) & is_dom[:, None],
+                              new_clock[:, None], dom_t)
+            lost = is_dom & down[:, holders].all(axis=2).any(axis=1)
+            return lt.reshape(-1), bv.reshape(-1), bi.reshape(-1), down.reshape(-1), dom_t, nfail, lost
+
+        if nd:
+            lt, bv, bi, down, dom_t, nfail, lost = jax.lax.cond(
+                is_dom.any(), domain_event, lambda a: (*a, no), (lt, bv, bi, down, dom_t, nfail))
+            wiped = wiped | lost
+        ev = ev + active.astype(jnp.int32)
+        t_event = jnp.where(is_job, job_t, jnp.where(is_dom, td, tg))
+        if max_time is not None:  # an event past the horizon is not applied: the epoch ends there, censored
+            late = active & (t_event > max_time)
+            is_job, wiped = is_job & ~late, wiped & ~late
+            t_event = jnp.where(late, jnp.float32(max_time), t_event)
+            nfail = jnp.where(late, nfail_before, nfail)
+            ev = jnp.where(late, ev - 1, ev)
+        else:
+            late = no
+        censor = active & ~is_job & ~wiped & ((ev >= max_events) | late)
+        finish = is_job | wiped | censor
+        if track_depth:  # the segment [t_prev, t_event) ran at depth d_cur; then the new down set's depth
+            t_prev, d_cur, work, dint = acc
+            seg = jnp.where(active, t_event - t_prev, 0.0)
+            dc = d_cur.astype(jnp.float32)
+            work, dint = work + seg / dc, dint + seg * dc
+            d_new = _depth_of_down(down.reshape(lanes, n), placement)
+            acc = (jnp.where(active, t_event, t_prev), jnp.where(active & ~finish, d_new, d_cur), work, dint)
+        # a finished lane keeps its end (time, job-wide, censored) until the refill writes it out
+        t_end, job_end, cens_end = res
+        res = (jnp.where(finish, t_event, t_end), jnp.where(finish, is_job, job_end),
+               jnp.where(finish, censor, cens_end))
+        active = active & ~finish
+        return (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res)
+
+    thresh = max(1, lanes // 8)
+    zeros_f = jnp.zeros((lanes,), jnp.float32)
+    acc0 = (zeros_f, jnp.ones((lanes,), jnp.int32), zeros_f, zeros_f) if track_depth else ()
+
+    def inner_cond(st):  # run events until an eighth of the lanes is idle (or, at the end, all are)
+        n_idle = lanes - st[1].sum(dtype=jnp.int32)
+        return st[1].any() & ((st[2] >= c) | (n_idle < thresh))
+
+    def load(st):  # finished lanes write their results; idle lanes take the next trials of the chunk
+        (slot, active, next_slot, lt, bv, bi, down, dom_t, job_t, ev, nfail, acc, res), out = st
+        # every idle lane holds a finished trial (one left idle at the chunk's end writes the same again)
+        at = jnp.where(active, c, slot)  # out of range: dropped
+        t_end, job_end, cens_end = res
+        written = (t_end, nfail, job_end, cens_end, ev) + ((acc[2], acc[3]) if track_depth else ())
+        out = tuple(o.at[at].set(w, mode="drop") for o, w in zip(out, written))
+        idle = ~active
+        n_idle = idle.sum(dtype=jnp.int32)
+        new_slot = next_slot + jnp.cumsum(idle.astype(jnp.int32)) - 1
+        take = idle & (new_slot < c)
+        src = jnp.minimum(new_slot, c - 1)
+        leaves = jnp.where(take[:, None], init_t[src], lt.reshape(lanes, size))
+        bv = jnp.where(take[:, None], init_bv[src], bv.reshape(lanes, nb))
+        bi = jnp.where(take[:, None], init_bi[src], bi.reshape(lanes, nb))
+        st = (jnp.where(take, new_slot, slot), active | take, jnp.minimum(next_slot + n_idle, c),
+              leaves.reshape(-1), bv.reshape(-1), bi.reshape(-1),
+              (down.reshape(lanes, n) & ~take[:, None]).reshape(-1),
+              jnp.where(take[:, None], init_dom[src], dom_t), jnp.where(take, init_job[src], job_t),
+              jnp.where(take, 0, ev), jnp.where(take, 0, nfail),
+              tuple(jnp.where(take, z, a) for a, z in zip(acc, acc0)), res)
+        return st, out
+
+    def outer_body(st):
+        return load((jax.lax.while_loop(inner_cond, body, st[0]), st[1]))
+
+    def cond(st):
+        return st[0][1].any() | (st[0][2] < c)
+
+    first = jnp.arange(lanes, dtype=jnp.int32)
+    bv, bi = init_bv[:lanes], init_bi[:lanes]
+    zeros_i = jnp.zeros((lanes,), jnp.int32)
+    out = (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.int32), jnp.zeros((c,), bool), jnp.zeros((c,), bool),
+           jnp.zeros((c,), jnp.int32))
+    if track_depth:
+        out = out + (jnp.zeros((c,), jnp.float32), jnp.zeros((c,), jnp.float32))
+    st = (first, jnp.ones((lanes,), bool), jnp.int32(lanes), init_t[:lanes].reshape(-1), bv.reshape(-1),
+          bi.reshape(-1), jnp.zeros((lanes * n,), bool), init_dom[:lanes], init_job[:lanes], zeros_i, zeros_i,
+          acc0, (zeros_f, no, no))
+    return jax.lax.while_loop(cond, outer_body, (st, out))[1]
+
+
+_JIT_CACHE: dict = {}
+
+
+def _jitted(placement, model, scenario, repair, max_events, track_depth=False, max_time=None):
+    """The compiled kernel, cached by the placement's *content* (``Placement`` compares by identity, and a
+    compile of the event loop takes seconds)."""
+    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, max_events,
+           track_depth, max_time)
+    fn = _JIT_CACHE.get(key)
+    if fn is None:
+        if len(_JIT_CACHE) >= 32:
+            _JIT_CACHE.pop(next(iter(_JIT_CACHE)))
+        fn = _JIT_CACHE[key] = jax.jit(functools.partial(repair_kernel, placement=placement, model=model,
+                                                         scenario=scenario, repair=repair, max_events=max_events,
+                                                         track_depth=track_depth, max_time=max_time))
+    return fn
+
+
+@dataclasses.dataclass
+class RepairResult:
+    """Monte Carlo summary of epochs with repair: uptime (restart to wipe-out or job-wide end), failures seen."""
+
+    groups: int
+    redundancy: int
+    placement: str
+    trials: int
+    seed: int
+    repair: Repair
+    uptime_mean_min: float
+    uptime_var_min2: float
+    failures_mean: float
+    failures_var: float
+    ended_by_job: int
+    censored: int
+    events: int
+    chunk_size: int = 0
+    devices: int = 1
+    max_time_min: float | None = None
+    # with track_depth (simulate_repair(..., track_depth=True)): Omega = E[U]/E[W], the time-averaged depth
+    overhead: float | None = None
+    overhead_stderr: float | None = None
+    time_avg_depth: float | None = None
+    time_avg_depth_stderr: float | None = None
+    work_mean_min: float | None = None
+
+    @property
+    def wiped(self) -> int:
+        """Epochs that ended by a wipe-out (not by a job-wide interruption, not censored)."""
+        return self.trials - self.ended_by_job - self.censored
+
+    @property
+    def uptime_stderr_min(self) -> float:
+        return math.sqrt(self.uptime_var_min2 / self.trials)
+
+    @property
+    def failures_stderr(self) -> float:
+        return math.sqrt(self.failures_var / self.trials)
+
+    @property
+    def p_ended_by_job(self) -> float:
+        return self.ended_by_job / self.trials
+
+
+def simulate_repair(placement: Placement | None = None, trials: int = 10_000, seed: int = 0, *,
+                    model: FailureModel = FailureModel(), scenario=None, repair: Repair | None = None,
+                    chunk_size: int | None = None, devices=None, progress: bool = False,
+                    out_dir: str | None = None, groups: int = 600, redundancy: int = 3, kind: str = "stacked",
+                    max_events: int = DEFAULT_MAX_EVENTS, track_depth: bool = False,
+                    max_time: float | None = None) -> RepairResult:
+    """Monte Carlo of epochs with repair (``repair_kernel``) through the chunked driver; exact sums, so the
+    numbers for a seed do not depend on ``chunk_size`` or the devices; resumable with ``out_dir``.
+
+    ``track_depth``: also the overhead Omega = E[U]/E[W] (W the integral of 1/d*) and the time-averaged depth
+    (stacked/block). ``max_time``: epochs censored at that time (minutes), e.g. a training run's length for
+    the probability of a wipe-out during it (``wiped``/``trials``)."""
+    from ..model.placement import _check_int
+    from ..model.scenario import Scenario
+
+    if repair is None:
+        raise ValueError("simulate_repair needs a Repair (repair time and law)")
+    check_model(model)
+    if placement is None:
+        placement = make_placement(kind, groups, redundancy, seed=seed)
+    trials = _check_int("trials", trials)
+    seed = _check_int("seed", seed, lo=0)
+    max_events = _check_int("max_events", max_events)
+    if max_events >= REPAIR_STREAM:
+        raise ValueError(f"max_events must be < {REPAIR_STREAM} (the per-event streams)")
+    scenario = Scenario() if scenario is None else scenario
+    n = placement.groups
+    scenario.check(n)
+    words = as_uint32_key_words(seed)
+    if max_time is not None:
+        max_time = float(check_positive("max_time (minutes)", max_time))
+    if track_depth and placement.kind not in ("stacked", "block"):
+        raise ValueError("depth with repair needs the stacked or block placement")
+    fn = _jitted(placement, model, scenario, repair, max_events, bool(track_depth), max_time)
+    from .overhead import _Ratio
+    om_ratio, dep_ratio = _Ratio(), _Ratio()
+    if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
+        chunk_size = min(DEFAULT_CHUNK, trials)  # (a chunk is padded to its size: no work on padding)
+    up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
+    counts = np.zeros(3, np.int64)  # ended by job, censored, events
+
+    def consume(index, host, saved=None):
+        if saved is None:
+            uptime = np.asarray(host[0], np.float64)
+            fails = np.asarray(host[1], np.float64)
+            saved = {"sums": np.array([str(exact_units(x)) for x in (uptime, uptime * uptime, fails, fails * fails)]),
+                     "counts": np.array([int(np.sum(host[2])), int(np.sum(host[3])),
+                                         int(np.sum(host[4], dtype=np.int64))], np.int64)}
+            if track_depth:
+                a, b = _Ratio(), _Ratio()
+                a.add(uptime, host[5])
+                b.add(host[6], uptime)
+                saved["om"] = np.array([str(x) for x in a.state()])
+                saved["dep"] = np.array([str(x) for x in b.state()])
+        if track_depth:
+            om_ratio.load(saved["om"])
+            dep_ratio.load(saved["dep"])
+        for acc, s in zip((up, up2, fl, fl2), saved["sums"]):
+            acc.total += int(s)
+        counts[:] += saved["counts"]
+        return saved
+
+    params = {"kind": "repair", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
+              "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
+              "repair": repr(repair), "max_events": max_events,
+              **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
+    info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
+                       desc=f"repair N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
+                       params=params, bytes_per_item=4)
+    um, uv = exact_mean_var(up, up2, trials)
+    fm, fv = exact_mean_var(fl, fl2, trials)
+    res = RepairResult(n, placement.redundancy, placement.kind, trials, seed, repair, um, uv, fm, fv,
+                       int(counts[0]), int(counts[1]), int(counts[2]), info["chunk_size"], info["devices"], max_time)
+    if track_depth:
+        res.overhead, res.overhead_stderr, _, res.work_mean_min = om_ratio.result(trials)
+        res.time_avg_depth, res.time_avg_depth_stderr, _, _ = dep_ratio.result(trials)
+    return res
+
+
+def repair_epochs(placement: Placement, epochs: int, seed: int = 0, *, model: FailureModel = FailureModel(),
+                  scenario=None, repair: Repair, track_depth: bool = True, max_time: float | None = None,
+                  max_events: int = DEFAULT_MAX_EVENTS, progress: bool = False):
+    """Per-epoch arrays ``(uptime, work, censored)`` (float64, float64, bool) of ``epochs`` epochs with repair
+    (``work`` the integral of 1/d*; without ``track_depth`` it is ``uptime / r`` for a constant depth r)."""
+    from ..model.scenario import Scenario
+
+    check_model(model)
+    scenario = Scenario() if scenario is None else scenario
+    scenario.check(placement.groups)
+    fn = _jitted(placement, model, scenario, repair, int(max_events), bool(track_depth),
+                 None if max_time is None else float(max_time))
+    words = as_uint32_key_words(seed)
+    ups, works, cens = [], [], []
+
+    def consume(index, host, saved=None):
+        ups.append(np.asarray(host[0], np.float64))
+        works.append(np.asarray(host[5], np.float64) if track_depth else None)
+        cens.append(np.asarray(host[3], bool))
+        return {}
+
+    run_chunked(lambda ids: fn(words, ids), int(epochs), min(DEFAULT_CHUNK, int(epochs)), consume,
+                width=placement.groups, desc=f"repair epochs N={placement.groups} r={placement.redundancy}",
+                progress=progress, bytes_per_item=4)
+    up = np.concatenate(ups)
+    work = np.concatenate(works) if track_depth else up / placement.redundancy
+    return up, work, np.concatenate(cens)

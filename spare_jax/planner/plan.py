@@ -1,0 +1,486 @@
+r"""Planning a real run (SPEC §11): a cluster stated in GPUs and hours -> per scheme r*, tau*, the
+time-to-train with its spread, availability, failures endured, GPU-hours, cost, and the sensitivity of the
+choice to the uncertain inputs.
+
+From GPUs and hours to the model. ``N = gpus / gpus_per_group`` data-parallel groups (refused unless
+whole). The failure rate comes from one of:
+
+* ``gpu_mtbf_hours``: the per-GPU MTBF of failures that take down one group (hardware: a GPU, its host);
+  a group of G GPUs then fails at rate ``G / gpu_mtbf`` (exponential, SPEC §1);
+* ``node_mtbf_hours`` with ``gpus_per_node``: a group is ``G / gpus_per_node`` whole nodes (refused
+  otherwise), so the group MTBF is ``node_mtbf / nodes_per_group``;
+* ``fit``: a fitted failure log (``spare_jax.planner.fit``); its per-node MTBF goes the node way. ``fit_law``
+  says which: ``exponential`` (failures / node-hours over the window, the default) or ``weibull`` (the
+  renewal mean ``scale * Gamma(1 + 1/shape)``: the long-run rate of a node in service; with shape < 1 a
+  short window of new nodes sees more failures than that). Either way the planner's model is exponential
+  with that MTBF (the time-to-train closed form and the scenario kernels are exponential); the Weibull
+  fit's shape and its test against 1 are reported so that a planner sees when that is doubtful.
+
+Job-wide interruptions, failure domains, ring orders and lemons come from the ``Scenario`` (SPEC §10).
+Per scheme the optimiser is the library's (``ttt.optimize``: the closed form, or ``ttt.pool.optimize_pool``
+under a scenario with no closed form); the spread is the time-to-train Monte Carlo
+(``ttt.simulate_ttt_runs``) of ``runs`` whole training runs at (r*, tau*), seeded. Failures endured is the
+§1 theory's ``E[T] - 1`` at r*: the group failures the layout absorbs, on average, before the failure that
+wipes it out (i.i.d. group failures; domain events, which fail several groups at once, and job-wide
+interruptions, which no redundancy masks, are not counted). GPU-hours = TTT x gpus (every GPU is held for
+the whole run, restarts included); cost = GPU-hours x ``gpu_hour_price`` (default 2.0 per GPU-hour, a
+placeholder: give yours).
+
+Sensitivity: the optimiser re-run with one uncertain input scaled (the failure MTBFs x2 and /2 -- every
+failure clock together: group, domain, job-wide given as an MTBF, per-group MTBFs; the restart cost and
+the checkpoint cost x2 and /2; the job-wide interruption rate x2 and /2 when the scenario has one), each
+reporting r*, tau* and the expected TTT per scheme, and the TTT of keeping the base r* (tau re-optimised;
+the cost of having planned with the wrong input).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
+from ..model.failures import FailureModel
+
+SCHEMES = ("spare", "rep", "none")
+DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
+DEFAULT_GPUS_PER_GROUP = 1024
+DEFAULT_GPU_MTBF_HOURS = 50_000.0  # SPEC §1 (3e6 min); Llama 3 saw one interruption per ~50,700 GPU-hours
+DEFAULT_GPUS_PER_NODE = 8
+DEFAULT_PRICE = 2.0  # per GPU-hour: a placeholder, not a quote
+DEFAULT_RUNS = 200
+DEFAULT_R_MAX = 16
+DEFAULT_R_MAX_POOL = 8  # under a scenario with no closed form: one compiled kernel per (scheme, r)
+DEFAULT_POOL_EPOCHS = 5000  # per (scheme, r) under a scenario with no closed form (the optimiser's: 20,000)
+PLAN_CELLS_MAX = 5e8  # Monte Carlo sampling per scheme: epochs x N x max(r, 2) failure times (~10 s on 2 cores)
+FIT_LAWS = ("exponential", "weibull")
+
+
+@dataclasses.dataclass
+class PlanResult:
+    """What ``plan`` found. ``as_json`` gives the ``spare-jax plan --json`` object."""
+
+    inputs: dict
+    schemes: dict  # scheme -> {r_star, ckpt_interval_min, ttt_hours, ttt_p05_hours, ...}
+    sensitivity: list  # [{input, factor, label, schemes: {scheme: {r_star, ckpt_interval_min, ttt_hours, ...}}}]
+    fit: dict | None
+    curves: dict  # scheme -> [{r, ckpt_interval_min, ttt_hours}] (expected TTT vs r, tau optimised per r)
+    runs_hours: dict  # scheme -> float64[runs]: each Monte Carlo run's time-to-train
+    notes: list
+    sources: list = dataclasses.field(default_factory=list)  # [{parameter, value, source}]
+    preset: dict | None = None  # the preset's description, sources and assumptions, when one was used
+
+    def as_json(self) -> dict:
+        out = {"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity}
+        if self.fit is not None:
+            out["fit"] = self.fit
+        out["notes"] = self.notes
+        return out
+
+
+def _check(name: str, value, low: float, integer: bool = False, high: float = math.inf):
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or v < low or v > high:
+        raise ValueError(f"{name} must be a finite number in {low:g}..{high:g}, got {value!r}")
+    if integer:
+        if not v.is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        return int(v)
+    return v
+
+
+def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gpus_per_node, fit, fit_law):
+    """(per-GPU MTBF hours, how it was obtained): the group MTBF is this / gpus_per_group."""
+    given = [name for name, v in (("gpu_mtbf_hours", gpu_mtbf_hours), ("node_mtbf_hours", node_mtbf_hours),
+                                  ("fit", fit)) if v is not None]
+    if len(given) > 1:
+        raise ValueError(f"give one failure rate: gpu_mtbf_hours, node_mtbf_hours or a fitted log (got "
+                         f"{', '.join(given)})")
+    if fit_law not in FIT_LAWS:
+        raise ValueError(f"fit_law must be one of {', '.join(FIT_LAWS)}, got {fit_law!r}")
+    if not given or given[0] == "gpu_mtbf_hours":
+        if gpus_per_node is not None:
+            raise ValueError("gpus_per_node goes with node_mtbf_hours or a failure log")
+        v = DEFAULT_GPU_MTBF_HOURS if gpu_mtbf_hours is None else _check("gpu_mtbf_hours", gpu_mtbf_hours, 1e-6)
+        return v, ("default, the paper's 50,000 h" if gpu_mtbf_hours is None else "given")
+    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
+    if gpus_per_group % per_node:
+        raise ValueError(f"gpus_per_group ({gpus_per_group}) must be a multiple of gpus_per_node ({per_node}): "
+                         "a data-parallel group is made of whole nodes")
+    if given[0] == "node_mtbf_hours":
+        node = _check("node_mtbf_hours", node_mtbf_hours, 1e-6)
+        how = f"per-node MTBF {node:g} h x {per_node} GPUs per node"
+    else:
+        if fit_law == "weibull" and fit.weibull is None:
+            raise ValueError("fit_law 'weibull' needs a Weibull fit (at least 2 failures in the log)")
+        node = fit.mtbf_hours if fit_law == "exponential" else fit.weibull.mtbf_hours
+        how = f"fitted per-node MTBF ({fit_law}) {node:.6g} h x {per_node} GPUs per node"
+    return node * per_node, how
+
+
+def check_fitted_mtbf(gpus_per_group: int, node_mtbf_hours: float, gpus_per_node=None) -> None:
+    """Refuse a fitted per-node MTBF whose group MTBF lies outside ``GROUP_MTBF_RANGE`` (what ``plan`` would
+    refuse after the fit), so that an absurd log is refused before the rest of the fit and any planning."""
+    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
+    group_mtbf_min = node_mtbf_hours * per_node * 60.0 / gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"--failure-log: the fitted per-node MTBF {node_mtbf_hours:.4g} h gives a group MTBF of "
+                         f"{group_mtbf_min:.4g} min ({gpus_per_group // per_node if gpus_per_group >= per_node else 1}"
+                         f" nodes per group), outside {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
+
+
+def _model(gpus: int, gpus_per_group: int, gpu_mtbf_hours: float) -> FailureModel:
+    group_mtbf_min = gpu_mtbf_hours * 60.0 / gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"the group MTBF (per-GPU MTBF x 60 / gpus_per_group = {group_mtbf_min:g} min) must be "
+                         f"in {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
+    # FailureModel quotes a system MTBF at a reference size: the whole cluster here
+    return FailureModel("exponential", gpu_mtbf_hours * 60.0 / gpus, float(gpus), float(gpus_per_group))
+
+
+def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float = 1.0):
+    """The scenario with every failure clock's mean x ``mtbf_factor`` and the job-wide rate x
+    ``job_rate_factor`` (``job_fraction`` f: the odds f/(1-f) scale; with an MTBF factor alone it follows)."""
+    from ..model.scenario import DomainLevel
+
+    if scenario is None:
+        return None
+    changes = {}
+    if mtbf_factor != 1.0:
+        changes["domains"] = tuple(DomainLevel(d.size, d.mtbf_min * mtbf_factor, d.name) for d in scenario.domains)
+        if scenario.group_mtbf_min is not None:
+            changes["group_mtbf_min"] = tuple(v * mtbf_factor for v in scenario.group_mtbf_min)
+    job_mtbf = scenario.job_mtbf_min
+    if job_mtbf is not None:
+        changes["job_mtbf_min"] = job_mtbf * mtbf_factor / job_rate_factor
+    elif scenario.job_fraction and job_rate_factor != 1.0:
+        f = scenario.job_fraction
+        changes["job_fraction"] = job_rate_factor * f / (1.0 - f + job_rate_factor * f)
+    return dataclasses.replace(scenario, **changes) if changes else scenario
+
+
+def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
+    from .. import ttt
+
+    return ttt.optimize(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
+
+
+def _failures_endured(scheme: str, n: int, r: int) -> float:
+    """E[T] - 1 of the §1 theory for the scheme's layout at r (0 for ``none``)."""
+    from .. import theory
+    from ..ttt import scheme_placement
+
+    kind, r = scheme_placement(scheme, n, r)
+    if r == 1:
+        return 0.0
+    exact = theory.expected_failures(kind, n, r) if n <= 60_000 else None
+    mean = exact if exact is not None else theory.expected_failures_asymptotic(kind, n, r)
+    return float(mean) - 1.0
+
+
+def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progress, notes):
+    """Training runs at (r*, tau*): the per-run TTT in hours (fewer runs when the sampling would be too large;
+    None when even 2 runs would be)."""
+    from .. import ttt
+
+    r, tau = entry["r_star"], entry["ckpt_interval_min"]
+    restarts = entry["ttt_hours"] * 60.0 / (entry["mean_uptime_min"] + cfg.restart_min)
+    if not math.isfinite(restarts):
+        notes.append(f"{scheme}: no Monte Carlo (the expected TTT is infinite)")
+        return None
+    per_run = (restarts + 1.0) * 1.3
+    width = n * max(r, 2)
+    fit = int(min(runs, TTT_EPOCHS_MAX / per_run, PLAN_CELLS_MAX / (width * per_run)))
+    if fit < 2:
+        notes.append(f"{scheme}: no Monte Carlo spread (one run needs about {per_run:.3g} epochs of {width} "
+                     "failure times, beyond the sampling limit)")
+        return None
+    if fit < runs:
+        notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:.3g} epochs; "
+                     "sampling limit)" + ("; its 5-95% range is only indicative" if fit < 20 else ""))
+    job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
+    # the availability E[U] / (E[U] + R) as the optimiser computed it (its output carries the percentage)
+    availability = entry["mean_uptime_min"] / (entry["mean_uptime_min"] + cfg.restart_for(gpus))
+    rate_guess = 1.0 / entry["ttt_over_w"] / availability
+    mc, _ = ttt.simulate_ttt_runs(scheme, n, r, fit, tau, cfg, model, gpus, seed, "kept", entry["mean_uptime_min"],
+                                  rate_guess, progress=progress, job_rate=job_rate, scenario=scenario)
+    return np.asarray(mc["run_ttt_hours"], np.float64)
+
+
+def cluster_groups(gpus: int, gpus_per_group: int, names=("gpus", "gpus_per_group")) -> int:
+    """N = gpus / gpus_per_group data-parallel groups (an integer, at most 200,000); ``names``: how the two
+    inputs are called in the messages (API argument names or CLI flags)."""
+    if gpus % gpus_per_group:
+        raise ValueError(f"{names[0]} ({gpus}) must be a multiple of {names[1]} ({gpus_per_group}): N = "
+                         f"{names[0]} / {names[1]} data-parallel groups")
+    n = gpus // gpus_per_group
+    if n > 200_000:
+        raise ValueError(f"{names[0]} / {names[1]} = {n} groups: at most 200,000")
+    return n
+
+
+def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP, *, gpu_mtbf_hours=None,
+         node_mtbf_hours=None, gpus_per_node=None, fit=None, fit_law: str = "exponential", scenario=None,
+         restart_min: float = 60.0, ckpt_cost_min: float = 5.0, work_hours: float = 720.0,
+         gpu_hour_price: float = DEFAULT_PRICE, deadline_hours=None, runs: int = DEFAULT_RUNS, seed: int = 0,
+         r_max: int | None = None, epochs: int | None = None, sensitivity: bool = True,
+         progress: bool = False) -> PlanResult:
+    """Plan a run (module docstring). Bad input: ValueError naming the parameter.
+
+    ``gpus``, ``gpus_per_group``: whole numbers, ``gpus_per_group`` dividing ``gpus``. One of
+    ``gpu_mtbf_hours`` (default ``DEFAULT_GPU_MTBF_HOURS``), ``node_mtbf_hours`` (with ``gpus_per_node``,
+    default 8) or ``fit`` (a ``fit.FitResult``; ``fit_law`` picks its MTBF). ``scenario``: a
+    ``scenario.Scenario`` (None: the §1 model). Costs in minutes, work and deadline in hours. ``runs``
+    Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched (default
+    ``DEFAULT_R_MAX``, or ``DEFAULT_R_MAX_POOL`` under a scenario with no closed form), ``epochs``
+    the pool per (scheme, r) under a scenario with no closed form (default ``DEFAULT_POOL_EPOCHS``).
+    """
+    from ..ttt import TrainingConfig
+
+    gpus = _check("gpus", gpus, 1, True)
+    gpus_per_group = _check("gpus_per_group", gpus_per_group, 1, True)
+    n = cluster_groups(gpus, gpus_per_group)
+    per_gpu, how = _per_gpu_mtbf_hours(gpus_per_group, gpu_mtbf_hours, node_mtbf_hours, gpus_per_node, fit, fit_law)
+    model = _model(gpus, gpus_per_group, per_gpu)
+    restart_min = _check("restart_min", restart_min, 0.0)
+    ckpt_cost_min = _check("ckpt_cost_min", ckpt_cost_min, 0.0)
+    work_hours = _check("work_hours", work_hours, 1e-2)
+    gpu_hour_price = _check("gpu_hour_price", gpu_hour_price, 0.0)
+    if deadline_hours is not None:
+        deadline_hours = _check("deadline_hours", deadline_hours, 1e-9)
+    runs = _check("runs", runs, 2, True, 10_000)
+    seed = _check("seed", seed, 0, True, 2**63 - 1)
+    needs_kernel = scenario is not None and scenario.needs_kernel
+    r_max = (DEFAULT_R_MAX_POOL if needs_kernel else DEFAULT_R_MAX) if r_max is None else r_max
+    r_max = _check("r_max", r_max, 1, True, 64)
+    if epochs is not None:
+        epochs = _check("epochs", epochs, 100, True, 10_000_000)
+    epochs = epochs or (DEFAULT_POOL_EPOCHS if needs_kernel else None)
+    if scenario is not None:
+        scenario.check(n)
+        scenario.ring_order(n)
+    cfg = TrainingConfig(work_hours, ckpt_cost_min, restart_min, "none", float(gpus))
+    notes = []
+    if fit is not None and fit.weibull is not None and fit.weibull.p_exponential < 0.05:
+        notes.append(f"the log rejects the exponential law (Weibull shape {fit.weibull.shape:.3g}, 95% CI "
+                     f"{fit.weibull.shape_ci[0]:.3g}..{fit.weibull.shape_ci[1]:.3g}, p = "
+                     f"{fit.weibull.p_exponential:.2g}); the plan uses the {fit_law} fit's MTBF in an "
+                     "exponential model")
+
+    from ..stages import Stages
+
+    n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
+    stages = Stages("plan", 1 + len(SCHEMES) + n_sens, progress)
+    stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
+    base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
+    schemes, runs_hours = {}, {}
+    for i, s in enumerate(SCHEMES, 1):
+        e = base["schemes"][s]
+        stages.stage(f"Monte Carlo {i}/{len(SCHEMES)}: {s} at r = {int(e['r_star'])} ({runs} runs)")
+        hours = _monte_carlo(s, n, e, runs, cfg, model, gpus, seed, scenario, progress, notes)
+        runs_hours[s] = hours
+        q = (None, None) if hours is None else tuple(float(x) for x in np.quantile(hours, [0.05, 0.95]))
+        p_over = None if hours is None or deadline_hours is None else float(np.mean(hours > deadline_hours))
+        schemes[s] = {
+            "r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
+            "ttt_hours": float(e["ttt_hours"]), "ttt_p05_hours": q[0], "ttt_p95_hours": q[1],
+            "p_over_deadline": p_over, "availability_pct": float(e["availability_pct"]),
+            "failures_endured": _failures_endured(s, n, int(e["r_star"])),
+            "gpu_hours": float(e["ttt_hours"]) * gpus, "cost": float(e["ttt_hours"]) * gpus * gpu_hour_price,
+            "mc_runs": 0 if hours is None else int(hours.size),
+            "mc_ttt_hours": None if hours is None else float(hours.mean()),
+            "mc_ttt_stderr_hours": None if hours is None or hours.size < 2 else
+            float(hours.std(ddof=1) / math.sqrt(hours.size)),
+            "mean_uptime_min": float(e["mean_uptime_min"]), "ttt_over_w": float(e["ttt_over_w"]),
+        }
+        if "ttt_stderr_hours" in e:
+            schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
+    sens = []
+    if sensitivity:
+        sens = _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, gpu_hour_price,
+                            stages)
+    inputs = {
+        "gpus": gpus, "gpus_per_group": gpus_per_group, "groups": n, "gpu_mtbf_hours": per_gpu,
+        "gpu_mtbf_from": how, "group_mtbf_hours": model.group_mtbf_min / 60.0,
+        "cluster_mtbf_min": model.cluster_mtbf_min(n),
+        "restart_min": restart_min, "ckpt_cost_min": ckpt_cost_min, "work_hours": work_hours,
+        "gpu_hour_price": gpu_hour_price, "deadline_hours": deadline_hours, "runs": runs, "seed": seed,
+        "r_max": r_max, "method": base.get("method", "closed form"),
+        "job_mtbf_min": base.get("job_mtbf_min"),
+        "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
+        else scenario.describe(),
+    }
+    if epochs is not None and needs_kernel:
+        inputs["pool_epochs"] = epochs
+    if gpus_per_node is not None or node_mtbf_hours is not None or fit is not None:
+        inputs["gpus_per_node"] = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
+    if fit is not None:
+        inputs["fit_law"] = fit_law
+    return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), base["curves"], runs_hours,
+                      notes)
+
+
+SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2.0, "restart x2"),
+               ("restart", 0.5, "restart /2"), ("ckpt_cost", 2.0, "checkpoint x2"),
+               ("ckpt_cost", 0.5, "checkpoint /2"), ("job_rate", 2.0, "job-wide rate x2"),
+               ("job_rate", 0.5, "job-wide rate /2"))
+
+
+def _time_scaled(cfg, factor: float):
+    """The training config in time units ``factor`` times longer: R, C and W divided by ``factor``."""
+    return dataclasses.replace(cfg, work_hours=cfg.work_hours / factor, ckpt_cost_min=cfg.ckpt_cost_min / factor,
+                               restart_min=cfg.restart_min / factor)
+
+
+def _has_job(scenario) -> bool:
+    return scenario is not None and (scenario.job_mtbf_min is not None or bool(scenario.job_fraction))
+
+
+def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, price, stages=None) -> list:
+    """One optimiser run per scaled input. Every failure clock's mean x f (group, domain, job-wide MTBF,
+    per-group MTBFs) is the same model as every *other* time (R, C, W) / f in a time unit f times longer
+    (exponential clocks scale exactly), so that row runs the optimiser on the base clocks with R, C, W / f
+    and scales its times back by f: under a scenario the kernels (compiled per failure model) and the random
+    numbers are the base run's. ``_scaled_scenario`` builds the directly scaled model (the tests check both
+    agree)."""
+    rows = []
+    has_job = _has_job(scenario)
+    todo = sum(1 for what, _, _ in SENSITIVITY if what in ("mtbf", "restart", "ckpt_cost") or has_job)
+    for what, factor, label in SENSITIVITY:
+        c, sc, unit = cfg, scenario, 1.0
+        if what == "mtbf":
+            c, unit = _time_scaled(cfg, factor), factor
+        elif what == "restart":
+            c = dataclasses.replace(cfg, restart_min=cfg.restart_min * factor)
+        elif what == "ckpt_cost":
+            c = dataclasses.replace(cfg, ckpt_cost_min=cfg.ckpt_cost_min * factor)
+        elif not has_job:
+            continue
+        else:
+            sc = _scaled_scenario(scenario, job_rate_factor=factor)
+        if stages is not None:
+            stages.stage(f"sensitivity {len(rows) + 1}/{todo}: {label}")
+        res = _optimize(n, r_max, model, c, sc, epochs, seed, progress)
+        per = {}
+        for s in SCHEMES:
+            e, r0 = res["schemes"][s], base["schemes"][s]["r_star"]
+            at_base = e["ttt_hours"] if e["r_star"] == r0 else next(
+                (p["ttt_hours"] for p in res["curves"][s] if p["r"] == r0), None)
+            ttt_h = float(e["ttt_hours"]) * unit
+            per[s] = {"r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]) * unit,
+                      "ttt_hours": ttt_h, "ttt_hours_at_base_r": None if at_base is None else at_base * unit,
+                      "cost": ttt_h * gpus * price}
+        rows.append({"input": what, "factor": factor, "label": label, "schemes": per})
+    return rows
+
+
+def format_table(result: PlanResult) -> str:
+    """The readable tables: one row per scheme, then the sensitivity (text, fixed-width columns)."""
+    inp = result.inputs
+    deadline = inp.get("deadline_hours")
+    lines = [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
+             f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
+             f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
+             f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
+             f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp['method']}",
+             "model: " + model_text(inp), ""]
+    head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:,g} h)" if deadline else "P(>deadline)",
+            "avail %", "failures endured", "GPU-h", cost_head(inp)]
+    rows = []
+    for s, e in result.schemes.items():
+        spread = "-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f}-{e['ttt_p95_hours']:,.0f}"
+        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
+                     "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
+                     f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",
+                     f"{e['cost']:,.0f}"])
+    lines += _columns(head, rows)
+    lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
+                 f"{_runs_text(result.schemes)} at (r*, tau*)")
+    if result.sensitivity:
+        lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
+                      "'keep r*': TTT h with the base r*"]
+        head = ["input"] + [f"{s} {k}" for s in result.schemes for k in ("r*", "TTT h", "keep r*")]
+        rows = [["base"] + [x for s, e in result.schemes.items()
+                            for x in (str(e["r_star"]), f"{e['ttt_hours']:,.0f}", "")]]
+        for row in result.sensitivity:
+            cells = [row["label"]]
+            for s in result.schemes:
+                e = row["schemes"][s]
+                keep = e["ttt_hours_at_base_r"]
+                cells += [str(e["r_star"]), f"{e['ttt_hours']:,.0f}",
+                          "" if keep is None or e["r_star"] == result.schemes[s]["r_star"] else f"{keep:,.0f}"]
+            rows.append(cells)
+        lines += _columns(head, rows)
+    for note in result.notes:
+        lines.append("note: " + note)
+    return "\n".join(lines)
+
+
+def price_text(inp: dict) -> str:
+    """'2 USD per GPU-hour', or '2 per GPU-hour' when no currency was given."""
+    cur = inp.get("currency")
+    return f"{inp['gpu_hour_price']:,g} {cur + ' ' if cur else ''}per GPU-hour"
+
+
+def cost_head(inp: dict) -> str:
+    """The cost column's title: 'cost (USD)', or 'cost' in the price's unit when no currency was given."""
+    return f"cost ({inp['currency']})" if inp.get("currency") else "cost"
+
+
+def model_text(inp: dict) -> str:
+    """Every input beyond the paper's model that changed the answer (scenario, micro-batches, failure log)."""
+    desc = inp.get("scenario") or {}
+    parts = [] if not desc else [describe_scenario(desc)]
+    if inp.get("fit_law"):
+        parts.append(f"failure rate fitted from a log ({inp['fit_law']} law)")
+    if not parts or parts == ["none"]:
+        return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
+    return "; ".join(p for p in parts if p != "none") + "; no repair"
+
+
+def ttt_text(entry: dict) -> str:
+    """'1,694' or, for a Monte Carlo estimate (under a scenario), '1,564 ± 7' (one standard error)."""
+    se = entry.get("ttt_stderr_hours")
+    return f"{entry['ttt_hours']:,.0f}" + ("" if se is None or not math.isfinite(se) else f" ± {se:,.0f}")
+
+
+def describe_scenario(desc: dict) -> str:
+    """One line for ``Scenario.describe()``: 'job-wide MTBF 847 min; domains of 8 groups (switch), MTBF ...'."""
+    parts = []
+    if "job_mtbf_min" in desc:
+        parts.append(f"job-wide MTBF {desc['job_mtbf_min']:,.4g} min")
+    if "job_fraction" in desc:
+        parts.append(f"job-wide fraction {desc['job_fraction']:g}")
+    for d in desc.get("domains", []):
+        name = f" ({d['name']})" if d.get("name") else ""
+        parts.append(f"domains of {d['size']} groups{name}, MTBF {d['mtbf_min']:,.4g} min each")
+    if desc.get("ring", "contiguous") != "contiguous":
+        parts.append(f"ring {desc['ring']}")
+    if "lemon_fraction" in desc:
+        parts.append(f"lemons {desc['lemon_fraction']:g} of groups failing {desc['lemon_factor']:g}x as often")
+    if "group_mtbf_min" in desc:
+        parts.append("per-group MTBFs from a file")
+    if desc.get("microbatches", 1) > 1:
+        parts.append(f"{desc['microbatches']} micro-batches per shard")
+    return "; ".join(parts) or "none"
+
+
+def _runs_text(schemes: dict) -> str:
+    """'200 Monte Carlo runs per scheme' (or per scheme when they differ)."""
+    runs = [e["mc_runs"] for e in schemes.values()]
+    if len(set(runs)) == 1:
+        return f"{runs[0]} Monte Carlo runs per scheme"
+    return "Monte Carlo runs (" + ", ".join(f"{s} {e['mc_runs']}" for s, e in schemes.items()) + ")"
+
+
+def _columns(head: list, rows: list) -> list:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda cells: "  ".join(str(c).rjust(w) if i else str(c).ljust(w)  # noqa: E731
+                                  for i, (c, w) in enumerate(zip(cells, widths)))
+    return [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]

@@ -1,0 +1,426 @@
+"""Benchmarks (SPEC §8): the JAX kernels against a vectorised NumPy implementation and a SimPy discrete-event
+simulation of the same model, measured in the same run on the same machine.
+
+* wipe-out: trials/s of the chunked JAX kernel (``wipeout_kernel``, steady state after compilation), of a
+  straightforward vectorised NumPy version (exponential failure times, gather through the holders table,
+  min over shards of max over holders) and of a per-event SimPy simulation (one process per group; on each
+  failure the holder counts of its shards drop; the epoch ends at the first shard with none left).
+* scenario: the wipe-out kernel under a ``Scenario`` (failure domains of 5 groups with an interleaved ring
+  and job-wide interruptions), as a slowdown against the plain kernel (target: within 2x).
+* repair: events/s of the event-driven repair kernel (``repair.repair_kernel``: r = 2, fixed 30-min repair)
+  against a plain NumPy event loop of the same model (``repair_events_numpy``), with both mean uptimes.
+* overhead: trials/s of the depth-threshold kernel against a NumPy version of the same computation (the
+  binary search over k with the cumulative-sum/maximum queue test, vectorised over trials and depths).
+
+All implementations are checked to estimate the same E[T] (and Omega) within a few standard errors.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..kernels.driver import as_uint32_key_words
+from ..model.failures import FailureModel
+from ..model.placement import Placement, make_placement
+
+
+def _timed(fn, min_seconds: float):
+    """Call ``fn()`` (returning a trial count) repeatedly for at least ``min_seconds``; trials/s."""
+    done, t0 = 0, time.perf_counter()
+    while True:
+        done += fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_seconds:
+            return done / dt, done
+
+
+# --------------------------------------------------------------------------------------------------------
+# NumPy references
+
+
+def numpy_wipeout(placement: Placement, trials: int, rng: np.random.Generator) -> np.ndarray:
+    """Straightforward vectorised NumPy: T per trial for ``trials`` epochs."""
+    times = rng.exponential(1.0, size=(trials, placement.groups))
+    loss = times[:, placement.holders].max(axis=2)  # (trials, shards)
+    wipe = loss.min(axis=1)
+    return (times <= wipe[:, None]).sum(axis=1)
+
+
+def _np_feasible(alive, d, r):
+    """NumPy queue test (cumulative sums and maxima), ``alive``: bool[..., N], ``d``: int[...]."""
+    n = alive.shape[-1]
+    a2 = np.concatenate([alive, alive], axis=-1).astype(np.int32)
+    prefix = np.concatenate([np.zeros(a2.shape[:-1] + (1,), np.int32), np.cumsum(a2, axis=-1)], axis=-1)
+    q = d[..., None] * prefix - np.arange(2 * n + 1)
+    run_max = np.maximum.accumulate(q, axis=-1)
+    ok = np.all(q[..., r:] - run_max[..., : 2 * n + 1 - r] >= -(r - 1), axis=-1)
+    return ok & (d * prefix[..., n] >= n)
+
+
+def numpy_depth_thresholds(placement: Placement, trials: int, rng: np.random.Generator):
+    """NumPy version of the overhead kernel's core: T and K_d (d = 2..r-1) per trial."""
+    n, r = placement.groups, placement.redundancy
+    times = rng.random((trials, n))
+    t_count = numpy_wipeout_from_times(placement, times)
+    srt = np.sort(times, axis=1)
+    ds = np.arange(2, r)
+    ub = (n - (n + ds - 1) // ds) + 1
+    lo = np.zeros((trials, ds.size), np.int64)
+    hi = np.minimum(t_count[:, None], ub[None, :])
+    for _ in range(max(1, math.ceil(math.log2(n + 1)))):
+        mid = (lo + hi) // 2
+        thr = np.take_along_axis(srt, np.maximum(mid, 1) - 1, axis=1)
+        alive = times[:, None, :] > thr[:, :, None]
+        ok = _np_feasible(alive, np.broadcast_to(ds, mid.shape), r)
+        active = hi - lo > 1
+        lo = np.where(active & ok, mid, lo)
+        hi = np.where(active & ~ok, mid, hi)
+    return t_count, hi
+
+
+def numpy_wipeout_from_times(placement, times):
+    loss = times[:, placement.holders].max(axis=2)
+    return (times <= loss.min(axis=1)[:, None]).sum(axis=1)
+
+
+# --------------------------------------------------------------------------------------------------------
+# SimPy discrete-event simulation
+
+
+def simpy_wipeout(placement: Placement, trials: int, seed: int = 0) -> np.ndarray:
+    """One SimPy environment per epoch: N group processes fail at exponential times; T per trial."""
+    import simpy
+
+    rng = np.random.default_rng(seed)
+    out = np.zeros(trials, dtype=np.int64)
+    shards_of = [list(map(int, row)) for row in placement.stack]
+    for trial in range(trials):
+        env = simpy.Environment()
+        alive_holders = np.full(placement.groups, placement.redundancy, dtype=np.int64)
+        state = {"failed": 0}
+        wiped = env.event()
+
+        def group(env, g, ttf):
+            yield env.timeout(ttf)
+            if wiped.triggered:
+                return
+            state["failed"] += 1
+            for j in shards_of[g]:
+                alive_holders[j] -= 1
+                if alive_holders[j] == 0 and not wiped.triggered:
+                    wiped.succeed(state["failed"])
+
+        for g, ttf in enumerate(rng.exponential(1.0, placement.groups)):
+            env.process(group(env, g, ttf))
+        env.run(until=wiped)
+        out[trial] = wiped.value
+    return out
+
+
+def repair_events_numpy(placement: Placement, trials: int, group_mtbf_min: float, repair, rng):
+    """A plain NumPy event loop for repair without a global restart (the baseline of ``bench_repair``).
+
+    One epoch at a time; per event one ``argmin`` over the N groups' next times (an up group's failure, a
+    down group's rejoin), a fresh exponential clock at a rejoin, a repair draw at a failure, and the
+    wipe-out test over the r shards of the failed group. Returns ``(uptime, failures, events)`` arrays.
+    """
+    n, r = placement.groups, placement.redundancy
+    shard_holders = placement.holders[placement.stack]  # (N, r, r): holders of each shard of each group
+    d = repair.repair_time_min
+    m = math.log(d) - 0.5 * repair.sigma ** 2
+    uptime = np.zeros(trials)
+    failures = np.zeros(trials, np.int64)
+    events = np.zeros(trials, np.int64)
+    for k in range(trials):
+        next_t = rng.exponential(group_mtbf_min, n)
+        down = np.zeros(n, bool)
+        nf = ne = 0
+        while True:
+            i = int(next_t.argmin())
+            t = next_t[i]
+            ne += 1
+            if down[i]:
+                down[i] = False
+                next_t[i] = t + rng.exponential(group_mtbf_min)
+                continue
+            down[i] = True
+            nf += 1
+            if down[shard_holders[i]].all(axis=1).any():
+                break
+            rep = d if repair.law == "fixed" else (rng.exponential(d) if repair.law == "exp"
+                                                   else math.exp(m + repair.sigma * rng.standard_normal()))
+            next_t[i] = t + rep
+        uptime[k], failures[k], events[k] = t, nf, ne
+    return uptime, failures, events
+
+
+def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float = 30.0, law: str = "fixed",
+                 seconds: float = 3.0, chunk_size: int = 4096) -> dict:
+    """Events/s of the JAX repair kernel (steady state, after compilation) against ``repair_events_numpy``
+    in the same run, same model (group MTBF 3000 min), with the mean uptimes as a check."""
+    from ..model.repair import Repair
+    from ..kernels.repair import _jitted
+
+    repair = Repair(repair_time_min, law)
+    pl = make_placement("stacked", groups, redundancy)
+    model = FailureModel()
+    from ..model.scenario import Scenario
+
+    fn = _jitted(pl, model, Scenario(), repair, 1 << 24)
+    words = as_uint32_key_words(0)
+    fn(words, np.arange(chunk_size, dtype=np.uint32))[4].block_until_ready()  # compile
+    ev, ups, t0, start = 0, [], time.perf_counter(), chunk_size
+    while True:
+        out = fn(words, np.arange(start, start + chunk_size, dtype=np.uint32))
+        ev += int(np.asarray(out[4]).sum())
+        ups.append(np.asarray(out[0], np.float64))
+        start += chunk_size
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            break
+    jax_rate = ev / dt
+    rng = np.random.default_rng(3)
+    nev, nups, t0 = 0, [], time.perf_counter()
+    while True:
+        u, _, e = repair_events_numpy(pl, 8, model.group_mtbf_min, repair, rng)
+        nev += int(e.sum())
+        nups.append(u)
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            break
+    np_rate = nev / dt
+    ju, nu = np.concatenate(ups), np.concatenate(nups)
+    return {"repair_groups": groups, "repair_redundancy": redundancy, "repair_time_min": repair_time_min,
+            "repair_law": law, "repair_events_per_s": jax_rate, "repair_numpy_events_per_s": np_rate,
+            "repair_speedup_vs_numpy": jax_rate / np_rate, "repair_chunk_size": chunk_size,
+            "repair_check_uptime_min": {"jax": [float(ju.mean()), float(ju.std() / math.sqrt(ju.size))],
+                                        "numpy": [float(nu.mean()), float(nu.std() / math.sqrt(nu.size))]}}
+
+
+def bench_driver(pl: Placement, model: FailureModel, kernel_rate: float, seconds: float, chunk_size: int,
+                 devices=None) -> dict:
+    """Trials/s of the full driver (``simulate_wipeout``: device-side reduction, blocks of sub-chunks,
+    exact sums) over about ``seconds`` of work, after a compiling warm-up call; its cost as a fraction of
+    the kernel alone (``1 - driver / kernel``; negative when the driver is faster, as its device loop
+    avoids the per-chunk round trip of the kernel loop)."""
+    from ..kernels.wipeout import simulate_wipeout
+
+    simulate_wipeout(pl, chunk_size, seed=0, model=model, chunk_size=chunk_size, devices=devices)  # compile
+    trials = int(min(2**32 - 1, max(chunk_size, kernel_rate * seconds)))
+    t0 = time.perf_counter()
+    res = simulate_wipeout(pl, trials, seed=0, model=model, chunk_size=chunk_size, devices=devices)
+    rate = trials / (time.perf_counter() - t0)
+    return {"driver_trials_per_s": rate, "driver_cost_fraction": 1.0 - rate / kernel_rate,
+            "driver_trials": trials, "driver_mean_T": res.mean}
+
+
+def wipeout_int_ops_per_trial(groups: int, redundancy: int) -> int:
+    """Integer operations per wipe-out trial, counted from the kernel: Threefry-2x32-20 per column pair
+    (20 rounds of add, rotate (2 shifts + or), xor = 5 ops; 5 key injections of 3 adds; 2 initial adds),
+    the circular window maximum (r - 1 maxima per shard), the minimum over shards and the count of
+    earlier failures (compare + add per group), plus the reduction (about 200 ops)."""
+    pairs = (groups + 1) // 2
+    return pairs * (20 * 5 + 5 * 3 + 2) + groups * (redundancy - 1) + groups + 2 * groups + 200
+
+
+def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: float, devs) -> dict:
+    """A roofline estimate: the wipe-out kernel is integer-bound (its working set, about 4N bytes per
+    trial a few times over, stays in cache; only O(N) statistics per block leave the device), so the bound
+    is the machine's peak 32-bit integer rate over the operations per trial. The CPU peak assumes
+    ``cores x SIMD lanes (AVX-512: 16, AVX2: 8, else 4) x 2 ops/cycle x 3 GHz``; a GPU's is taken as its
+    FP32 non-tensor peak (H100/H200: 6.7e13/s)."""
+    ops = wipeout_int_ops_per_trial(groups, redundancy)
+    kind = devs[0].device_kind
+    if devs[0].platform == "cpu":
+        try:
+            flags = open("/proc/cpuinfo").read()
+        except OSError:  # pragma: no cover
+            flags = ""
+        lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
+        peak = _cpu_count() * lanes * 2 * 3.0e9
+    else:  # pragma: no cover - accelerators
+        peak = 6.7e13 * len(devs) if ("H100" in kind or "H200" in kind) else float("nan")
+    return {"int_ops_per_trial": ops, "bytes_per_trial_working_set": 4 * groups * 3,
+            "bytes_per_trial_to_host": 0, "peak_int_ops_per_s_estimate": peak,
+            "roofline_trials_per_s": peak / ops, "kernel_fraction_of_roofline": kernel_rate * ops / peak,
+            "driver_fraction_of_roofline": driver_rate * ops / peak}
+
+
+# --------------------------------------------------------------------------------------------------------
+
+
+def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,
+              chunk_size: int | None = None, overhead_chunk: int = 1024, devices=None,
+              progress: bool = False) -> dict:
+    """All measurements in one run; returns the dict printed by ``spare-jax bench``. ``progress``: one line
+    on stderr as each of its 9 stages starts."""
+    from ..kernels.driver import select_devices
+    from ..stages import Stages
+
+    st = Stages("bench", 9, progress)
+    from ..kernels.overhead import overhead_kernel
+    from ..kernels.wipeout import wipeout_kernel
+
+    pl = make_placement("stacked", groups, redundancy)
+    model = FailureModel()
+    devs = select_devices(devices)
+    mesh = jax.sharding.Mesh(np.array(devs), ("trials",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
+    words = as_uint32_key_words(0)
+    if chunk_size is None:  # the driver's choice: the chunk's working set stays in cache (8192 x 600 does not)
+        from ..kernels.driver import auto_chunk
+
+        chunk_size = auto_chunk(groups, len(devs))
+    chunk_size = -(-chunk_size // len(devs)) * len(devs)
+
+    def kernel_rate(fn, chunk, consume=None):
+        """Steady-state trials/s of ``fn(ids)`` over consecutive chunks of trial ids (compiled first);
+        ``consume`` sees each chunk's host result after the warm-up."""
+        start = [0]
+
+        def step(warm=False):
+            ids = jax.device_put(np.arange(start[0], start[0] + chunk, dtype=np.uint32), sharding)
+            out = np.asarray(fn(ids))
+            start[0] += chunk
+            if consume is not None and not warm:
+                consume(out)
+            return chunk
+
+        step(warm=True)
+        return _timed(step, seconds)[0]
+
+    t_sums = np.zeros(3)  # n, sum T, sum T^2
+
+    def add_t(t_count):
+        t = t_count.astype(np.float64)
+        t_sums[:] += (t.size, t.sum(), (t * t).sum())
+
+    st.stage(f"wipe-out kernel, JAX (compile, then {seconds:g} s)")
+    jax_rate = kernel_rate(jax.jit(lambda ids: wipeout_kernel(words, ids, pl, model)[0]), chunk_size, add_t)
+    jax_mean = t_sums[1] / t_sums[0]
+    jax_se = math.sqrt(max(0.0, t_sums[2] / t_sums[0] - jax_mean ** 2) / t_sums[0])
+    st.stage(f"wipe-out through the chunked driver ({seconds:g} s)")
+    driver = bench_driver(pl, model, jax_rate, seconds, chunk_size, devices)
+
+    # the same kernel under a Scenario (SPEC §10): failure domains of 5 groups, interleaved ring, job-wide
+    from ..model.scenario import DomainLevel, Scenario
+    from ..kernels.wipeout import scenario_wipeout_kernel
+
+    scenario = Scenario(domains=(DomainLevel(min(5, groups), 50_000.0),), ring="interleaved", job_mtbf_min=2000.0)
+    st.stage(f"wipe-out kernel under a scenario (compile, then {seconds:g} s)")
+    scenario_rate = kernel_rate(jax.jit(lambda ids: scenario_wipeout_kernel(words, ids, pl, model, scenario)[0]),
+                                chunk_size)
+
+    rng = np.random.default_rng(1)
+    np_chunk = 2048
+    np_acc = []
+    st.stage(f"wipe-out, vectorised NumPy ({seconds:g} s)")
+    np_rate, _ = _timed(lambda: (np_acc.append(numpy_wipeout(pl, np_chunk, rng)), np_chunk)[1], seconds)
+    np_t = np.concatenate(np_acc)
+
+    st.stage(f"wipe-out, discrete-event SimPy ({des_trials} trials)")
+    t0 = time.perf_counter()
+    des_t = simpy_wipeout(pl, des_trials, seed=2)
+    des_rate = des_trials / (time.perf_counter() - t0)
+
+    st.stage(f"depth/overhead kernel, JAX (compile, then {seconds:g} s)")
+    over_rate = kernel_rate(jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
+                                                              jnp.zeros(groups + 1, jnp.float32))[0]),
+                            overhead_chunk)
+    st.stage(f"depth thresholds, vectorised NumPy ({seconds:g} s)")
+    onp_rate, _ = _timed(lambda: (numpy_depth_thresholds(pl, 256, rng), 256)[1], seconds)
+    # micro-batches (SPEC §10.6): the same kernel with m = 8, capacities searched inside the depth brackets
+    st.stage(f"overhead kernel with 8 micro-batches (compile, then {seconds:g} s)")
+    over_rate_m8 = kernel_rate(jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
+                                                                 jnp.zeros(groups + 1, jnp.float32),
+                                                                 microbatches=8)[0]),
+                               overhead_chunk)
+
+    def mean_se(x):
+        return float(np.mean(x)), float(np.std(x) / math.sqrt(len(x)))
+
+    # repair without a global restart (SPEC §10.5): r = 2, a fixed 30-min repair (at larger r the epochs
+    # with repair last thousands of events and the NumPy loop would dominate the bench)
+    st.stage(f"repair kernel against NumPy (compile, then 2 x {seconds:g} s)")
+    repair = bench_repair(groups, min(2, groups), seconds=seconds)
+    processes = bench_processes(groups, redundancy, trials=int(min(4e6, max(1e5, jax_rate * 2 * seconds))))
+
+    from .. import theory
+
+    exact = theory.expected_failures("stacked", groups, redundancy)
+    return {
+        "groups": groups, "redundancy": redundancy, "placement": "stacked",
+        "wipeout_trials_per_s": jax_rate, "kernel_trials_per_s": jax_rate, **driver,
+        "roofline": roofline(groups, redundancy, jax_rate, driver["driver_trials_per_s"], devs),
+        "numpy_trials_per_s": np_rate, "speedup_vs_numpy": jax_rate / np_rate,
+        "scenario_wipeout_trials_per_s": scenario_rate, "scenario_slowdown": jax_rate / scenario_rate,
+        "scenario": scenario.describe(),
+        "des_trials_per_s": des_rate, "speedup_vs_des": jax_rate / des_rate,
+        "overhead_trials_per_s": over_rate, "overhead_numpy_trials_per_s": onp_rate,
+        "overhead_speedup_vs_numpy": over_rate / onp_rate,
+        "overhead_m8_trials_per_s": over_rate_m8, "overhead_m8_slowdown": over_rate / over_rate_m8,
+        **repair, **processes,
+        "check_mean_T": {"exact": exact, "jax": [jax_mean, jax_se], "numpy": list(mean_se(np_t)),
+                         "simpy": list(mean_se(des_t))},
+        "backend": jax.default_backend(), "devices": len(devs), "device_kind": devs[0].device_kind,
+        "chunk_size": chunk_size, "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "cpu_count": _cpu_count(), "jax_version": jax.__version__, "numpy_version": np.__version__,
+        "seconds_per_measurement": seconds,
+    }
+
+
+def _cpu_count():
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count()
+
+
+def bench_processes(groups: int = 600, redundancy: int = 8, trials: int = 400_000, seed: int = 1) -> dict:
+    """Two-process scaling on this machine's CPU: one ``wipeout`` run as 2 processes pinned to one core each
+    (``jax.distributed``, gloo) against 1 process with 2 cores, in the same bench run; both must print the
+    same statistics. Rates from each run's own ``elapsed_s`` (compile included, process start not)."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cores) < 2:
+        return {"cpu_two_process_scaling": None, "cpu_two_process_note": "needs 2 cores"}
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    base = [sys.executable, "-m", "spare_jax", "wipeout", "-N", str(groups), "-r", str(redundancy), "--trials",
+            str(trials), "--seed", str(seed), "--json", "--quiet"]
+
+    def pinned(cpus):
+        return lambda: os.sched_setaffinity(0, cpus)
+
+    one = subprocess.run(base, capture_output=True, text=True, env=env, timeout=1800,
+                         preexec_fn=pinned(set(cores[:2])))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [subprocess.Popen([*base, "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id",
+                               str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              preexec_fn=pinned({cores[i]})) for i in range(2)]
+    outs = [p.communicate(timeout=1800) for p in procs]
+    if one.returncode != 0 or any(p.returncode != 0 for p in procs):
+        errs = [one.stderr] + [e for _, e in outs]
+        raise RuntimeError("the two-process bench failed: " + " | ".join(e.strip()[-300:] for e in errs if e.strip()))
+    ref, got = json.loads(one.stdout), [json.loads(o) for o, _ in outs]
+    rate_one = trials / ref["elapsed_s"]
+    rate_two = trials / max(g["elapsed_s"] for g in got)
+    same = all(g["mc_mean"] == ref["mc_mean"] and g["mc_quantiles"] == ref["mc_quantiles"] for g in got)
+    return {"cpu_one_process_2_cores_trials_per_s": rate_one, "cpu_two_processes_1_core_trials_per_s": rate_two,
+            "cpu_two_process_scaling": rate_two / rate_one, "cpu_two_process_identical_statistics": same,
+            "cpu_two_process_trials": trials, "cpu_two_process_trials_per_process": got[0]["trials_per_process"]}
