@@ -1,4 +1,5 @@
-"""The package's wings import downwards only: cli -> planner | suite -> ttt | rectlr -> kernels | theory -> model.
+"""The package's wings import downwards only: cli -> planner | suite -> measure | ttt | rectlr -> kernels | theory
+-> model.
 
 Every ``import``/``from ... import`` of spare_jax (module level and inside functions) is walked; an import of
 a wing above, or of a sibling on the same level, fails, and so does a circle between modules. The leaf
@@ -11,7 +12,8 @@ import os
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spare_jax")
-LEVEL = {"model": 0, "kernels": 1, "theory": 1, "ttt": 2, "rectlr": 2, "planner": 3, "suite": 3, "cli": 4}
+LEVEL = {"model": 0, "kernels": 1, "theory": 1, "measure": 2, "ttt": 2, "rectlr": 2, "planner": 3, "suite": 3,
+         "cli": 4}
 LEAVES = {"plotting", "stages"}
 
 

@@ -6,4 +6,5 @@ planner's flags. This wing may import every other wing; nothing imports it.
 """
 
 from .args import CLIError, strict_json  # noqa: F401
-from .commands import EXIT_BAD_INPUT, build_parser, clopper_pearson, main  # noqa: F401
+from ..measure import clopper_pearson  # noqa: F401
+from .commands import EXIT_BAD_INPUT, build_parser, main  # noqa: F401

@@ -21,241 +21,41 @@ from .args import (  # noqa: F401  (CLIError and strict_json are part of the CLI
 EXIT_BAD_INPUT = 2
 
 
+def _sampling(args, count: int):
+    """The Monte Carlo's execution from the flags: sample size, seed, chunks, devices, --out, progress."""
+    from ..model.cluster import Sampling
+
+    return Sampling(count, getattr(args, "seed", 0), getattr(args, "chunk_size", None), getattr(args, "devices", None),
+                    getattr(args, "out", None), not getattr(args, "quiet", False))
+
+
 def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
     """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
-    from ..model.bounds import chunk_bytes, memory_budget_bytes
+    from ..measure.report import check_work_inputs
 
-    budget = memory_budget_bytes()
-    chunk = getattr(args, "chunk_size", None)
-    if chunk is not None and chunk_bytes(chunk, width, bytes_per_item) > budget:
-        fit = budget // chunk_bytes(1, width, bytes_per_item)
-        raise ValueError(f"--chunk-size {chunk}: a chunk needs about "
-                         f"{chunk_bytes(chunk, width, bytes_per_item) / 2**30:.3g} GiB here, more than half the RAM "
-                         f"({budget / 2**30:.3g} GiB); use at most {fit}")
-    if chunk_bytes(64, width, bytes_per_item) > budget:
-        raise ValueError(f"--groups {args.groups} (with --redundancy): even a 64-trial chunk needs about "
-                         f"{chunk_bytes(64, width, bytes_per_item) / 2**30:.3g} GiB, more than half the RAM")
-    if getattr(args, "out", None) is not None:
-        from ..kernels.driver import ChunkStore
-
-        ChunkStore.check_dir(args.out)
+    check_work_inputs(args.groups, _sampling(args, 1), width, bytes_per_item)
 
 
-def _simulate(args, simulate, width: int, bytes_per_item: int):
-    """Build the placement and model from the flags and run a chunked Monte Carlo driver."""
-    from ..model.placement import check_groups_redundancy, make_placement
-
-    model = _model(args)
-    check_groups_redundancy(args.groups, args.redundancy)
-    scenario = _scenario(args, args.groups)
-    _check_work_inputs(args, width, bytes_per_item)
-    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
-    t0 = time.perf_counter()
-    count = args.trials if args.command == "wipeout" else args.epochs
-    res = simulate(placement, count, args.seed, model=model, chunk_size=args.chunk_size,
-                   devices=args.devices, progress=not args.quiet, out_dir=args.out, scenario=scenario)
-    args.scenario_obj = scenario
-    return model, placement, res, time.perf_counter() - t0
-
-
-def cmd_wipeout(args) -> dict:
-    if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
-        return cmd_wipeout_repair(args)
-    from .. import theory
-    from ..model.scenario import EXACT_SMALL_MAX_N, exact_epoch_small, job_wide_uptime, single_domain_wipeout_fraction
-    from ..kernels.wipeout import simulate_wipeout
-
-    model, placement, res, elapsed = _simulate(args, simulate_wipeout, args.groups, 16)
-    scenario = args.scenario_obj
-    # the §1 theory holds where the scenario changes nothing but the ring order (i.i.d. groups, no domains);
-    # job-wide failures compose exactly with it for E[uptime]
-    iid = not scenario.domains and not scenario.uneven
-    paper = iid and scenario.job_rate_per_min(placement.groups, model.group_mtbf_min) == 0
-    surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
-    exact_mean, exact_var = (None, None) if surv is None or not paper else theory.moments_from_survival(surv)
-    asym = theory.expected_failures_asymptotic(placement.kind, placement.groups, placement.redundancy)
-    ref = exact_mean if exact_mean is not None else (asym if paper else None)
-    z = None if ref is None else (
-        (res.mean - ref) / res.stderr if res.stderr > 0 else (0.0 if res.mean == ref else math.inf))
-    up_theory, p_job_theory = None, None
-    if model.distribution == "exponential" and iid:
-        surv_any = surv if surv is not None else theory.survival_poisson(placement.kind, placement.groups,
-                                                                        placement.redundancy)
-        up_theory, p_job_theory = job_wide_uptime(surv_any, placement.groups, model.group_rate_per_min,
-                                                  scenario.job_rate_per_min(placement.groups, model.group_mtbf_min))
-    p_dom_theory = None
-    if model.distribution == "exponential" and not iid and placement.groups <= EXACT_SMALL_MAX_N:
-        exact = exact_epoch_small(scenario, placement, model.group_mtbf_min)  # 2^N-state chain
-        up_theory, p_job_theory, p_dom_theory = exact["uptime_min"], exact["p_job_end"], exact["p_fatal_domain"]
-    elif iid:
-        p_dom_theory = 0.0
-    extra = {}
-    if not scenario.is_default:
-        extra = {"scenario": scenario.describe(),
-                 "p_epoch_end_job_wide": res.ended_by_job / res.trials,
-                 "theory_p_epoch_end_job_wide": p_job_theory,
-                 "p_wipeout_by_domain": res.fatal_by_domain / res.trials, "theory_p_wipeout_by_domain": p_dom_theory,
-                 "single_domain_wipeout_fraction": single_domain_wipeout_fraction(scenario, placement)}
-    return {
-        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "trials": res.trials, "seed": res.seed,
-        "mc_mean": res.mean, "mc_stderr": res.stderr,
-        "theory_exact": exact_mean, "theory_asymptotic": asym if paper else None, "z_score": _clean(z),
-        "z_against": "exact" if exact_mean is not None else ("asymptotic" if paper else None),
-        "mc_std": math.sqrt(res.var), "theory_std": None if exact_var is None else math.sqrt(exact_var),
-        "endurable_failures_mean": res.mean - 1,
-        "mc_quantiles": {"p01": res.quantile(0.01), "p50": res.quantile(0.5), "p99": res.quantile(0.99)},
-        "distribution": model.distribution,
-        "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": res.uptime_stderr_min,
-        "theory_epoch_uptime_min": up_theory, **extra,
-        "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
-        "chunk_size": res.chunk_size, "devices": res.devices, **_work_split(res),
-        "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
-    }
-
-
-def _work_split(res, unit: str = "trials") -> dict:
-    """How the work was split: the processes of a multi-process run and the trials (epochs for overhead)
-    each one's devices ran."""
-    return {"processes": res.processes, f"{unit}_per_process": list(res.trials_per_process) or [res.trials]}
-
-
-def cmd_wipeout_repair(args) -> dict:
-    """``wipeout`` with repair (SPEC §10.5): the epoch runs from the restart to the wipe-out (or a job-wide end)."""
-    from ..model.placement import check_groups_redundancy, make_placement
-    from ..model.repair import check_model
-    from ..kernels.repair import simulate_repair
-    from ..theory.repair import (
-        EXACT_REPAIR_MAX_N, TRANSIENT_CLI_WORK, TheoryTooCostly, exact_repair_ctmc, first_order_uptime,
-        transient_uptime)
+def _cluster(args):
+    """The cluster of the flags: groups, failure law, scenario, repair law (checked in the flags' order)."""
+    from ..model.cluster import Cluster
+    from ..model.placement import check_groups_redundancy
 
     repair = _repair(args)
     model = _model(args)
-    check_model(model)
     check_groups_redundancy(args.groups, args.redundancy)
-    scenario = _scenario(args, args.groups)
-    _check_work_inputs(args, args.groups, 4)
-    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
-    first = first_order_uptime(placement, model, repair, scenario)
-    skipped = None
-    try:  # bounded work: a lognormal repair of large sigma needs a convolution kernel of millions of cells
-        trans = transient_uptime(placement, model, repair, scenario, max_work=TRANSIENT_CLI_WORK)
-    except TheoryTooCostly as exc:
-        trans, skipped = None, f"skipped: {exc}"
-    horizon = args.work_hours * 60.0
-    guess = trans if trans is not None else first  # the first order decides when the transient was skipped
-    if guess is not None and guess["uptime_min"] > 10 * horizon:
-        return _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon, skipped)
-    t0 = time.perf_counter()
-    res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
-                          chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
-                          out_dir=args.out)
-    elapsed = time.perf_counter() - t0
-    exact = None
-    if repair.law == "exp" and placement.groups <= EXACT_REPAIR_MAX_N:
-        exact = exact_repair_ctmc(placement, model, repair.repair_time_min, scenario)
-    se = res.uptime_stderr_min
-    z = None if exact is None or se <= 0 else (res.uptime_mean_min - exact["uptime_min"]) / se
-    return {
-        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "trials": res.trials, "seed": res.seed, **repair.describe(), "distribution": model.distribution,
-        "mc_epoch_uptime_min": res.uptime_mean_min, "mc_epoch_uptime_stderr_min": se,
-        "mc_mean": res.failures_mean, "mc_stderr": res.failures_stderr,
-        "theory_epoch_uptime_min": None if trans is None else trans["uptime_min"],
-        **({} if skipped is None else {"theory_epoch_uptime_skipped": skipped}),
-        "theory_first_order_uptime_min": None if first is None else first["uptime_min"],
-        "theory_wipeout_rate_per_min": None if first is None else first["rate_per_min"],
-        "theory_start_shift_min": None if first is None else first["start_shift_min"],
-        "p_down": repair.repair_time_min / (model.group_mtbf_min + repair.repair_time_min),
-        "exact_epoch_uptime_min": None if exact is None else exact["uptime_min"],
-        "exact_failures_mean": None if exact is None else exact["failures"],
-        "z_score": _clean(z), "z_against": "exact" if z is not None else None,
-        "p_epoch_end_job_wide": res.p_ended_by_job, "censored": res.censored,
-        **({} if scenario.is_default else {"scenario": scenario.describe()}),
-        "events": res.events, "events_per_s": res.events / elapsed if elapsed > 0 else None,
-        "chunk_size": res.chunk_size, "devices": res.devices, "elapsed_s": elapsed,
-    }
+    return Cluster(args.groups, model, _scenario(args, args.groups), repair)
 
 
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact (Clopper-Pearson) two-sided interval for a binomial proportion k/n."""
-    from scipy.stats import beta
+def cmd_wipeout(args) -> dict:
+    from ..measure import wipeout
 
-    a = 1.0 - level
-    lo = 0.0 if k == 0 else float(beta.ppf(a / 2, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a / 2, k + 1, n - k))
-    return lo, hi
-
-
-def _wipeout_repair_rare(args, placement, model, scenario, repair, first, trans, horizon, skipped=None) -> dict:
-    """Rare wipe-outs (SPEC §10.5 item 5): epochs censored at the run length W; P(>= 1 wipe-out during W)
-    = wiped / trials with its Clopper-Pearson interval (a job-wide end before W is not a wipe-out)."""
-    from ..kernels.repair import simulate_repair
-    from ..theory.repair import p_wipeout_within
-
-    t0 = time.perf_counter()
-    res = simulate_repair(placement, args.trials, args.seed, model=model, scenario=scenario, repair=repair,
-                          chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
-                          out_dir=args.out, max_time=horizon)
-    k = res.wiped
-    lo, hi = clopper_pearson(k, res.trials)
-    return {
-        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "trials": res.trials, "seed": res.seed, **repair.describe(), "distribution": model.distribution,
-        "rare_wipeouts": True,
-        "note": (f"the theory's time to wipe-out ({(trans or first)['uptime_min'] / 60:.4g} h) exceeds 10 W "
-                 f"(W = {horizon / 60:g} h): epochs simulated only up to W; reported: P(at least one wipe-out "
-                 "during W) with an exact (Clopper-Pearson) 95 % interval"),
-        "work_hours": horizon / 60.0, "wipeouts_within_run": k,
-        "p_wipeout_within_run": k / res.trials, "p_wipeout_within_run_ci95_low": lo,
-        "p_wipeout_within_run_ci95_high": hi,
-        "theory_epoch_uptime_min": None if trans is None else trans["uptime_min"],
-        **({} if skipped is None else {"theory_epoch_uptime_skipped": skipped}),
-        "theory_first_order_uptime_min": first["uptime_min"],
-        "theory_wipeout_rate_per_min": first["rate_per_min"],
-        "theory_p_wipeout_within_run": None if trans is None else p_wipeout_within(trans, horizon),
-        "p_epoch_end_job_wide": res.p_ended_by_job, "censored_at_run_end": res.censored,
-        "mc_mean": res.failures_mean, "events": res.events, "elapsed_s": time.perf_counter() - t0,
-    }
-
-
-def cmd_overhead_repair(args) -> dict:
-    """``overhead`` with repair (SPEC §10.5): Omega = E[U]/E[W] over restart -> wipe-out epochs with rejoins."""
-    from ..model.placement import check_groups_redundancy, make_placement
-    from ..model.repair import check_model
-    from ..kernels.repair import simulate_repair
-
-    repair, model = _repair(args), _model(args)
-    check_model(model)
-    check_groups_redundancy(args.groups, args.redundancy)
-    scenario = _scenario(args, args.groups)
-    _check_work_inputs(args, args.groups, 4)
-    placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
-    t0 = time.perf_counter()
-    res = simulate_repair(placement, args.epochs, args.seed, model=model, scenario=scenario, repair=repair,
-                          chunk_size=args.chunk_size, devices=args.devices, progress=not args.quiet,
-                          out_dir=args.out, track_depth=True)
-    return {
-        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "epochs": res.trials, "seed": res.seed, **repair.describe(),
-        "mc_overhead": res.overhead, "mc_overhead_stderr": res.overhead_stderr,
-        "mc_time_avg_depth": res.time_avg_depth, "mc_time_avg_depth_stderr": res.time_avg_depth_stderr,
-        "rep_overhead": float(placement.redundancy), "mc_epoch_uptime_min": res.uptime_mean_min,
-        "mc_epoch_uptime_stderr_min": res.uptime_stderr_min, "mc_work_mean_min": res.work_mean_min,
-        "censored": res.censored, "p_epoch_end_job_wide": res.p_ended_by_job,
-        **({} if scenario.is_default else {"scenario": scenario.describe()}),
-        "elapsed_s": time.perf_counter() - t0,
-    }
+    return wipeout(_cluster(args), args.redundancy, args.placement, _sampling(args, args.trials),
+                   work_hours=args.work_hours).to_json()
 
 
 def cmd_overhead(args) -> dict:
-    from .. import theory
-    from ..kernels.overhead import simulate_overhead
-
-    if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
-        if (args.microbatches or 1) > 1:
-            raise ValueError("--microbatches with repair (--repair-time) is not simulated yet; drop one of them")
-        return cmd_overhead_repair(args)
+    from ..measure import overhead
 
     if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --out
         given = [f for f, v in (("--chunk-size", args.chunk_size), ("--devices", args.devices), ("--out", args.out),
@@ -263,39 +63,7 @@ def cmd_overhead(args) -> dict:
         if given:
             raise ValueError(f"{', '.join(given)}: not used by overhead --placement random (it runs on the host, "
                              "unchunked); drop the flag or use stacked/block")
-    model, placement, res, elapsed = _simulate(args, simulate_overhead, args.groups * args.redundancy, 8)
-    scenario = args.scenario_obj
-    paper = not scenario.domains and not scenario.uneven and not scenario.job_rate_per_min(
-        placement.groups, model.group_mtbf_min)
-    th = None
-    if placement.kind in ("stacked", "block") and model.distribution == "exponential" and paper:
-        exact_k = placement.groups <= theory.EXACT_DP_MAX_N
-        th = (theory.overhead_theory if exact_k else theory.overhead_theory_any_n)(
-            placement.kind, placement.groups, placement.redundancy, microbatches=scenario.microbatches)
-    hist = res.depth_at_wipeout_hist
-    m = scenario.microbatches
-    level = [0.0] + res.level_depths  # level index -> depth
-    return {
-        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "epochs": res.trials, "seed": res.seed,
-        "mc_overhead": res.overhead, "mc_overhead_stderr": res.overhead_stderr,
-        "mc_time_avg_depth": res.time_avg_depth, "mc_time_avg_depth_stderr": res.time_avg_depth_stderr,
-        "theory_overhead": None if th is None else th["overhead"],
-        "theory_time_avg_depth": None if th is None else th["time_avg_depth"],
-        "rep_overhead": float(placement.redundancy),
-        "mc_overhead_sampled_sojourns": res.overhead_sampled,
-        "mc_overhead_sampled_sojourns_stderr": res.overhead_sampled_stderr,
-        "z_score": None if th is None else _clean((res.overhead - th["overhead"]) / res.overhead_stderr
-                                                    if res.overhead_stderr > 0 else 0.0),
-        "depth_at_wipeout": {(str(d) if m == 1 else f"{level[d]:g}"): int(c) for d, c in enumerate(hist) if c},
-        **({} if m == 1 else {"microbatches": m}),
-        "mean_depth_thresholds": [float(x) for x in res.threshold_mean],
-        "distribution": model.distribution,
-        **({} if scenario.is_default else {"scenario": scenario.describe(),
-                                           "mc_epoch_uptime_min": res.uptime_mean_min}),
-        **_work_split(res, "epochs"),
-        "elapsed_s": elapsed, "epochs_per_s": res.trials / elapsed if elapsed > 0 else None,
-    }
+    return overhead(_cluster(args), args.redundancy, args.placement, _sampling(args, args.epochs)).to_json()
 
 
 def cmd_reorder(args) -> dict:

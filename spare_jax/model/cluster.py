@@ -1,0 +1,44 @@
+"""A cluster, and how a Monte Carlo over it runs: the values the library's answers take.
+
+``Cluster`` is what the hardware and its failures are (N data-parallel groups, the failure law with its MTBF
+and GPUs per group, the scenario, the repair law); ``Sampling`` is how a Monte Carlo estimate is made (sample
+size, seed, chunks, devices, resumable directory, progress). Results depend on the cluster, the sample size
+and the seed only, never on the rest of ``Sampling``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .failures import FailureModel
+from .repair import Repair
+from .scenario import Scenario
+
+
+@dataclasses.dataclass(frozen=True)
+class Cluster:
+    """N data-parallel groups, their failure law (``FailureModel``: MTBF, distribution, GPUs per group), the
+    ``Scenario`` (job-wide failures, domains, ring order, uneven groups, micro-batches) and the repair law
+    (``None``: a failed group waits for the next global restart)."""
+
+    groups: int = 600
+    model: FailureModel = FailureModel()
+    scenario: Scenario = Scenario()
+    repair: Repair | None = None
+
+    @property
+    def gpus(self) -> float:
+        return self.groups * self.model.gpus_per_group
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampling:
+    """How a Monte Carlo runs: ``count`` samples (wipe-out trials, or epochs), ``seed``, and the execution
+    (``chunk_size``, ``devices``, ``out_dir`` to resume, ``progress`` bar) that never changes a number."""
+
+    count: int = 100_000
+    seed: int = 0
+    chunk_size: int | None = None
+    devices: int | None = None
+    out_dir: str | None = None
+    progress: bool = False

@@ -1,0 +1,53 @@
+"""The library answers what the command prints: ``measure.wipeout``/``overhead`` on a ``Cluster`` give the
+``--json`` of ``spare-jax wipeout``/``overhead`` (timing keys aside), with and without repair."""
+import json
+
+import pytest
+
+from spare_jax.measure import overhead, wipeout
+from spare_jax.model.cluster import Cluster, Sampling
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.repair import Repair
+from spare_jax.model.scenario import Scenario
+
+TIMING = {"elapsed_s", "trials_per_s", "epochs_per_s", "events_per_s"}
+
+
+def _cli(argv, capsys):
+    from spare_jax.cli import main
+
+    assert main([*argv, "--json", "--quiet"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _same(report, printed):
+    got = {k: v for k, v in json.loads(json.dumps(report.to_json())).items() if k not in TIMING}
+    assert got == {k: v for k, v in printed.items() if k not in TIMING}
+
+
+@pytest.mark.parametrize("cluster,argv", [
+    (Cluster(24), ["wipeout", "-N", "24", "-r", "3", "--trials", "500", "--seed", "4"]),
+    (Cluster(24, scenario=Scenario(job_mtbf_min=2000.0)),
+     ["wipeout", "-N", "24", "-r", "3", "--trials", "500", "--seed", "4", "--job-mtbf-min", "2000"]),
+    (Cluster(24, repair=Repair(30.0)),
+     ["wipeout", "-N", "24", "-r", "3", "--trials", "100", "--seed", "4", "--repair-time", "30"]),
+], ids=["static", "job-wide", "repair"])
+def test_wipeout_report_is_the_json(cluster, argv, capsys):
+    _same(wipeout(cluster, 3, sampling=Sampling(int(argv[argv.index("--trials") + 1]), seed=4)), _cli(argv, capsys))
+
+
+@pytest.mark.parametrize("cluster,argv", [
+    (Cluster(24), ["overhead", "-N", "24", "-r", "3", "--epochs", "200", "--seed", "4"]),
+    (Cluster(24, repair=Repair(30.0)),
+     ["overhead", "-N", "24", "-r", "3", "--epochs", "50", "--seed", "4", "--repair-time", "30"]),
+], ids=["static", "repair"])
+def test_overhead_report_is_the_json(cluster, argv, capsys):
+    _same(overhead(cluster, 3, sampling=Sampling(int(argv[argv.index("--epochs") + 1]), seed=4)), _cli(argv, capsys))
+
+
+def test_the_library_refuses_what_it_cannot_simulate():
+    with pytest.raises(ValueError, match="microbatches"):
+        overhead(Cluster(24, scenario=Scenario(microbatches=2), repair=Repair(30.0)), 3, sampling=Sampling(10))
+    with pytest.raises(ValueError, match="exponential"):
+        wipeout(Cluster(24, FailureModel(distribution="weibull", weibull_shape=0.7), repair=Repair(30.0)), 3,
+                sampling=Sampling(10))
