@@ -14,7 +14,7 @@ import pytest
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spare_jax")
 LEVEL = {"model": 0, "kernels": 1, "theory": 1, "measure": 2, "ttt": 2, "rectlr": 2, "planner": 3, "suite": 3,
          "cli": 4}
-LEAVES = {"plotting", "stages"}
+LEAVES = {"plotting", "stages", "results"}
 
 
 def _modules():

@@ -51,3 +51,18 @@ def test_the_library_refuses_what_it_cannot_simulate():
     with pytest.raises(ValueError, match="exponential"):
         wipeout(Cluster(24, FailureModel(distribution="weibull", weibull_shape=0.7), repair=Repair(30.0)), 3,
                 sampling=Sampling(10))
+
+
+@pytest.mark.parametrize("policy,training,argv", [
+    ({"scheme": "spare", "redundancy": 3}, {"work_hours": 100.0},
+     ["ttt", "-N", "24", "-r", "3", "--runs", "10", "--seed", "2", "--work-hours", "100"]),
+    ({"scheme": "none"}, {"work_hours": 100.0, "ckpt_interval_min": 30.0},
+     ["ttt", "-N", "24", "--scheme", "none", "--runs", "10", "--seed", "2", "--work-hours", "100",
+      "--ckpt-interval", "30"]),
+], ids=["spare", "none-at-tau"])
+def test_time_to_train_report_is_the_json(policy, training, argv, capsys):
+    from spare_jax.model.training import Training
+    from spare_jax.ttt import Policy, time_to_train
+
+    report = time_to_train(Cluster(24), Training(**training), Policy(**policy), Sampling(10, seed=2))
+    _same(report, _cli(argv, capsys))

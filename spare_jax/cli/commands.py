@@ -7,10 +7,8 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
-import types
 import warnings
 
 from .args import (  # noqa: F401  (CLIError and strict_json are part of the CLI's API)
@@ -31,19 +29,20 @@ def _sampling(args, count: int):
 
 def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
     """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
-    from ..measure.report import check_work_inputs
+    from ..kernels.driver import check_work_inputs
 
     check_work_inputs(args.groups, _sampling(args, 1), width, bytes_per_item)
 
 
-def _cluster(args):
+def _cluster(args, check_redundancy: bool = True):
     """The cluster of the flags: groups, failure law, scenario, repair law (checked in the flags' order)."""
     from ..model.cluster import Cluster
     from ..model.placement import check_groups_redundancy
 
     repair = _repair(args)
     model = _model(args)
-    check_groups_redundancy(args.groups, args.redundancy)
+    if check_redundancy:
+        check_groups_redundancy(args.groups, args.redundancy)
     return Cluster(args.groups, model, _scenario(args, args.groups), repair)
 
 
@@ -118,193 +117,15 @@ def _reorder_microbatches(args, placement, failed, times) -> dict:
     }
 
 
-def _check_ckpt_count(tau, cfg, prof) -> None:
-    """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
-    checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
-    from ..model.bounds import TTT_CKPTS_MAX
-
-    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)
-    if ckpts > TTT_CKPTS_MAX:
-        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
-                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
-                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
-
-
-def _check_ttt_feasible(args, cfg, r, tau, gpus, epochs, prof, th) -> None:
-    """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
-    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
-    with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the pool the
-    MC would sample."""
-    from ..model.bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
-
-    need = args.runs * (th["expected_restarts"] + 1.0)
-    width = args.groups * max(r, 2)
-    if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
-        raise ValueError(f"ttt: {args.runs} run(s) would sample about {max(need, epochs):.3g} epochs of "
-                         f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
-                         "lower --runs")
-    if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
-        ttt_h = th["ttt_hours"]
-        why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else
-               "no checkpoint completes in a typical epoch (the closed form gives TTT = inf)")
-        raise ValueError(f"ttt: {args.runs} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
-                         f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
-                         f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
-                         f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
-
-
-def cmd_ttt_repair(args) -> dict:
-    """``ttt`` with repair (SPEC §10.5): a pool of restart -> wipe-out epochs with rejoins (U and the work
-    rate W/U per epoch, ``ttt.pool.sample_repair_epochs``), tau* on it, the renewal-reward estimate, and
-    ``--runs`` runs assembled from consecutive epochs (the pool grown until they fit)."""
-    from .. import ttt
-    from ..model.placement import check_groups_redundancy
-    from ..model.repair import check_model
-    from ..ttt.montecarlo import simulate_ttt
-    from ..ttt.pool import best_tau_pool, pool_theory, sample_repair_epochs
-
-    repair, model, cfg = _repair(args), _model(args), _training(args)
-    check_model(model)
-    kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
-    check_groups_redundancy(args.groups, r)
-    scenario = _scenario(args, args.groups)
-    gpus = args.groups * model.gpus_per_group
-    t0 = time.perf_counter()
-    epochs = 2000
-    pool = sample_repair_epochs(args.scheme, args.groups, r, epochs, args.seed, model, scenario, repair,
-                                progress=not args.quiet)
-    tau = args.ckpt_interval if args.ckpt_interval is not None else best_tau_pool(pool, cfg, gpus)[0]
-    est = pool_theory(pool, tau, cfg, gpus)
-    mc = None
-    for _ in range(12):
-        try:
-            mc = simulate_ttt(pool, tau, cfg, gpus, max_runs=args.runs)
-        except ValueError:
-            mc = None
-        if mc is not None and mc["runs"] >= args.runs:
-            break
-        have = 1 if mc is None else max(mc["runs"], 1)
-        epochs = int(math.ceil(epochs * max(1.5, 1.2 * args.runs / have)))
-        if epochs > 2_000_000:
-            break
-        pool = sample_repair_epochs(args.scheme, args.groups, r, epochs, args.seed, model, scenario, repair,
-                                    progress=not args.quiet)
-    out = {"scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind, **repair.describe(),
-           "ckpt_interval_min": tau, "renewal_ttt_hours": est["ttt_hours"],
-           "renewal_ttt_stderr_hours": est["ttt_stderr_hours"], "renewal_epochs": est["epochs"],
-           "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
-           "mc_work_rate_mean": float((pool.uptime * pool.work_rate).sum() / pool.uptime.sum()),
-           "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
-           "epochs_sampled": int(pool.uptime.size), "approximation": "work rate W/U constant within an epoch",
-           "elapsed_s": None}
-    if mc is not None:
-        half = 1.96 * mc["ttt_stderr_hours"]
-        out.update({"runs": mc["runs"], "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-                    "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
-                    "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
-                    "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"]})
-    if not scenario.is_default:
-        out["scenario"] = scenario.describe()
-    out["elapsed_s"] = time.perf_counter() - t0
-    return out
-
-
 def cmd_ttt(args) -> dict:
-    from .. import ttt
+    import dataclasses
 
-    if args.repair_time is not None or args.repair_law is not None or args.repair_sigma is not None:
-        if (args.microbatches or 1) > 1 or args.restart_depth is not None:
-            raise ValueError("--microbatches/--restart-depth with repair (--repair-time) are not simulated yet")
-        return cmd_ttt_repair(args)
+    from ..ttt.answer import Policy, time_to_train
 
-    model, cfg = _model(args), _training(args)
-    if args.restart_depth is not None and args.scheme != "spare":
-        raise ValueError(f"--restart-depth applies to --scheme spare only ({args.scheme} has a constant depth)")
-    if (args.microbatches or 1) > 1 and args.scheme != "spare":
-        raise ValueError(f"--microbatches applies to --scheme spare only ({args.scheme} computes whole replicas)")
-    kind, r = ttt.scheme_placement(args.scheme, args.groups, args.redundancy)
-    from ..model.placement import check_groups_redundancy
-
-    check_groups_redundancy(args.groups, r)
-    _check_work_inputs(args, args.groups * max(r, 2), 8)
-    scenario = _scenario(args, args.groups)
-    gpus = args.groups * model.gpus_per_group
-    theory_ttt, tau, yd, renewed_ttt, pool_est = None, args.ckpt_interval, None, None, None
-    # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
-    # closed form gives the default tau and a reference number, the Monte Carlo the answer. Domains, ring
-    # orders and lemons have no closed form: a pilot pool of epochs gives tau and the renewal-reward estimate
-    kept = model.distribution != "exponential" and args.ages == "kept"
-    job_rate = scenario.job_rate_per_min(args.groups, model.group_mtbf_min)
-    if scenario.needs_kernel or args.restart_depth is not None:
-        from ..ttt.montecarlo import _sample_epochs_iid
-        from ..ttt.epochs import apply_restart_depth
-        from ..ttt.pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
-
-        if kept:
-            raise ValueError("--restart-depth is simulated for i.i.d. epochs: exponential failures or --ages renewed")
-        if scenario.needs_kernel:
-            pilot = sample_scenario_epochs(args.scheme, args.groups, r, DEFAULT_POOL_EPOCHS, args.seed, model,
-                                           scenario, progress=not args.quiet)
-        else:  # the proactive restart has no closed form: a pilot pool of epochs
-            pilot = _sample_epochs_iid(args.scheme, args.groups, r, DEFAULT_POOL_EPOCHS, args.seed, model,
-                                       not args.quiet, job_rate, scenario.microbatches)
-        pilot = apply_restart_depth(pilot, args.restart_depth)
-        prof = pilot_profile = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
-        if tau is None:
-            tau = best_tau_pool(pilot, cfg, gpus)[0]
-        _check_ckpt_count(tau, cfg, pilot_profile)
-        th = pool_est = pool_theory(pilot, tau, cfg, gpus)
-    else:
-        prof = ttt.epoch_profile(args.scheme, args.groups, r, model, ages="renewed" if kept else args.ages,
-                                 job_rate=job_rate, microbatches=scenario.microbatches)
-        if tau is None:
-            tau = ttt.best_tau_grid(prof, cfg, gpus)[0]
-        _check_ckpt_count(tau, cfg, prof)
-        th = ttt.ttt_theory(prof, tau, cfg, gpus)
-        if kept:
-            renewed_ttt = th["ttt_hours"]
-        else:
-            theory_ttt = th["ttt_hours"]
-            yd = ttt.young_daly(prof, cfg, gpus)
-    rate_guess = 1 / th["ttt_over_w"] / th["availability"]
-    _check_ttt_feasible(args, cfg, r, tau, gpus, ttt.epochs_needed(prof.mean_uptime_min, cfg, args.runs, rate_guess),
-                        prof, th)
-    t0 = time.perf_counter()
-    mc, pool = ttt.simulate_ttt_runs(args.scheme, args.groups, r, args.runs, tau, cfg, model, gpus, args.seed,
-                                     args.ages, prof.mean_uptime_min, rate_guess, progress=not args.quiet,
-                                     job_rate=job_rate, scenario=scenario, restart_depth=args.restart_depth)
-    half = 1.96 * mc["ttt_stderr_hours"]
-    out = {
-        "scheme": args.scheme, "groups": args.groups, "redundancy": r, "placement": kind,
-        "ckpt_interval_min": tau, "runs": mc["runs"],
-        "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-        "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
-        "theory_ttt_hours": theory_ttt, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
-        "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
-        "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
-        "young_interval_min": None if yd is None else yd["young_min"],
-        "daly_interval_min": None if yd is None else yd["daly_min"],
-        "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
-        "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
-        "ages": args.ages, "renewed_theory_ttt_hours": renewed_ttt,
-        "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
-        "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
-        "elapsed_s": time.perf_counter() - t0,
-    }
-    if not scenario.is_default or scenario.microbatches > 1:
-        out["scenario"] = scenario.describe()
-    if scenario.microbatches > 1:
-        out["microbatches"] = scenario.microbatches
-    if args.restart_depth is not None:
-        vol = pool.voluntary
-        out["restart_depth"] = args.restart_depth
-        out["voluntary_restart_fraction"] = 0.0 if vol is None else float(vol.mean())
-    if pool_est is not None:
-        # the renewal-reward estimate W (mean U + R) / mean committed work on the pilot pool (no closed form)
-        out["renewal_ttt_hours"] = pool_est["ttt_hours"]
-        out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
-        out["renewal_epochs"] = pool_est["epochs"]
-    return out
+    cluster = _cluster(args, check_redundancy=False)  # the scheme decides r (none: 1)
+    training = dataclasses.replace(_training(args), ckpt_interval_min=args.ckpt_interval)
+    policy = Policy(args.scheme, args.redundancy, args.restart_depth, args.ages)
+    return time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
 
 
 def cmd_optimize(args) -> dict:

@@ -691,3 +691,21 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
     return totals, {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_trials": resumed,
                     "blocks": n_blocks, "processes": len(records),
                     "trials_per_process": [int(r["trials"]) for r in records]}
+
+
+def check_work_inputs(groups: int, sampling, width: int, bytes_per_item: int) -> None:
+    """Up front, before any work: the chunk's working set fits the memory and ``out_dir`` can hold a run."""
+    from ..model.bounds import chunk_bytes, memory_budget_bytes
+
+    budget = memory_budget_bytes()
+    chunk = sampling.chunk_size
+    if chunk is not None and chunk_bytes(chunk, width, bytes_per_item) > budget:
+        fit = budget // chunk_bytes(1, width, bytes_per_item)
+        raise ValueError(f"--chunk-size {chunk}: a chunk needs about "
+                         f"{chunk_bytes(chunk, width, bytes_per_item) / 2**30:.3g} GiB here, more than half the RAM "
+                         f"({budget / 2**30:.3g} GiB); use at most {fit}")
+    if chunk_bytes(64, width, bytes_per_item) > budget:
+        raise ValueError(f"--groups {groups} (with --redundancy): even a 64-trial chunk needs about "
+                         f"{chunk_bytes(64, width, bytes_per_item) / 2**30:.3g} GiB, more than half the RAM")
+    if sampling.out_dir is not None:
+        ChunkStore.check_dir(sampling.out_dir)

@@ -8,5 +8,5 @@ May import ``model``, ``kernels`` and ``theory``; not ``ttt`` or ``rectlr`` (its
 """
 
 from .overhead import overhead  # noqa: F401
-from .report import Report  # noqa: F401
+from ..results import Report  # noqa: F401
 from .wipeout import clopper_pearson, wipeout  # noqa: F401

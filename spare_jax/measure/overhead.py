@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 
 from ..model.cluster import Cluster, Sampling
-from .report import Report, check_work_inputs, failure_clock, finite_or_none, work_split
+from ..kernels.driver import check_work_inputs
+from ..results import Report, finite_or_none
+from .report import work_split
 
 
 def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
@@ -59,7 +61,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
                                            "mc_epoch_uptime_min": res.uptime_mean_min}),
         **work_split(res, "epochs"),
         "elapsed_s": elapsed, "epochs_per_s": res.trials / elapsed if elapsed > 0 else None,
-        **({} if scenario.group_mtbf_min is not None else failure_clock(cluster)),
+        **cluster.failure_clock(),
     })
 
 
@@ -87,5 +89,5 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
         "censored": res.censored, "p_epoch_end_job_wide": res.p_ended_by_job,
         **({} if scenario.is_default else {"scenario": scenario.describe()}),
         "elapsed_s": time.perf_counter() - t0,
-        **({} if scenario.group_mtbf_min is not None else failure_clock(cluster)),
+        **cluster.failure_clock(),
     })

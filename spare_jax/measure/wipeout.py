@@ -8,7 +8,9 @@ import math
 import time
 
 from ..model.cluster import Cluster, Sampling
-from .report import Report, check_work_inputs, failure_clock, finite_or_none, work_split
+from ..kernels.driver import check_work_inputs
+from ..results import Report, finite_or_none
+from .report import work_split
 
 
 def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampling: Sampling = Sampling(),
@@ -80,13 +82,8 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
         "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
         "chunk_size": res.chunk_size, "devices": res.devices, **work_split(res),
         "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
-        **_clock(cluster),
+        **cluster.failure_clock(),
     })
-
-
-def _clock(cluster) -> dict:
-    """The failure clock's keys, except where per-group MTBFs replace the model's."""
-    return {} if cluster.scenario.group_mtbf_min is not None else failure_clock(cluster)
 
 
 def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sampling, work_hours: float) -> Report:
@@ -140,7 +137,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
         **({} if scenario.is_default else {"scenario": scenario.describe()}),
         "events": res.events, "events_per_s": res.events / elapsed if elapsed > 0 else None,
         "chunk_size": res.chunk_size, "devices": res.devices, "elapsed_s": elapsed,
-        **_clock(cluster),
+        **cluster.failure_clock(),
     })
 
 
@@ -184,5 +181,5 @@ def _rare(cluster, placement, sampling, first, trans, horizon, skipped=None) -> 
         "theory_p_wipeout_within_run": None if trans is None else p_wipeout_within(trans, horizon),
         "p_epoch_end_job_wide": res.p_ended_by_job, "censored_at_run_end": res.censored,
         "mc_mean": res.failures_mean, "events": res.events, "elapsed_s": time.perf_counter() - t0,
-        **_clock(cluster),
+        **cluster.failure_clock(),
     })

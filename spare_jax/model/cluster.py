@@ -30,6 +30,15 @@ class Cluster:
     def gpus(self) -> float:
         return self.groups * self.model.gpus_per_group
 
+    def failure_clock(self) -> dict:
+        """The resolved failure clock reported beside results: per-group MTBF, the MTBF of the N groups run,
+        and the per-GPU MTBF (GPU-hours per group failure); empty where per-group MTBFs replace the model's."""
+        if self.scenario.group_mtbf_min is not None:
+            return {}
+        model = self.model
+        return {"group_mtbf_min": model.group_mtbf_min, "cluster_mtbf_min": model.cluster_mtbf_min(self.groups),
+                "gpu_mtbf_hours": model.group_mtbf_min * model.gpus_per_group / 60.0}
+
 
 @dataclasses.dataclass(frozen=True)
 class Sampling:

@@ -65,3 +65,4 @@ from .epochs import EpochPool  # noqa: F401
 from .montecarlo import (
     _committed, _compute_time, _count_runs, _kept_chain_fn, _run_kept_chains, _sample_epochs_iid, epochs_needed,
     kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
+from .answer import Policy, time_to_train  # noqa: F401

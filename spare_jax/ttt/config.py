@@ -3,12 +3,11 @@ to the failure clocks. Shared by every time-to-train path (closed forms, epoch p
 
 from __future__ import annotations
 
-import dataclasses
-import math
+from ..model.training import RESTART_SCALING, Training
 
+TrainingConfig = Training  # the name every time-to-train path uses
 
 SCHEMES = ("spare", "rep", "none")
-RESTART_SCALING = ("none", "linear", "quadratic")
 AGES = ("kept", "renewed")
 """What a global restart does to the groups' failure clocks.
 
@@ -25,32 +24,6 @@ def check_ages(ages) -> str:
     if ages not in AGES:
         raise ValueError(f"ages must be one of {', '.join(AGES)}, got {ages!r}")
     return ages
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingConfig:
-    """Time-to-train parameters (minutes unless named otherwise)."""
-
-    work_hours: float = 720.0
-    ckpt_cost_min: float = 5.0
-    restart_min: float = 60.0
-    restart_scaling: str = "none"  # restart time vs GPU count relative to the reference cluster
-    reference_gpus: float = 600_000.0
-
-    def __post_init__(self):
-        for name in ("work_hours", "ckpt_cost_min", "restart_min"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (name == "work_hours" and v <= 0):
-                raise ValueError(f"{name} must be a finite number {'> 0' if name == 'work_hours' else '>= 0'}, "
-                                 f"got {v!r}")
-        if self.restart_scaling not in RESTART_SCALING:
-            raise ValueError(f"restart_scaling must be one of {', '.join(RESTART_SCALING)}, got "
-                             f"{self.restart_scaling!r}")
-
-    def restart_for(self, gpus: float) -> float:
-        """Restart cost R for a cluster of ``gpus`` GPUs."""
-        power = RESTART_SCALING.index(self.restart_scaling)
-        return self.restart_min * (gpus / self.reference_gpus) ** power
 
 
 def scheme_placement(scheme: str, groups: int, redundancy: int) -> tuple[str, int]:

@@ -1,0 +1,228 @@
+"""Time-to-train of one strategy on one cluster: ``time_to_train(cluster, training, policy, sampling)``.
+
+The Monte Carlo of training runs beside the closed form where one exists (exponential failures, renewed
+ages), the renewal-reward estimate on a pilot pool of epochs where none does (domains, ring orders, lemons,
+the proactive restart), or a pool of epochs with rejoins (repair). Returns a ``Report`` whose ``to_json()``
+is what ``spare-jax ttt --json`` prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import types
+
+from ..model.cluster import Cluster, Sampling
+from ..model.training import Training
+from ..results import Report
+from .config import AGES, SCHEMES, check_ages, scheme_placement
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """What the run does about failures: the scheme (``spare``, ``rep``, ``none``), its redundancy r, the
+    proactive restart depth D_max (``spare`` only; None: never), and what a global restart does to the
+    surviving groups' failure clocks (``ages``: ``kept`` or ``renewed``)."""
+
+    scheme: str = "spare"
+    redundancy: int = 8
+    restart_depth: float | None = None
+    ages: str = "kept"
+
+    def __post_init__(self):
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {self.scheme!r}")
+        check_ages(self.ages)
+
+
+def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
+                  sampling: Sampling = Sampling(count=200)) -> Report:
+    """``sampling.count`` training runs of ``policy`` on ``cluster`` with the costs of ``training`` (its
+    checkpoint interval, or the optimum when it is None)."""
+    if cluster.repair is not None:
+        if cluster.scenario.microbatches > 1 or policy.restart_depth is not None:
+            raise ValueError("--microbatches/--restart-depth with repair (--repair-time) are not simulated yet")
+        return _with_repair(cluster, training, policy, sampling)
+    from ..kernels.driver import check_work_inputs
+    from .closed_form import best_tau_grid, epoch_profile, ttt_theory, young_daly
+    from .montecarlo import epochs_needed, simulate_ttt_runs
+    from ..model.placement import check_groups_redundancy
+
+    model, cfg, scenario, groups, runs = cluster.model, training, cluster.scenario, cluster.groups, sampling.count
+    if policy.restart_depth is not None and policy.scheme != "spare":
+        raise ValueError(f"--restart-depth applies to --scheme spare only ({policy.scheme} has a constant depth)")
+    if scenario.microbatches > 1 and policy.scheme != "spare":
+        raise ValueError(f"--microbatches applies to --scheme spare only ({policy.scheme} computes whole replicas)")
+    kind, r = scheme_placement(policy.scheme, groups, policy.redundancy)
+    check_groups_redundancy(groups, r)
+    check_work_inputs(groups, sampling, groups * max(r, 2), 8)
+    gpus = cluster.gpus
+    theory_ttt, tau, yd, renewed_ttt, pool_est = None, training.ckpt_interval_min, None, None, None
+    # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
+    # closed form gives the default tau and a reference number, the Monte Carlo the answer. Domains, ring
+    # orders and lemons have no closed form: a pilot pool of epochs gives tau and the renewal-reward estimate
+    kept = model.distribution != "exponential" and policy.ages == "kept"
+    job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
+    if scenario.needs_kernel or policy.restart_depth is not None:
+        from .epochs import apply_restart_depth
+        from .montecarlo import _sample_epochs_iid
+        from .pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
+
+        if kept:
+            raise ValueError("--restart-depth is simulated for i.i.d. epochs: exponential failures or --ages renewed")
+        if scenario.needs_kernel:
+            pilot = sample_scenario_epochs(policy.scheme, groups, r, DEFAULT_POOL_EPOCHS, sampling.seed, model,
+                                           scenario, progress=sampling.progress)
+        else:  # the proactive restart has no closed form: a pilot pool of epochs
+            pilot = _sample_epochs_iid(policy.scheme, groups, r, DEFAULT_POOL_EPOCHS, sampling.seed, model,
+                                       sampling.progress, job_rate, scenario.microbatches)
+        pilot = apply_restart_depth(pilot, policy.restart_depth)
+        prof = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
+        if tau is None:
+            tau = best_tau_pool(pilot, cfg, gpus)[0]
+        _check_ckpt_count(tau, cfg, prof)
+        th = pool_est = pool_theory(pilot, tau, cfg, gpus)
+    else:
+        prof = epoch_profile(policy.scheme, groups, r, model, ages="renewed" if kept else policy.ages,
+                                 job_rate=job_rate, microbatches=scenario.microbatches)
+        if tau is None:
+            tau = best_tau_grid(prof, cfg, gpus)[0]
+        _check_ckpt_count(tau, cfg, prof)
+        th = ttt_theory(prof, tau, cfg, gpus)
+        if kept:
+            renewed_ttt = th["ttt_hours"]
+        else:
+            theory_ttt = th["ttt_hours"]
+            yd = young_daly(prof, cfg, gpus)
+    rate_guess = 1 / th["ttt_over_w"] / th["availability"]
+    _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs_needed(prof.mean_uptime_min, cfg, runs, rate_guess),
+                       prof, th)
+    t0 = time.perf_counter()
+    mc, pool = simulate_ttt_runs(policy.scheme, groups, r, runs, tau, cfg, model, gpus, sampling.seed,
+                                     policy.ages, prof.mean_uptime_min, rate_guess, progress=sampling.progress,
+                                     job_rate=job_rate, scenario=scenario, restart_depth=policy.restart_depth)
+    half = 1.96 * mc["ttt_stderr_hours"]
+    out = {
+        "scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind,
+        "ckpt_interval_min": tau, "runs": mc["runs"],
+        "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
+        "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
+        "theory_ttt_hours": theory_ttt, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
+        "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
+        "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
+        "young_interval_min": None if yd is None else yd["young_min"],
+        "daly_interval_min": None if yd is None else yd["daly_min"],
+        "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
+        "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
+        "ages": policy.ages, "renewed_theory_ttt_hours": renewed_ttt,
+        "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
+        "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
+        "elapsed_s": time.perf_counter() - t0,
+    }
+    if not scenario.is_default or scenario.microbatches > 1:
+        out["scenario"] = scenario.describe()
+    if scenario.microbatches > 1:
+        out["microbatches"] = scenario.microbatches
+    if policy.restart_depth is not None:
+        vol = pool.voluntary
+        out["restart_depth"] = policy.restart_depth
+        out["voluntary_restart_fraction"] = 0.0 if vol is None else float(vol.mean())
+    if pool_est is not None:
+        # the renewal-reward estimate W (mean U + R) / mean committed work on the pilot pool (no closed form)
+        out["renewal_ttt_hours"] = pool_est["ttt_hours"]
+        out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
+        out["renewal_epochs"] = pool_est["epochs"]
+    return Report({**out, **cluster.failure_clock()})
+
+
+def _with_repair(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:
+    """A pool of restart -> wipe-out epochs with rejoins (U and the work rate W/U per epoch), tau* on it, the
+    renewal-reward estimate, and ``sampling.count`` runs assembled from consecutive epochs (the pool grown
+    until they fit)."""
+    from ..model.placement import check_groups_redundancy
+    from ..model.repair import check_model
+    from .montecarlo import simulate_ttt
+    from .pool import best_tau_pool, pool_theory, sample_repair_epochs
+
+    model, cfg, scenario, repair, groups = cluster.model, training, cluster.scenario, cluster.repair, cluster.groups
+    check_model(model)
+    kind, r = scheme_placement(policy.scheme, groups, policy.redundancy)
+    check_groups_redundancy(groups, r)
+    gpus = cluster.gpus
+    t0 = time.perf_counter()
+    epochs, runs = 2000, sampling.count
+    pool = sample_repair_epochs(policy.scheme, groups, r, epochs, sampling.seed, model, scenario, repair,
+                                progress=sampling.progress)
+    tau = training.ckpt_interval_min if training.ckpt_interval_min is not None else best_tau_pool(pool, cfg, gpus)[0]
+    est = pool_theory(pool, tau, cfg, gpus)
+    mc = None
+    for _ in range(12):
+        try:
+            mc = simulate_ttt(pool, tau, cfg, gpus, max_runs=runs)
+        except ValueError:
+            mc = None
+        if mc is not None and mc["runs"] >= runs:
+            break
+        have = 1 if mc is None else max(mc["runs"], 1)
+        epochs = int(math.ceil(epochs * max(1.5, 1.2 * runs / have)))
+        if epochs > 2_000_000:
+            break
+        pool = sample_repair_epochs(policy.scheme, groups, r, epochs, sampling.seed, model, scenario, repair,
+                                    progress=sampling.progress)
+    out = {"scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind, **repair.describe(),
+           "ckpt_interval_min": tau, "renewal_ttt_hours": est["ttt_hours"],
+           "renewal_ttt_stderr_hours": est["ttt_stderr_hours"], "renewal_epochs": est["epochs"],
+           "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
+           "mc_work_rate_mean": float((pool.uptime * pool.work_rate).sum() / pool.uptime.sum()),
+           "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
+           "epochs_sampled": int(pool.uptime.size), "approximation": "work rate W/U constant within an epoch",
+           "elapsed_s": None}
+    if mc is not None:
+        half = 1.96 * mc["ttt_stderr_hours"]
+        out.update({"runs": mc["runs"], "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
+                    "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
+                    "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
+                    "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"]})
+    if not scenario.is_default:
+        out["scenario"] = scenario.describe()
+    out["elapsed_s"] = time.perf_counter() - t0
+    return Report({**out, **cluster.failure_clock()})
+
+
+def _check_ckpt_count(tau, cfg, prof) -> None:
+    """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
+    checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
+    from ..model.bounds import TTT_CKPTS_MAX
+
+    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)
+    if ckpts > TTT_CKPTS_MAX:
+        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
+                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
+                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
+
+
+def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> None:
+    """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
+    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
+    with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the pool the
+    MC would sample."""
+    from ..model.bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
+
+    need = runs * (th["expected_restarts"] + 1.0)
+    width = groups * max(r, 2)
+    if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
+        raise ValueError(f"ttt: {runs} run(s) would sample about {max(need, epochs):.3g} epochs of "
+                         f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
+                         "lower --runs")
+    if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
+        ttt_h = th["ttt_hours"]
+        why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else
+               "no checkpoint completes in a typical epoch (the closed form gives TTT = inf)")
+        raise ValueError(f"ttt: {runs} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
+                         f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
+                         f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
+                         f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
+
+
+__all__ = ["AGES", "Policy", "time_to_train"]
