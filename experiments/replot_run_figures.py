@@ -3,32 +3,18 @@ wipeout_theory_vs_mc, overhead_vs_r, ring_ttt, repair, scenarios, microbatches; 
 latencies are not kept)
 from the CSVs beside them, without recomputing anything: python experiments/replot_run_figures.py [SRC [DST]]
 (default figures/ figures/)."""
-import csv, sys
+import sys
 import numpy as np
 from spare_jax.model.failures import FailureModel
 from spare_jax.ttt import TrainingConfig
+from spare_jax.plotting import read_csv
 from spare_jax.suite import training, wipeout, overhead
 
 src = sys.argv[1] if len(sys.argv) > 1 else "figures"
 dst = sys.argv[2] if len(sys.argv) > 2 else src
 
 def load(name):
-    out = []
-    for r in csv.DictReader(open(f"{src}/{name}")):
-        row = {}
-        for k, v in r.items():
-            if v == "":
-                row[k] = None
-                continue
-            try:
-                row[k] = int(v)
-            except ValueError:
-                try:
-                    row[k] = float(v)
-                except ValueError:
-                    row[k] = v
-        out.append(row)
-    return out
+    return read_csv(f"{src}/{name}")
 
 m, cfg = FailureModel(), TrainingConfig()
 rows = load("rstar_vs_n.csv"); training._plot_rstar(rows, m, f"{dst}/rstar_vs_n.png")
