@@ -259,11 +259,11 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
               chunk_size: int | None = None, overhead_chunk: int = 1024, devices=None,
               progress: bool = False) -> dict:
     """All measurements in one run; returns the dict printed by ``spare-jax bench``. ``progress``: one line
-    on stderr as each of its 9 stages starts."""
+    on stderr as each of its 10 stages starts."""
     from ..kernels.driver import select_devices
     from ..stages import Stages
 
-    st = Stages("bench", 9, progress)
+    st = Stages("bench", 10, progress)
     from ..kernels.overhead import overhead_kernel
     from ..kernels.wipeout import wipeout_kernel
 
@@ -349,7 +349,9 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     # with repair last thousands of events and the NumPy loop would dominate the bench)
     st.stage(f"repair kernel against NumPy (compile, then 2 x {seconds:g} s)")
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
-    processes = bench_processes(groups, redundancy, trials=int(min(4e6, max(1e5, jax_rate * 2 * seconds))))
+    two_process_trials = int(min(4e6, max(1e5, jax_rate * 2 * seconds)))
+    st.stage(f"wipe-out as 2 processes x 1 core against 1 process x 2 cores ({two_process_trials:,} trials each)")
+    processes = bench_processes(groups, redundancy, trials=two_process_trials)
 
     from .. import theory
 
