@@ -66,3 +66,11 @@ def test_time_to_train_report_is_the_json(policy, training, argv, capsys):
 
     report = time_to_train(Cluster(24), Training(**training), Policy(**policy), Sampling(10, seed=2))
     _same(report, _cli(argv, capsys))
+
+
+def test_optimize_report_is_the_json(capsys):
+    from spare_jax.model.training import Training
+    from spare_jax.ttt import Space, optimize
+
+    report = optimize(Cluster(60), Training(), Space(r_max=6))
+    _same(report, _cli(["optimize", "-N", "60", "--r-max", "6"], capsys))

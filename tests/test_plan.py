@@ -145,9 +145,9 @@ def test_mtbf_sensitivity_by_time_scaling_equals_the_scaled_model():
     cfg = ttt.TrainingConfig(100.0, 5.0, 60.0, "none", 1536.0)
     sc = Scenario(job_mtbf_min=200.0)
     f = 2.0
-    direct = ttt.optimize(16, 3, dataclasses.replace(model, system_mtbf_min=model.system_mtbf_min * f), cfg,
+    direct = ttt.optimize_r_tau(16, 3, dataclasses.replace(model, system_mtbf_min=model.system_mtbf_min * f), cfg,
                           schemes=("spare",), scenario=_scaled_scenario(sc, mtbf_factor=f))
-    scaled = ttt.optimize(16, 3, model, _time_scaled(cfg, f), schemes=("spare",), scenario=sc)
+    scaled = ttt.optimize_r_tau(16, 3, model, _time_scaled(cfg, f), schemes=("spare",), scenario=sc)
     assert direct["schemes"]["spare"]["r_star"] == scaled["schemes"]["spare"]["r_star"]
     assert direct["schemes"]["spare"]["ttt_hours"] == pytest.approx(f * scaled["schemes"]["spare"]["ttt_hours"],
                                                                     rel=1e-3)

@@ -129,40 +129,12 @@ def cmd_ttt(args) -> dict:
 
 
 def cmd_optimize(args) -> dict:
-    from .. import ttt
+    from ..ttt.answer import Space, optimize
 
-    model = _model(args)
-    scenario = _scenario(args, args.groups)
-    repair = _repair(args)
-    if repair is not None:  # SPEC §10.5: a pool of epochs with rejoins per (scheme, r), renewal-reward
-        from ..model.repair import check_model
-        from ..ttt.pool import optimize_pool
-
-        check_model(model)
-        res = optimize_pool(args.groups, args.r_max, model, _training(args), scenario,
-                            epochs=args.epochs or 2000, seed=args.pool_seed, progress=not args.quiet,
-                            repair=repair)
-        res["approximation"] = "work rate W/U constant within an epoch (see REPAIR_NOTES.md)"
-        if not args.curves:
-            res.pop("curves")
-        return res
-    ms = args.microbatch_set or [1]
-    if len(ms) > 1 or args.restart_depths is not None:
-        from ..ttt.policy import optimize_policy
-
-        res = optimize_policy(args.groups, args.r_max, model, _training(args), scenario, ms, args.restart_depths,
-                              epochs=args.epochs or 20_000, seed=args.pool_seed, ages=args.ages,
-                              progress=not args.quiet)
-        if not args.curves:
-            res["policy"].pop("restart_curves", None)
-    else:
-        res = ttt.optimize(args.groups, args.r_max, model, _training(args), progress=not args.quiet,
-                           ages=args.ages, scenario=scenario, epochs=args.epochs, seed=args.pool_seed)
-    if not scenario.is_default:
-        res.setdefault("scenario", scenario.describe())
-    if not args.curves:
-        res.pop("curves")
-    return res
+    space = Space(args.r_max, tuple(args.microbatch_set or [1]),
+                  None if args.restart_depths is None else tuple(args.restart_depths), args.epochs, args.pool_seed,
+                  args.ages, args.curves)
+    return optimize(_cluster(args, check_redundancy=False), _training(args), space, not args.quiet).to_json()
 
 
 def cmd_place(args) -> dict:

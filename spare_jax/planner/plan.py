@@ -168,7 +168,7 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
 def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
     from .. import ttt
 
-    return ttt.optimize(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
+    return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
 
 
 def _failures_endured(scheme: str, n: int, r: int) -> float:

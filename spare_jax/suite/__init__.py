@@ -87,7 +87,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     state = {}
 
     def optimum():
-        state["opt"] = ttt.optimize(n, 20, progress=progress)
+        state["opt"] = ttt.optimize_r_tau(n, 20, progress=progress)
         sch = state["opt"]["schemes"]
         return {k: {"r_star": v["r_star"], "tau_min": v["ckpt_interval_min"], "ttt_hours": v["ttt_hours"]}
                 for k, v in sch.items()}

@@ -67,7 +67,7 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
     r_star_0 = None
     for f in job_fractions:
         mu = Scenario(job_fraction=f or None).job_rate_per_min(groups, model.group_mtbf_min)
-        res = ttt.optimize(groups, r_max, model, job_rate=mu, progress=progress)
+        res = ttt.optimize_r_tau(groups, r_max, model, job_rate=mu, progress=progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         r_star_0 = sp["r_star"] if r_star_0 is None else r_star_0
         at_r0 = next(c["ttt_hours"] for c in res["curves"]["spare"] if c["r"] == r_star_0)

@@ -60,9 +60,9 @@ wing above.
 from .config import AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, scheme_placement  # noqa: F401
 from .closed_form import (
     EpochProfile, JAX_MAX_CKPTS, _BLOCK_ELEMS, _ckpts_to_grid_end, _ttt_closed_form, _ttt_closed_form_np,
-    best_tau_grid, epoch_profile, optimize, optimize_tau, ttt_theory, young_daly)
+    best_tau_grid, epoch_profile, optimize_r_tau, optimize_tau, ttt_theory, young_daly)
 from .epochs import EpochPool  # noqa: F401
 from .montecarlo import (
     _committed, _compute_time, _count_runs, _kept_chain_fn, _run_kept_chains, _sample_epochs_iid, epochs_needed,
     kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
-from .answer import Policy, time_to_train  # noqa: F401
+from .answer import Policy, Space, optimize, time_to_train  # noqa: F401

@@ -225,4 +225,58 @@ def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> No
                          f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
 
 
-__all__ = ["AGES", "Policy", "time_to_train"]
+@dataclasses.dataclass(frozen=True)
+class Space:
+    """What ``optimize`` searches: r up to ``r_max`` per scheme (rep: the divisors of N), with tau* for each;
+    the micro-batch counts and proactive-restart depths of the scheduling policies (SPARe only); ``epochs``
+    and ``seed`` of the epoch pools where no closed form applies (None: 20,000, or 2,000 with repair);
+    ``ages`` of the failure clocks at a restart; ``curves``: keep TTT(r) per scheme in the result."""
+
+    r_max: int = 20
+    microbatches: tuple = (1,)
+    restart_depths: tuple | None = None
+    epochs: int | None = None
+    seed: int = 0
+    ages: str = "kept"
+    curves: bool = False
+
+
+def optimize(cluster: Cluster, training: Training, space: Space = Space(), progress: bool = False) -> Report:
+    """The best redundancy r* and checkpoint interval tau* per scheme on ``cluster``: the closed form where it
+    exists, epoch pools under a scenario without one or with repair, and the scheduling policies when
+    ``space`` lists several micro-batch counts or restart depths. A ``Report`` whose ``to_json()`` is what
+    ``spare-jax optimize --json`` prints."""
+    from .closed_form import optimize_r_tau
+
+    model, scenario, repair, groups = cluster.model, cluster.scenario, cluster.repair, cluster.groups
+    if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
+        from ..model.repair import check_model
+        from .pool import optimize_pool
+
+        check_model(model)
+        res = optimize_pool(groups, space.r_max, model, training, scenario, epochs=space.epochs or 2000,
+                            seed=space.seed, progress=progress, repair=repair)
+        res["approximation"] = "work rate W/U constant within an epoch (see REPAIR_NOTES.md)"
+        if not space.curves:
+            res.pop("curves")
+        return Report({**res, **cluster.failure_clock()})
+    ms = list(space.microbatches) or [1]
+    if len(ms) > 1 or space.restart_depths is not None:
+        from .policy import optimize_policy
+
+        res = optimize_policy(groups, space.r_max, model, training, scenario, ms,
+                              None if space.restart_depths is None else list(space.restart_depths),
+                              epochs=space.epochs or 20_000, seed=space.seed, ages=space.ages, progress=progress)
+        if not space.curves:
+            res["policy"].pop("restart_curves", None)
+    else:
+        res = optimize_r_tau(groups, space.r_max, model, training, progress=progress, ages=space.ages,
+                             scenario=scenario, epochs=space.epochs, seed=space.seed)
+    if not scenario.is_default:
+        res.setdefault("scenario", scenario.describe())
+    if not space.curves:
+        res.pop("curves")
+    return Report({**res, **cluster.failure_clock()})
+
+
+__all__ = ["AGES", "Policy", "Space", "optimize", "time_to_train"]

@@ -258,7 +258,7 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
     return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
 
 
-def optimize(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
+def optimize_r_tau(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
              cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False,
              ages: str = "kept", job_rate: float = 0.0, scenario=None, epochs: int | None = None,
              seed: int = 0) -> dict:

@@ -108,14 +108,14 @@ def pool_restart_ttt(pool, restart_depth, cfg: TrainingConfig, gpus: float) -> d
 def optimize_policy(groups: int, r_max: int, model: FailureModel, cfg: TrainingConfig, scenario=None,
                     microbatch_set=None, restart_depths=None, epochs: int = 20_000, seed: int = 0,
                     ages: str = "kept", progress: bool = False) -> dict:
-    """``closed_form.optimize`` extended by the scheduling policies: for every m in ``microbatch_set`` the
+    """``closed_form.optimize_r_tau`` extended by the scheduling policies: for every m in ``microbatch_set`` the
     spare optimum (closed form, or the scenario pools), and with ``restart_depths`` (a list, or ``()`` for
     the default grid) the proactive-restart search around each m's r* (``search_restart_depth``). The
     entry ``schemes.spare`` becomes the best policy found; ``policy`` holds every m and the restart search."""
     import dataclasses
 
     from ..model.scenario import Scenario
-    from .closed_form import optimize
+    from .closed_form import optimize_r_tau as optimize
 
     scenario = Scenario() if scenario is None else scenario
     ms = [scenario.microbatches] if not microbatch_set else sorted({int(m) for m in microbatch_set})

@@ -187,7 +187,7 @@ def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingCon
                   progress: bool = False, repair=None, max_time: float | None = None) -> dict:
     """``optimize`` under a scenario with no closed form: per scheme and r a pool of ``epochs`` epochs (the
     same seed for every r: common random numbers), tau* by ``best_tau_pool``, r* the least TTT. Returns the
-    per-scheme entries of ``closed_form.optimize`` plus ``ttt_stderr_hours``, and the curves."""
+    per-scheme entries of ``closed_form.optimize_r_tau`` plus ``ttt_stderr_hours``, and the curves."""
     from ..kernels.driver import Progress
 
     n = check_groups_redundancy(groups, 1)[0]
