@@ -1,0 +1,156 @@
+"""``main``: parse, join a multi-process run if asked, run the command, print its result; the exit codes
+(0 the result, 2 bad input, 3 a lost peer or an incomplete run)."""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+
+from .args import CLIError, _apply_config, _model, emit
+from .commands import EXIT_BAD_INPUT
+from .parser import _refuse_unused, build_parser
+
+
+def _add_mtbf(args, result) -> None:
+    """The resolved failure clock beside the results: per-group MTBF and the MTBF of the N groups run."""
+    if not isinstance(result, dict) or not result or not hasattr(args, "mtbf") or not hasattr(args, "groups"):
+        return
+    if getattr(args, "group_mtbf_file", None) is not None:
+        return
+    model = _model(args)
+    result.setdefault("group_mtbf_min", model.group_mtbf_min)
+    result.setdefault("cluster_mtbf_min", model.cluster_mtbf_min(args.groups))
+    result.setdefault("gpu_mtbf_hours", model.group_mtbf_min * model.gpus_per_group / 60.0)
+
+
+def _stdout_to_python_only() -> None:
+    """Point file descriptor 1 at stderr and give Python's ``sys.stdout`` the original stdout, so native
+    libraries (gloo's "[Gloo] Rank ... connected" lines) cannot write into the JSON on stdout."""
+    import os
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(saved, "w", buffering=1)
+
+
+_NATIVE_LOG = [None]  # the multi-process run's native log (multiproc.NativeLog), if any
+
+
+def _coordinator():
+    from ..kernels import multiproc
+
+    return multiproc.coordinator()
+
+
+def _join_processes(args):
+    """With --coordinator/--num-processes/--process-id (or --distributed): join the run, native logs to a
+    file (unless --verbose), and start the watchdog. Returns the coordinator (None for one process)."""
+    from ..kernels import multiproc
+
+    dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
+    explicit = any(v is not None for v in dist)
+    if not explicit and not getattr(args, "distributed", False):
+        return None
+    from ..kernels.driver import check_distributed_args, initialize_distributed
+
+    if explicit:
+        if any(v is None for v in dist):
+            raise ValueError("--coordinator, --num-processes and --process-id go together")
+        check_distributed_args(*dist)
+    timeout = getattr(args, "peer_timeout", None) or multiproc.DEFAULT_PEER_TIMEOUT_S
+    if not getattr(args, "verbose", False):
+        _NATIVE_LOG[0] = multiproc.NativeLog("?" if dist[2] is None else dist[2])
+    _stdout_to_python_only()  # gloo prints connection lines on the C stdout: keep stdout JSON-only
+    initialize_distributed(*dist, peer_timeout=timeout) if explicit else initialize_distributed(
+        peer_timeout=timeout)
+    return multiproc.start(timeout, _NATIVE_LOG[0])
+
+
+def _leave_processes(coord) -> None:
+    """A finished run: stop the watchdog, leave the coordination service (bounded by --peer-timeout), and
+    drop the native log (nothing went wrong)."""
+    if coord is not None:
+        import jax
+
+        sys.stdout.flush()
+        coord.stop()
+        jax.distributed.shutdown()
+    if _NATIVE_LOG[0] is not None:
+        _NATIVE_LOG[0].discard()
+
+
+def _multiprocess_failure(exc) -> int:
+    """A multi-process run that failed: give the watchdog the time to name a lost peer, else say what failed;
+    one line on the terminal, the traceback in the native log."""
+    import traceback
+
+    from ..kernels import multiproc
+
+    log, coord = _NATIVE_LOG[0], _coordinator()
+    traceback.print_exc(file=sys.__stderr__)  # file descriptor 2: the native log (the terminal with --verbose)
+    if coord is not None and not isinstance(exc, multiproc.IncompleteRun):
+        time.sleep(coord.peer_timeout + 2)  # a dead peer: the watchdog ends this process with its name
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+    msg = first if isinstance(exc, multiproc.IncompleteRun) else (
+        f"the multi-process run failed ({type(exc).__name__}: {first})")
+    if coord is not None:
+        coord.fail(msg)  # one line naming this process, exit EXIT_PEER_LOST
+    line = f"spare-jax: error: {msg}; no result"
+    if log is not None:
+        log.say(f"{line}; native log: {log.path}")
+    else:
+        print(line, file=sys.stderr)
+    return multiproc.EXIT_PEER_LOST
+
+
+def main(argv=None) -> int:
+    _NATIVE_LOG[0] = None
+    parser = build_parser()
+    try:
+        argv = _apply_config(parser, argv)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        from .args import explicit_dests
+
+        args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
+            getattr(args, "config_given", ()))
+        _refuse_unused(args)
+        coord = _join_processes(args)
+        with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = args.func(args)
+            _add_mtbf(args, result)
+        if getattr(args, "preset", None) and isinstance(result, dict):
+            result = {"preset": args.preset, **result}
+        if not getattr(args, "printed", False):
+            emit(args, args.title, result)
+        # former flag names: one note each, once the run succeeded (bad input stays one line on stderr)
+        for note in [*(getattr(args, "deprecations", None) or ()), *getattr(args, "late_notes", ())]:
+            print(note, file=sys.stderr)
+        _leave_processes(coord)
+        return 0
+    except (CLIError, ValueError) as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        if not msg.startswith("spare-jax"):
+            msg = f"spare-jax: error: {msg}"
+        print(msg, file=sys.stderr)
+        if _NATIVE_LOG[0] is not None:  # bad input writes no log
+            _NATIVE_LOG[0].discard()
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. piped into head
+        return 0
+    except KeyboardInterrupt:
+        print("spare-jax: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - in a multi-process run: one line, the details in the log
+        if _NATIVE_LOG[0] is None and _coordinator() is None:
+            raise
+        return _multiprocess_failure(exc)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
