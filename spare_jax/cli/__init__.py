@@ -5,7 +5,8 @@ commands (and their bounds, config files, deprecated names), ``commands`` the co
 subcommand's flags, ``plan`` the planner's flags. This wing may import every other wing; nothing imports it.
 """
 
-from .args import CLIError, strict_json  # noqa: F401
+from .base import CLIError  # noqa: F401
+from .output import strict_json  # noqa: F401
 from ..measure import clopper_pearson  # noqa: F401
 from .commands import EXIT_BAD_INPUT  # noqa: F401
 from .main import main  # noqa: F401

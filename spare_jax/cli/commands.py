@@ -6,7 +6,7 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 
 from __future__ import annotations
 
-from .args import _model, _repair, _scenario, _training
+from .values import _model, _repair, _scenario, _training
 
 EXIT_BAD_INPUT = 2
 

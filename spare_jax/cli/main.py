@@ -7,7 +7,10 @@ import sys
 import time
 import warnings
 
-from .args import CLIError, _apply_config, _model, emit
+from .base import CLIError
+from .config import _apply_config
+from .output import emit
+from .values import _model
 from .commands import EXIT_BAD_INPUT
 from .parser import _refuse_unused, build_parser
 
@@ -114,7 +117,7 @@ def main(argv=None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_BAD_INPUT
-        from .args import explicit_dests
+        from .base import explicit_dests
 
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))

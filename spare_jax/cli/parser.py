@@ -6,8 +6,11 @@ from __future__ import annotations
 import argparse
 
 from .args import (
-    _Parser, _ages_arg, _bounded, _common, _failure_args, _help, _microbatch_args, _policy_search_args,
-    _repair_args, _run_args, _scenario, _scenario_args, _training_args, deprecated_alias)
+    _ages_arg, _common, _failure_args, _microbatch_args, _policy_search_args, _repair_args, _run_args,
+    _scenario_args, _training_args)
+from .base import _Parser, _bounded, _help
+from .deprecation import deprecated_alias
+from .values import _scenario
 from .commands import (
     cmd_bench, cmd_optimize, cmd_overhead, cmd_place, cmd_presets, cmd_reorder, cmd_run, cmd_ttt, cmd_wipeout)
 

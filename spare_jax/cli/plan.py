@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 
-from .args import _bounded, _help, _microbatch_args, _scenario, _scenario_args
+from .args import _microbatch_args, _scenario_args
+from .base import _bounded, _help
+from .values import _scenario
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,

@@ -256,7 +256,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
         check_model(model)
         res = optimize_pool(groups, space.r_max, model, training, scenario, epochs=space.epochs or 2000,
                             seed=space.seed, progress=progress, repair=repair)
-        res["approximation"] = "work rate W/U constant within an epoch (see REPAIR_NOTES.md)"
+        res["approximation"] = "work rate W/U constant within an epoch (see docs/repair.md)"
         if not space.curves:
             res.pop("curves")
         return Report({**res, **cluster.failure_clock()})

@@ -101,7 +101,7 @@ def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int,
 
     ``spare``: the depth-tracking repair kernel gives per epoch U and W = int 1/d*; the pool keeps the work
     rate W/U, taken as constant within the epoch (``EpochPool.work_rate``; the approximation is discussed in
-    ``REPAIR_NOTES.md`` and tested against exact brute-force runs). ``rep``: block replica sets at depth r
+    ``docs/repair.md`` and tested against exact brute-force runs). ``rep``: block replica sets at depth r
     (rate 1/r); ``none``: r = 1 (rate 1; repair cannot help). ``max_time``: epochs censored there (treated as
     ending at ``max_time``; pick it longer than any run needs so runs never reach it)."""
     from ..model.placement import make_placement

@@ -1,0 +1,98 @@
+"""The command line's building blocks: the parser class, number flags checked against the model's bounds
+(``_bounded``), help lines that state a flag's range, and which flags were given explicitly."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from ..model.bounds import BOUNDS
+from ..model.bounds import check as check_bound
+from ..model.bounds import describe as describe_bound
+from ..model.bounds import flag as bounds_flag
+
+
+class CLIError(Exception):
+    """Bad input at the command line: printed as one line, exit 2."""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help lines wrapped at spaces only (a flag name such as --ckpt-interval is never split at its hyphen);
+    descriptions kept as written."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, *a, **kw):
+        kw.setdefault("formatter_class", _Formatter)
+        super().__init__(*a, **kw)
+
+    def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
+        raise CLIError(f"{self.prog}: {message}")
+
+
+_INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+_FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
+
+
+def _bounded(bound, flag=None):
+    """An argparse type for the setting ``bound`` of ``bounds.BOUNDS`` (ASCII digits only, in range)."""
+    kind = BOUNDS[bound][0]
+    flag = flag or bounds_flag(bound)
+
+    def parse(text):
+        text = str(text).strip()
+        if kind == "int":
+            if not _INT_TEXT.fullmatch(text):
+                raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}")
+            value = int(text)
+        else:
+            if not _FLOAT_TEXT.fullmatch(text):
+                raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {text!r}")
+            value = float(text)
+        try:
+            return check_bound(bound, value, flag)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.kind = kind
+    parse.bound = bound
+    return parse
+
+
+def _help(text, bound):
+    return f"{text}; {describe_bound(bound)}"
+
+
+def _given(args, dest) -> bool:
+    """Whether ``dest`` was set explicitly: on the command line or in ``--config`` (``main`` records both in
+    ``args.given``); True when unknown (library callers), so the checks stay on the safe side."""
+    given = getattr(args, "given", None)
+    return True if given is None else dest in given
+
+
+def explicit_dests(parser, argv) -> set:
+    """The dests of the options that appear in ``argv`` (the subcommand's parser; exact names, ``--flag=x``,
+    the unique prefixes argparse accepts, and ``-r8``-style short options)."""
+    out = set()
+    longs = [(o, a.dest) for a in parser._actions for o in a.option_strings if o.startswith("--")]
+    shorts = {o: a.dest for a in parser._actions for o in a.option_strings if not o.startswith("--")}
+    for tok in argv:
+        if tok == "--":
+            break
+        if not tok.startswith("-") or tok == "-":
+            continue
+        name = tok.split("=", 1)[0]
+        if name.startswith("--"):
+            hits = {d for o, d in longs if o == name} or {d for o, d in longs if o.startswith(name)}
+            if len(hits) == 1:
+                out |= hits
+        elif name[:2] in shorts:
+            out.add(shorts[name[:2]])
+    return out

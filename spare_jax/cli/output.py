@@ -1,0 +1,145 @@
+"""What a command prints: aligned ``name  value  unit`` rows for a person, one strict JSON object for ``--json``."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+
+
+def _fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if v == 0 or 1e-3 <= abs(v) < 1e7:
+            return f"{v:.6g}"
+        return f"{v:.4e}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x) for x in v)
+    if isinstance(v, dict):
+        return "; ".join(f"{k}={_fmt(x)}" for k, x in v.items())
+    return str(v)
+
+
+# keys left to --json in the text tables (internal detail, or too long to read in a row)
+TEXT_HIDDEN = {"per_event", "mean_depth_thresholds", "restart_curves", "curves"}
+
+
+LINE_MAX = 160
+
+
+def unit_of(key: str) -> str:
+    """The unit a key's name carries (the vocabulary's suffixes: _pct, _hours, _min, _s, _ms, ...)."""
+    parts = key.split("_")
+    if "pct" in parts:
+        return "%"
+    if key.endswith("per_min"):
+        return "per min"
+    if key.endswith("_per_s"):
+        return "per s"
+    if "hours" in parts:
+        return "h"
+    if "min" in parts:
+        return "min"
+    if key.endswith("_ms"):
+        return "ms"
+    if key.endswith("_s"):
+        return "s"
+    if key == "ttt_over_w":
+        return "x W"
+    if "overhead" in parts and not key.startswith("z"):
+        return "x"
+    if key == "z_score":
+        return "s.e."
+    if key in ("trials", "epochs", "runs", "groups", "events"):
+        return key
+    if key in ("mc_mean", "theory_exact", "theory_asymptotic", "endurable_failures_mean", "mc_std", "theory_std",
+               "mc_stderr", "exact_failures_mean"):
+        return "failures"
+    return ""
+
+
+def _rows(rows: dict, indent: str = "  ") -> list:
+    """Aligned ``name  value  unit`` lines; an uptime in minutes also in hours; nested tables as blocks."""
+    flat, blocks = [], []
+    for k, v in rows.items():
+        if k in TEXT_HIDDEN or isinstance(v, list) and len(v) > 8:
+            continue
+        if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+            blocks.append((k, v))
+            continue
+        text, unit = _fmt(v), unit_of(k)
+        if unit == "min" and "uptime" in k and isinstance(v, (int, float)) and not isinstance(v, bool):
+            unit = f"min (= {v / 60:.4g} h)"
+        flat.append((k, text, unit))
+    numeric = {k for k, v in rows.items() if isinstance(v, (int, float)) or v is None}
+    wk = max((len(k) for k, _, _ in flat), default=0)
+    wv = max((len(t) for k, t, _ in flat if k in numeric), default=0)
+    lines = []
+    for k, v in blocks:  # e.g. optimize's schemes: one block each
+        for name, sub in v.items():
+            lines += [f"{indent}{k} {name}:"] + _rows(sub, indent + "  ") + [""]
+    for k, text, unit in flat:
+        text = f"{text:>{wv}}" if k in numeric else text  # numbers right-aligned, words as they are
+        line = f"{indent}{k:<{wk}}  {text}  {unit}".rstrip()
+        if len(line) > LINE_MAX:
+            line = f"{indent}{k:<{wk}}  (see --json)"
+        lines.append(line)
+    return lines
+
+
+def print_table(title: str, rows: dict, out=None) -> None:
+    out = out or sys.stdout
+    print(title, file=out)
+    print("-" * max(len(title), 20), file=out)
+    for line in _rows(rows):
+        print(line, file=out)
+
+
+def emit(args, title: str, result: dict) -> None:
+    if args.json:
+        print(json.dumps(strict_json(result), allow_nan=False))
+    else:
+        print_table(title, result)
+
+
+def _json_default(o):
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if not np.isfinite(o) else float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o)}")
+
+
+def strict_json(o):
+    """A copy of ``o`` that ``json.dumps(..., allow_nan=False)`` accepts: numpy scalars and arrays become
+    Python values, NaN and +-inf become None (strict JSON has no NaN/Infinity)."""
+    import numpy as np
+
+    if isinstance(o, dict):
+        return {str(k): strict_json(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [strict_json(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return strict_json(o.tolist())
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if math.isfinite(o) else None
+    if o is None or isinstance(o, (int, str)):
+        return o
+    return _json_default(o)
+
+
+def _clean(v):
+    """NaN/inf -> None so that --json is strict JSON."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v

@@ -1,0 +1,128 @@
+"""The model's values from the flags: the failure law, the scenario (with a ``[scenario]`` config table), the
+repair law and the training costs."""
+
+from __future__ import annotations
+
+
+from ..model.bounds import GROUP_MTBF_RANGE
+from ..model.bounds import check as check_bound
+from .args import _check_job_flags
+from .base import _given
+
+
+def _scenario(args, groups: int):
+    """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N."""
+    from ..model.scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
+
+    domains = list(args.scenario_domains or [])
+    if (args.domain_size is None) != (args.domain_mtbf is None):
+        raise ValueError("--domain-size and --domain-mtbf-min go together")
+    if args.domain_size is not None:
+        if args.scenario_domains:
+            raise ValueError("--domain-size/--domain-mtbf-min and [scenario] domains in --config: give one of them")
+        domains = [DomainLevel(args.domain_size, args.domain_mtbf)]
+    if args.ring is not None and not str(args.ring).strip():
+        raise ValueError("--ring must be contiguous, interleaved or a ring file, got ''")
+    ring = args.ring or "contiguous"
+    if ring not in RINGS:
+        ring = read_ring_file(ring)
+    _check_job_flags(args)
+    job_mtbf, job_fraction = args.job_mtbf, args.job_fraction
+    if job_mtbf is None and job_fraction is None:
+        # flags win over --config, which wins over a preset
+        job_mtbf, job_fraction = getattr(args, "cfg_job_mtbf", None), getattr(args, "cfg_job_fraction", None)
+        if job_mtbf is not None and job_fraction is not None:
+            raise ValueError("--config: job_mtbf and job_fraction: give one of them")
+        if job_mtbf is None and job_fraction is None:
+            job_mtbf = getattr(args, "preset_job_mtbf", None)
+    if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
+        raise ValueError("--lemon-fraction needs --lemon-factor")
+    if args.lemon_fraction is None and (args.lemon_factor is not None or args.lemon_seed is not None):
+        raise ValueError("--lemon-factor/--lemon-seed need --lemon-fraction (which groups are lemons)")
+    if args.group_mtbf_file is not None:
+        mtbfs = read_group_mtbf_file(args.group_mtbf_file)
+        bad = [v for v in mtbfs if not GROUP_MTBF_RANGE[0] <= v <= GROUP_MTBF_RANGE[1]]
+        if bad:
+            raise ValueError(f"--group-mtbf-file: every per-group MTBF must be in {GROUP_MTBF_RANGE[0]:g}.."
+                             f"{GROUP_MTBF_RANGE[1]:g} min, got {bad[0]:g}")
+    scenario = Scenario(job_mtbf_min=job_mtbf, job_fraction=job_fraction or None,
+                        domains=tuple(domains), ring=ring, lemon_fraction=args.lemon_fraction or 0.0,
+                        lemon_factor=1.0 if args.lemon_factor is None else args.lemon_factor,
+                        lemon_seed=args.lemon_seed or 0,
+                        group_mtbf_min=None if args.group_mtbf_file is None else mtbfs,
+                        microbatches=getattr(args, "microbatches", None)
+                        or min(getattr(args, "microbatch_set", None) or [1]))
+    scenario.check(groups)
+    scenario.ring_order(groups)  # e.g. 'interleaved' without domains
+    return scenario
+
+
+def _scenario_table(section, path):
+    """``[scenario]`` of a config file: flag settings, plus ``domains`` (a list of {size, mtbf[, name]})."""
+    from ..model.scenario import DomainLevel
+
+    if not isinstance(section, dict):
+        raise ValueError(f"--config: [scenario] in {path} must be a table")
+    table = dict(section)
+    levels = table.pop("domains", None)
+    parsed = None
+    if levels is not None:
+        if not isinstance(levels, list) or not all(isinstance(x, dict) for x in levels) or not levels:
+            raise ValueError("--config: scenario.domains must be a list of tables {size = G, mtbf = MIN}")
+        parsed = []
+        for level in levels:
+            extra = set(level) - {"size", "mtbf", "name"}
+            if extra or "size" not in level or "mtbf" not in level:
+                raise ValueError(f"--config: each scenario.domains entry needs size and mtbf (and may have a name), "
+                                 f"got {sorted(level)}")
+            size = check_bound("domain_size", level["size"], "scenario.domains.size")
+            mtbf = check_bound("domain_mtbf", level["mtbf"], "scenario.domains.mtbf")
+            name = level.get("name", "")
+            if not isinstance(name, str):
+                raise ValueError("--config: scenario.domains.name must be a string")
+            parsed.append(DomainLevel(size, mtbf, name))
+    return table, parsed
+
+
+def _repair(args):
+    """The ``Repair`` of the flags, or None when ``--repair-time`` is not given."""
+    if args.repair_time is None:
+        if args.repair_law is not None or args.repair_sigma is not None:
+            raise ValueError("--repair-law and --repair-sigma need --repair-time")
+        return None
+    if args.repair_sigma is not None and args.repair_law != "lognormal":
+        raise ValueError("--repair-sigma goes with --repair-law lognormal")
+    from ..model.repair import Repair
+
+    return Repair(args.repair_time, args.repair_law or "fixed",
+                  1.0 if args.repair_sigma is None else args.repair_sigma)
+
+
+def _model(args):
+    from ..model.failures import FailureModel
+
+    mtbf = args.mtbf  # the reference cluster's MTBF in minutes (FailureModel.system_mtbf_min)
+    if getattr(args, "group_mtbf", None) is not None and getattr(args, "gpu_mtbf_hours", None) is not None:
+        raise ValueError("--group-mtbf-min and --gpu-mtbf-hours: give one of them")
+    if getattr(args, "group_mtbf", None) is not None:
+        mtbf = args.group_mtbf * args.gpus_per_group / args.reference_gpus
+    elif getattr(args, "gpu_mtbf_hours", None) is not None:
+        mtbf = args.gpu_mtbf_hours * 60.0 / args.reference_gpus
+    if (args.weibull_shape != 1.0 and args.distribution == "exponential"
+            and _given(args, "weibull_shape")):
+        raise ValueError("--weibull-shape applies to --distribution weibull only (exponential failures have no "
+                         "shape); add --distribution weibull or drop it")
+    group_mtbf = mtbf * args.reference_gpus / args.gpus_per_group
+    if not GROUP_MTBF_RANGE[0] <= group_mtbf <= GROUP_MTBF_RANGE[1]:
+        raise ValueError(f"the per-group MTBF (--reference-mtbf-min x --reference-gpus / --gpus-per-group, or --group-mtbf-min, or "
+                         f"--gpu-mtbf-hours x 60 / --gpus-per-group) must be in "
+                         f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min, got {group_mtbf:g}")
+    return FailureModel(args.distribution, mtbf, args.reference_gpus, args.gpus_per_group,
+                        args.weibull_shape)
+
+
+def _training(args):
+    from ..ttt import TrainingConfig
+
+    return TrainingConfig(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
+                          args.reference_gpus)
