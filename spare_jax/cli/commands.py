@@ -59,7 +59,8 @@ def cmd_overhead(args) -> dict:
 
 def cmd_reorder(args) -> dict:
     from ..model.placement import make_placement
-    from ..rectlr.reorder import parse_failed_list, read_trace, replay
+    from ..rectlr.answer import reorder
+    from ..rectlr.reorder import parse_failed_list, read_trace
 
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
     if (args.failed is None) == (args.trace is None):
@@ -69,44 +70,7 @@ def cmd_reorder(args) -> dict:
         failed, times = read_trace(args.trace)
     else:
         failed = parse_failed_list(args.failed)
-    if (args.microbatches or 1) > 1:
-        return _reorder_microbatches(args, placement, failed, times)
-    records, ctl = replay(placement, failed, times, solver=args.solver)
-    last = records[-1]
-    ignored = len(failed) - len(records)
-    return {
-        "depth": last.depth, "phase": last.phase, "moved": last.moved, "moved_naive": last.moved_naive,
-        "wiped_out": last.wiped_out, "lost_shards": last.lost_shards, "latency_ms": last.latency_ms,
-        "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
-        "solver": args.solver, "events": len(records), "ignored_after_wipeout": ignored,
-        "total_moved": sum(r.moved for r in records), "total_moved_naive": sum(r.moved_naive for r in records),
-        "phases": {str(p): sum(1 for r in records if r.phase == p) for p in (0, 2, -1)
-                   if any(r.phase == p for r in records)},
-        "per_event": [{"group": r.group, "phase": r.phase, "depth": r.depth, "moved": r.moved,
-                       "moved_naive": r.moved_naive, "latency_ms": round(r.latency_ms, 3),
-                       **({"time_min": r.time_min} if r.time_min is not None else {})} for r in records],
-    }
-
-
-def _reorder_microbatches(args, placement, failed, times) -> dict:
-    """``reorder --microbatches m``: the micro-batch controller (``reorder_mb``)."""
-    from ..rectlr.reorder_mb import replay_microbatches
-
-    if args.solver == "scipy":
-        raise ValueError("--solver scipy has no capacities: use ortools or networkx with --microbatches")
-    records, ctl = replay_microbatches(placement, failed, args.microbatches, times, solver=args.solver)
-    last = records[-1]
-    return {
-        "microbatches": ctl.m, "capacity": last.capacity, "depth": last.depth, "phase": last.phase,
-        "moved_microbatches": last.moved, "wiped_out": last.wiped_out, "lost_shards": last.lost_shards,
-        "latency_ms": last.latency_ms, "groups": placement.groups, "redundancy": placement.redundancy,
-        "placement": placement.kind, "solver": args.solver, "events": len(records),
-        "ignored_after_wipeout": len(failed) - len(records),
-        "total_moved_microbatches": sum(r.moved for r in records),
-        "per_event": [{"group": r.group, "phase": r.phase, "capacity": r.capacity, "depth": r.depth,
-                       "moved_microbatches": r.moved, "latency_ms": round(r.latency_ms, 3),
-                       **({"time_min": r.time_min} if r.time_min is not None else {})} for r in records],
-    }
+    return reorder(placement, failed, times, args.solver, args.microbatches or 1).to_json()
 
 
 def cmd_ttt(args) -> dict:
@@ -167,10 +131,10 @@ def cmd_place(args) -> dict:
 
 
 def cmd_presets(args) -> dict:
-    from ..model.presets import PRESETS
+    from ..model.presets import PRESETS, presets_report
 
     if args.json:
-        return {name: p.as_dict() for name, p in PRESETS.items()}
+        return presets_report().to_json()
 
     def num(v):
         if isinstance(v, (list, tuple)):

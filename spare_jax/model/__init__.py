@@ -2,6 +2,6 @@
 failures, domains, ring order, uneven groups, micro-batches), the repair law, presets, and the bounds every
 input is checked against.
 
-Imports nothing else of spare_jax (the leaf utilities ``plotting`` and ``stages`` aside); every other wing
+Imports nothing else of spare_jax (the leaf utilities ``plotting``, ``stages`` and ``results`` aside); every other wing
 may import it.
 """

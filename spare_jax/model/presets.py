@@ -118,3 +118,11 @@ def get_preset(name: str) -> Preset:
     if name not in PRESETS:
         raise ValueError(f"--preset must be one of {', '.join(PRESETS)}, got {name!r}")
     return PRESETS[name]
+
+
+def presets_report():
+    """Every preset with its settings, derived figures, sources and assumptions: the ``Report`` that
+    ``spare-jax presets --json`` prints."""
+    from ..results import Report
+
+    return Report({name: p.as_dict() for name, p in PRESETS.items()})
