@@ -36,6 +36,8 @@ EXIT_INCOMPLETE = 3
 _HEARTBEAT_S = 1.0
 _BEAT_DIR = "spare-jax/hb/"
 _LOST_KEY = "spare-jax/lost"
+_FAILED_DIR = "spare-jax/failed/"
+_FAIL_WAIT_S = 5.0  # process 0 waits at most this long for the others' own error lines before it exits
 
 
 class IncompleteRun(RuntimeError):
@@ -203,13 +205,12 @@ class Coordinator:
             if stale:
                 message = (f"lost process {', '.join(map(str, stale))}: no heartbeat for {self.peer_timeout:g} s "
                            "(--peer-timeout; it died, stopped or became unreachable)")
-                if self.num_processes > 2:  # tell the others, who watch process 0 only, and give them the
-                    try:  # time to read it before this process (and its coordination service) ends
+                if self.num_processes > 2:  # tell the others, who watch process 0 only (fail waits for them)
+                    try:
                         self.client.key_value_set(_LOST_KEY, message, allow_overwrite=True)
-                        time.sleep(2 * _HEARTBEAT_S + 0.5)
                     except Exception:
                         pass
-                self.fail(message)
+                self.fail(message, alive=[p for p in self.peers if p not in stale])
 
     def _beat_loop(self) -> None:
         """Every second: write this process's heartbeat; process 0 reads every heartbeat in one call and
@@ -241,8 +242,13 @@ class Coordinator:
                     self.fail("lost process 0 (the coordinator): its key-value service is gone")
             self._stop.wait(_HEARTBEAT_S)
 
-    def fail(self, message: str):
-        """End this process now: one line on the terminal, the native log kept, exit ``EXIT_PEER_LOST``."""
+    def fail(self, message: str, alive=None):
+        """End this process now: one line on the terminal, the native log kept, exit ``EXIT_PEER_LOST``.
+
+        A process other than 0 then says so in the key-value store. Process 0 hosts the coordination service,
+        whose end aborts the others inside jaxlib: before it exits it waits (at most ``_FAIL_WAIT_S``) until
+        the peers still ``alive`` (default: all) have said their own line, so that a failure every process
+        sees (processes started alike or not, an incomplete run) ends each with its own message."""
         where = f"; native log: {self.log.path}" if self.log is not None else ""
         line = f"spare-jax: error: process {self.process_id}: {message}; no result{where}"
         if self.log is not None:
@@ -253,6 +259,18 @@ class Coordinator:
                 sys.stderr.flush()
             except Exception:
                 pass
+        try:
+            if self.process_id != 0:
+                self.client.key_value_set(f"{_FAILED_DIR}p{self.process_id}", "1", allow_overwrite=True)
+            else:
+                waiting = set(self.peers if alive is None else alive)
+                deadline = time.monotonic() + min(_FAIL_WAIT_S, self.peer_timeout)
+                while waiting and time.monotonic() < deadline:
+                    said = {int(k.rsplit("p", 1)[1]) for k, _ in self.client.key_value_dir_get(_FAILED_DIR)}
+                    waiting -= said
+                    time.sleep(0.05)
+        except Exception:  # the service is gone already: nothing to wait for
+            pass
         os._exit(EXIT_PEER_LOST)
 
 
