@@ -21,10 +21,10 @@ def _add_mtbf(args, result) -> None:
         return
     if getattr(args, "group_mtbf_file", None) is not None:
         return
-    model = _model(args)
-    result.setdefault("group_mtbf_min", model.group_mtbf_min)
-    result.setdefault("cluster_mtbf_min", model.cluster_mtbf_min(args.groups))
-    result.setdefault("gpu_mtbf_hours", model.group_mtbf_min * model.gpus_per_group / 60.0)
+    from ..model.cluster import Cluster
+
+    for key, value in Cluster(args.groups, _model(args)).failure_clock().items():
+        result.setdefault(key, value)
 
 
 def _stdout_to_python_only() -> None:
