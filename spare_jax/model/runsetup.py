@@ -1,0 +1,111 @@
+"""One whole training run, in plain numbers (SPEC §12): what the whole-run kernel and its independent
+references take.
+
+``RunSetup`` is the input a run simulator needs and nothing more: the scheme and its layout, each physical
+group's failure clock, the failure domains, the job-wide clock, the repair law and the spare pool, the
+costs of the run and its policy. It is built from the library's values by ``RunSetup.build(cluster,
+training, ...)``; simulators read the fields only (every field is a plain number, string or tuple, so a
+setup is hashable and can be a static argument of a compiled kernel).
+
+Layout. ``spare`` is the ``stacked`` placement and ``rep`` the ``block`` one, both over *ring positions*:
+ring position ``i`` is physical group ``ring[i]``. Shard j's holders are ring positions ``j, j-1, ..,
+j-r+1 (mod N)`` (``stacked``) or the r positions of its block ``floor(j/r) r ..`` (``block``). ``none`` is
+``stacked`` with r = 1; ``elastic`` holds the whole model in every group (no shards to lose).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+RUN_SCHEMES = ("spare", "rep", "none", "elastic")
+ELASTIC_DATA = ("rebalance", "shrink")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSetup:
+    """A whole training run (times in minutes).
+
+    Attributes:
+      scheme: ``spare``, ``rep``, ``none`` or ``elastic``.
+      groups: N. redundancy: r (1 for ``none`` and ``elastic``). microbatches: m per shard (>= 1).
+      ring: ring position -> physical group (a permutation of 0..N-1).
+      group_mtbf_min: mean time to failure of each physical group's own clock (lemons included).
+      weibull_shape: the group clocks' Weibull shape k (1.0: exponential); the mean is kept.
+      ages: ``kept`` (a global restart leaves running clocks alone) or ``renewed`` (every group draws a new one).
+      domains: one entry per level: ``(domain_of_group, mtbf_min)``, ``domain_of_group[g]`` the index of
+        physical group g's domain at that level (exponential clocks, one per domain).
+      job_mtbf_min: mean time between job-wide failures (None: none).
+      repair_time_min, repair_law (``fixed``, ``exp``, ``lognormal``), repair_sigma: repair without a global
+        restart (None: a failed group waits for the next global restart).
+      spares, hardware_repair_min: the finite spare pool (None: unlimited).
+      work_min: W, failure-free computing. ckpt_cost_min: C. restart_min: R (already scaled to the cluster).
+      ckpt_interval_min: tau, in computing time. restart_depth: D_max (None: never restart on purpose).
+      elastic_data: ``rebalance`` or ``shrink`` (``elastic`` only).
+    """
+
+    scheme: str
+    groups: int
+    redundancy: int
+    microbatches: int
+    ring: tuple
+    group_mtbf_min: tuple
+    weibull_shape: float
+    ages: str
+    domains: tuple
+    job_mtbf_min: float | None
+    repair_time_min: float | None
+    repair_law: str
+    repair_sigma: float
+    spares: int | None
+    hardware_repair_min: float | None
+    work_min: float
+    ckpt_cost_min: float
+    restart_min: float
+    ckpt_interval_min: float
+    restart_depth: float | None
+    elastic_data: str = "rebalance"
+
+    @property
+    def placement(self) -> str:
+        return {"spare": "stacked", "rep": "block", "none": "stacked", "elastic": "none"}[self.scheme]
+
+    def holders(self) -> np.ndarray:
+        """``int[N, r]``: the ring positions holding each shard (not for ``elastic``)."""
+        n, r = self.groups, self.redundancy
+        j = np.arange(n)[:, None]
+        if self.placement == "block":
+            return (j // r) * r + np.arange(r)[None, :]
+        return (j - np.arange(r)[None, :]) % n
+
+    @classmethod
+    def build(cls, cluster, training, scheme: str, redundancy: int, tau_min: float,
+              restart_depth: float | None = None, ages: str = "kept", elastic_data: str = "rebalance") -> "RunSetup":
+        """The run of ``scheme`` with redundancy r on ``cluster`` (``model.cluster.Cluster``) with the costs of
+        ``training`` (``model.training.Training``) and checkpoint interval ``tau_min``."""
+        n, model, scen, rep = cluster.groups, cluster.model, cluster.scenario, cluster.repair
+        if scheme not in RUN_SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(RUN_SCHEMES)}, got {scheme!r}")
+        r = 1 if scheme in ("none", "elastic") else int(redundancy)
+        mult = scen.rate_multipliers(n, model.group_mtbf_min)
+        mtbf = tuple(float(x) for x in model.group_mtbf_min / np.asarray(mult, float))
+        domains = tuple((tuple(int(x) for x in level.members(n)), float(level.mtbf_min)) for level in scen.domains)
+        job_rate = scen.job_rate_per_min(n, model.group_mtbf_min)
+        shape = float(model.weibull_shape) if model.distribution == "weibull" else 1.0
+        return cls(scheme=scheme, groups=n, redundancy=r, microbatches=int(scen.microbatches),
+                   ring=tuple(int(x) for x in scen.ring_order(n)), group_mtbf_min=mtbf, weibull_shape=shape,
+                   ages=ages, domains=domains, job_mtbf_min=1.0 / job_rate if job_rate > 0 else None,
+                   repair_time_min=None if rep is None else float(rep.repair_time_min),
+                   repair_law="fixed" if rep is None else rep.law, repair_sigma=1.0 if rep is None else rep.sigma,
+                   spares=None if rep is None else rep.spares,
+                   hardware_repair_min=None if rep is None else rep.hardware_repair_min,
+                   work_min=60.0 * training.work_hours, ckpt_cost_min=float(training.ckpt_cost_min),
+                   restart_min=float(training.restart_for(cluster.gpus)), ckpt_interval_min=float(tau_min),
+                   restart_depth=None if restart_depth is None else float(restart_depth), elastic_data=elastic_data)
+
+    def weibull_scale(self) -> np.ndarray:
+        """Per physical group: the Weibull scale with the group's mean (the mean itself when k = 1)."""
+        mean = np.asarray(self.group_mtbf_min, float)
+        return mean / math.gamma(1.0 + 1.0 / self.weibull_shape)
