@@ -1,0 +1,403 @@
+r"""Whole training runs, event by event (SPEC §12): every lever at once.
+
+A run (``model.runsetup.RunSetup``) starts with every group up and every clock new. Its state, per run:
+the wall time ``t``; the phase (computing, checkpointing, restarting, done) and the end of a checkpoint or
+restart in progress; the computing time since the last checkpoint or restart started (for tau); the work
+committed at the last completed checkpoint and the work done since; whether the checkpoint in progress is
+the final one and whether a proactive restart follows it; per ring position whether the group is down and
+its next time (an up group's failure time, a repairing group's rejoin time, or +inf for a group that waits
+for the next global restart); each failure domain's next event; the next job-wide failure; and the current
+work rate ``1/d`` (depth ``d = c/m``, ``c`` the least capacity in micro-batches that covers every shard).
+
+Every step takes, for every run still going, the earliest of four events and applies it exactly as SPEC
+§12 says:
+
+* the phase's own event: while computing, the next checkpoint (after tau of computing time) or the moment
+  the work reaches W (the final, partial interval: its checkpoint starts then); the end of a checkpoint (it
+  commits the work; the run ends after the final one; a proactive restart follows one that was marked); the
+  end of a global restart (every down group replaced with a new clock; up groups keep their clocks, or draw
+  new ones with ``ages == "renewed"``; the computing-time counter restarts);
+* a group's clock: while computing or checkpointing the group goes down (and starts its repair, or waits for
+  the next restart) and the depth is recomputed: no covering assignment is a wipe-out (the work since the
+  last committed checkpoint is lost and a restart of R starts; repairs in flight are cancelled); a depth
+  ``>= D_max`` starts the proactive checkpoint (or marks the checkpoint in progress, unless it is the final
+  one). During a restart the group goes down and is replaced at its end. A repairing group's rejoin: it is
+  up with a new clock;
+* a failure domain: its up members go down as one event (each starts its repair), depth and wipe-out are
+  checked once; nothing during a restart; the domain draws its next event (exponential);
+* a job-wide failure: the work since the last checkpoint is lost and a restart starts; nothing during a
+  restart.
+
+The computing-time counter restarts when a checkpoint or a restart starts. Work accrues at ``1/d`` while
+computing (``shrink``: ``alive/N``); ``slowdown`` = computing time / work computed (committed or lost).
+
+Depth: ``stacked`` (``spare``, ``none``): the least c in m..r m passing the two-lap queue test of
+``kernels.depth`` (bisection over c, O(N log(r m)) per event), no c = a wipe-out; ``block`` (``rep``): the
+depth stays r, a wipe-out when a whole block is down; ``elastic``: a wipe-out only when no group is up,
+depth ``ceil(N m / alive) / m`` (``rebalance``) or work rate ``alive / N`` (``shrink``).
+
+Random numbers. Run ``i``'s k-th event draws its scalars from ``trial_bits(words, [i], 2, stream=RUN_STREAM
++ k)`` (a repair time or a new clock; a domain's or the job's next event) and, at a domain event or the end
+of a restart, one number per group from stream ``WIDE_STREAM + k``. A run processes one event per step, so
+its k-th event is at step k whatever the chunk: results depend on (seed, run id) only, never on the chunk
+size or the device count. Initial clocks: streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
+
+A run that has not finished after ``max_events`` events is returned *censored* and counted; the caller
+refuses to print a mean over censored runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
+from ..model.repair import Repair
+from ..model.runsetup import RunSetup
+from .depth import capacity_block
+from .repair import _min_first, _row_bits
+
+COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
+RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
+WIDE_STREAM = 0x60000000  # + event index: one draw per group (a domain event's repairs, a restart's clocks)
+INIT_STREAM = 0x4FFFFF00  # the initial clocks (+1 domains, +2 job-wide)
+DEFAULT_MAX_EVENTS = 1 << 24
+OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
+           "proactive_restarts", "ckpts", "events")
+
+
+def _capacity_stacked(down, r: int, m: int):
+    """Least capacity c in m..r m (micro-batches per group) covering the ``stacked`` ring with the groups up,
+    per run (``down``: ``bool[C, N]``); 0 where no c does (a shard lost: a wipe-out).
+
+    The queue test of ``kernels.depth.feasible_stacked`` (prefix sums and running maxima as associative
+    scans, which XLA runs faster than its cumulative reductions on CPU). Feasibility is monotone in c, and
+    no c below the count bound ``ceil(N m / alive)`` passes; with few groups down the bound itself passes, so
+    it is tried first and the bisection over the rest runs only in the steps where some run needs it."""
+    n = down.shape[-1]
+    alive = n - down.sum(axis=1, dtype=jnp.int32)
+    a2 = jnp.concatenate([~down, ~down], axis=-1).astype(jnp.int32)
+    prefix = jnp.concatenate([jnp.zeros(a2.shape[:-1] + (1,), jnp.int32),
+                              jax.lax.associative_scan(jnp.add, a2, axis=1)], axis=-1)
+    steps = m * jnp.arange(2 * n + 1, dtype=jnp.int32)
+
+    def feasible(c):
+        q = c[:, None] * prefix - steps
+        run_max = jax.lax.associative_scan(jnp.maximum, q, axis=1)
+        slack = q[:, r:] - run_max[:, : 2 * n + 1 - r]
+        return jnp.all(slack >= -(r - 1) * m, axis=1) & (c * alive >= n * m)
+
+    bound = jnp.clip(-(-(n * m) // jnp.maximum(alive, 1)), m, r * m).astype(jnp.int32)
+    ok_bound = feasible(bound)
+
+    def bisect(_):
+        hi = jnp.full(bound.shape, r * m, jnp.int32)
+        ok = feasible(hi)
+        lo = bound - 1
+        for _ in range(max(0, math.ceil(math.log2(r * m - m + 1)))):
+            mid = (lo + hi) // 2
+            f = feasible(mid) & (mid > lo)
+            hi = jnp.where(f, mid, hi)
+            lo = jnp.where(f | (mid <= lo), lo, mid)
+        return jnp.where(ok, hi, 0)
+
+    slow = jax.lax.cond(jnp.any(~ok_bound), bisect, lambda _: bound, None)
+    return jnp.where(ok_bound, bound, slow)
+
+
+def _rate(down, setup: RunSetup):
+    """``(wiped, rate, depth)`` per run for the down sets ``down`` (``bool[C, N]``)."""
+    n, r, m = setup.groups, setup.redundancy, setup.microbatches
+    alive = n - down.sum(axis=1, dtype=jnp.int32)
+    if setup.scheme == "elastic":
+        wiped = alive == 0
+        if setup.elastic_data == "shrink":
+            rate = alive.astype(jnp.float32) / jnp.float32(n)
+            return wiped, rate, jnp.ones_like(rate)
+        cap = -(-(n * m) // jnp.maximum(alive, 1))
+        rate = jnp.float32(m) / cap.astype(jnp.float32)
+        return wiped, rate, 1.0 / rate
+    if setup.scheme == "rep":
+        wiped = capacity_block(~down, r, 1) == 0
+        rate = jnp.full(alive.shape, 1.0 / r, jnp.float32)
+        return wiped, rate, jnp.full(alive.shape, float(r), jnp.float32)
+    if r == 1:
+        wiped = alive < n
+        return wiped, jnp.ones(alive.shape, jnp.float32), jnp.ones(alive.shape, jnp.float32)
+    cap = _capacity_stacked(down, r, m)
+    wiped = cap == 0
+    depth = jnp.maximum(cap, m).astype(jnp.float32) / jnp.float32(m)
+    return wiped, 1.0 / depth, depth
+
+
+def _tables(setup: RunSetup):
+    """Per ring position: the clock scale; the global domain index of every level; the domain means."""
+    ring = np.asarray(setup.ring)
+    scale = setup.weibull_scale()[ring].astype(np.float32)
+    dom_idx, dom_mean, offset = [], [], 0
+    for members, mtbf in setup.domains:
+        members = np.asarray(members)
+        dom_idx.append(members[ring] + offset)
+        count = int(members.max()) + 1
+        dom_mean += [mtbf] * count
+        offset += count
+    dom_idx = np.stack(dom_idx).astype(np.int32) if dom_idx else np.zeros((0, setup.groups), np.int32)
+    return scale, dom_idx, np.asarray(dom_mean, np.float32)
+
+
+def run_kernel(words, run_ids, total, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
+    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once). Returns a dict of per-run arrays:
+    ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts) and
+    ``censored`` (bool)."""
+    n, m = setup.groups, setup.microbatches
+    c = run_ids.shape[0]
+    scale_np, dom_idx_np, dom_mean_np = _tables(setup)
+    scale = jnp.asarray(scale_np)
+    inv_k = jnp.float32(1.0 / setup.weibull_shape)
+    nd = dom_mean_np.size
+    dom_idx = jnp.asarray(dom_idx_np)
+    dom_mean = jnp.asarray(dom_mean_np if nd else np.ones(1, np.float32))
+    job_mean = jnp.float32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0)
+    repair = None if setup.repair_time_min is None else Repair(setup.repair_time_min, setup.repair_law,
+                                                               setup.repair_sigma)
+    tau, cost, restart = (jnp.float32(x) for x in (setup.ckpt_interval_min, setup.ckpt_cost_min, setup.restart_min))
+    work_total = jnp.float32(setup.work_min)
+    d_max = jnp.float32(np.inf if setup.restart_depth is None else setup.restart_depth)
+    renewed = setup.ages == "renewed"
+    inf = jnp.float32(jnp.inf)
+    positions = jnp.arange(n, dtype=jnp.int32)
+
+    def clock(u, start, sc):  # a new group clock from time ``start``
+        return start + sc * (-jnp.log1p(-u)) ** inv_k
+
+    def repair_end(u, start):
+        return start + repair.sample(u) if repair is not None else jnp.full(jnp.shape(u), inf)
+
+    ids = jnp.asarray(run_ids, jnp.uint32)
+    nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)), 0.0, scale[None, :])
+    dom = (exponential_from_bits(trial_bits(words, ids, nd, stream=INIT_STREAM + 1)) * dom_mean[None, :]
+           if nd else jnp.full((c, 1), inf))
+    job = (exponential_from_bits(trial_bits(words, ids, 1, stream=INIT_STREAM + 2)[:, 0]) * job_mean
+           if setup.job_mtbf_min is not None else jnp.full((c,), inf))
+    zf = jnp.zeros((c,), jnp.float32)
+    zb = jnp.zeros((c,), bool)
+    padding = ids >= jnp.asarray(total, jnp.uint32)
+    st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
+          "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.ones((c,), jnp.float32),
+          "depth": jnp.ones((c,), jnp.float32), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
+          "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf,
+          **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
+
+    def cond(s):
+        return jnp.any((s["phase"] != DONE) & (s["k"] < max_events))
+
+    def body(s):
+        s = dict(s)
+        act = (s["phase"] != DONE) & (s["k"] < max_events)
+        phase, t = s["phase"], s["t"]
+        gmin, gi = _min_first(s["nxt"])
+        dmin, di = _min_first(s["dom"])
+        jt = s["job"]
+        computing = phase == COMPUTE
+        working = computing | (phase == CKPT)
+        t_ck = t + jnp.maximum(tau - s["comp"], 0.0)
+        t_w = t + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
+        t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
+        t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
+        is_ph = act & (t_ph <= t_rand)
+        is_g = act & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
+        is_d = act & ~is_ph & ~is_g & (dmin <= jt)
+        is_j = act & ~is_ph & ~is_g & ~is_d
+        tn = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
+        dt = jnp.maximum(tn - t, 0.0)
+        gain = jnp.where(act & computing, dt * s["rate"], 0.0)
+        s["comp"] = jnp.where(act & computing, s["comp"] + dt, s["comp"])
+        s["compute"] = jnp.where(act & computing, s["compute"] + dt, s["compute"])
+        s["wu"] = s["wu"] + gain
+        s["work"] = s["work"] + gain
+        s["t"] = tn
+        u = bits_to_uniform(_row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
+        rs_end = is_ph & (phase == RESTART)
+        dom_hit = is_d & working
+        need_wide = rs_end | dom_hit
+        u_wide = jax.lax.cond(
+            jnp.any(need_wide),
+            lambda: bits_to_uniform(_row_bits(words, ids, jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32), n)),
+            lambda: jnp.full((c, n), 0.5, jnp.float32))
+        down, nxt = s["down"], s["nxt"]
+
+        # the phase's own event
+        start_ck = is_ph & computing
+        final_now = start_ck & (t_w <= t_ck)
+        s["wu"] = jnp.where(final_now, work_total - s["wc"], s["wu"])
+        s["final"] = s["final"] | final_now
+        ck_end = is_ph & (phase == CKPT)
+        s["wc"] = jnp.where(ck_end, s["wc"] + s["wu"], s["wc"])
+        s["wu"] = jnp.where(ck_end, 0.0, s["wu"])
+        s["ckpts"] = s["ckpts"] + ck_end
+        finished = ck_end & s["final"]
+        s["ttt"] = jnp.where(finished, tn, s["ttt"])
+        pro_restart = ck_end & ~s["final"] & s["pro"]
+        replace = rs_end[:, None] & (down | renewed)
+        nxt = jnp.where(replace, clock(u_wide, tn[:, None], scale[None, :]), nxt)
+        down = jnp.where(rs_end[:, None], False, down)
+
+        # a group's clock: a failure, or the rejoin of a repaired group
+        onehot = positions[None, :] == gi[:, None]
+        was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
+        fail = is_g & ~was_down
+        rejoin = is_g & was_down
+        g_scale = scale[gi]
+        g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale),
+                           jnp.where(working, repair_end(u[:, 0], tn), inf))
+        nxt = jnp.where(onehot & is_g[:, None], g_next[:, None], nxt)
+        down = jnp.where(onehot & is_g[:, None], fail[:, None], down)
+        s["failures"] = s["failures"] + fail
+
+        # a domain event: its up members go down as one event (nothing during a restart)
+        if nd:
+            members = jnp.any(dom_idx[None, :, :] == di[:, None, None], axis=1) & ~down & dom_hit[:, None]
+            nxt = jnp.where(members, repair_end(u_wide, tn[:, None]), nxt)
+            down = down | members
+            s["failures"] = s["failures"] + members.sum(axis=1)
+            new_dom = tn - jnp.log1p(-u[:, 1]) * dom_mean[di]
+            which = jnp.arange(nd, dtype=jnp.int32)[None, :] == di[:, None]
+            s["dom"] = jnp.where(which & is_d[:, None], new_dom[:, None], s["dom"])
+        s["job"] = jnp.where(is_j, tn - jnp.log1p(-u[:, 1]) * job_mean, s["job"])
+
+        # depth after a change of the groups up while computing or checkpointing
+        changed = (is_g | dom_hit) & working
+        wiped, rate, depth = _rate(down, setup)
+        wipe = changed & wiped
+        s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, 1.0, s["rate"]))
+        s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, 1.0, s["depth"]))
+        hit_max = changed & ~wiped & (depth >= d_max)
+        pro_ck = hit_max & computing
+        s["pro"] = s["pro"] | pro_ck | (hit_max & (phase == CKPT) & ~s["final"])
+        job_hit = is_j & working
+
+        # phase changes
+        to_restart = wipe | job_hit | pro_restart
+        new_phase = phase
+        new_phase = jnp.where(start_ck | pro_ck, CKPT, new_phase)
+        new_phase = jnp.where(ck_end & ~finished & ~pro_restart, COMPUTE, new_phase)
+        new_phase = jnp.where(finished, DONE, new_phase)
+        new_phase = jnp.where(rs_end, COMPUTE, new_phase)
+        new_phase = jnp.where(to_restart, RESTART, new_phase)
+        s["pend"] = jnp.where(start_ck | pro_ck, tn + cost, jnp.where(to_restart, tn + restart, s["pend"]))
+        s["comp"] = jnp.where(start_ck | pro_ck | to_restart | rs_end, 0.0, s["comp"])
+        s["lost"] = s["lost"] + jnp.where(to_restart, s["wu"], 0.0)
+        s["wu"] = jnp.where(to_restart, 0.0, s["wu"])
+        s["final"] = s["final"] & ~to_restart
+        s["pro"] = s["pro"] & ~to_restart & ~ck_end
+        s["restarts"] = s["restarts"] + to_restart
+        s["wipeouts"] = s["wipeouts"] + wipe
+        s["job_failures"] = s["job_failures"] + job_hit
+        s["proactive_restarts"] = s["proactive_restarts"] + pro_restart
+        nxt = jnp.where(to_restart[:, None] & down, inf, nxt)  # repairs in flight are cancelled
+        s["phase"] = new_phase
+        s["down"], s["nxt"] = down, nxt
+        s["k"] = s["k"] + act
+        return s
+
+    s = jax.lax.while_loop(cond, body, st)
+    out = {name: s[name].astype(jnp.float32) for name in OUTPUTS if name != "events"}
+    out["events"] = s["k"].astype(jnp.float32)
+    out["censored"] = (s["phase"] != DONE)
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def jitted_run_kernel(setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
+    """``run_kernel`` compiled for one setup (cached by the setup's value)."""
+    return jax.jit(functools.partial(run_kernel, setup=setup, max_events=max_events))
+
+
+def _reduce(out, valid):
+    """Exact device sums (``devsum`` limbs) of every output and of the squares of TTT, computing time and
+    work and of computing time x work (the standard errors of the mean TTT and of the slowdown)."""
+    from . import devsum
+
+    stats = {}
+    for name in OUTPUTS:
+        sx, sx2, bad = devsum.exact_sums_f32(out[name], valid)
+        stats[name] = sx
+        if name in ("ttt", "compute", "work"):
+            stats[name + "2"] = sx2
+        stats["bad"] = stats.get("bad", jnp.zeros(1, jnp.int32)) + bad
+    stats["compute_work"] = devsum.exact_product_sums(out["compute"], out["work"], valid)[0]
+    stats["censored"] = (out["censored"] & valid).sum(dtype=jnp.int32)[None]
+    return stats
+
+
+def _zeros():
+    from . import devsum
+
+    z = {name: jnp.zeros(devsum.X_LIMBS, jnp.uint32) for name in OUTPUTS}
+    z.update({name + "2": jnp.zeros(devsum.X2_LIMBS, jnp.uint32) for name in ("ttt", "compute", "work")})
+    z["compute_work"] = jnp.zeros(devsum.X2_LIMBS, jnp.uint32)
+    z["bad"] = jnp.zeros(1, jnp.int32)
+    z["censored"] = jnp.zeros(1, jnp.int32)
+    return z
+
+
+SQUARED = ("ttt2", "compute2", "work2", "compute_work")
+
+
+def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
+    """``sampling.count`` whole training runs of ``setup`` (``model.cluster.Sampling``: seed, chunk size,
+    devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
+    (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
+    Results depend on (setup, count, seed) only."""
+    from . import devsum
+    from .driver import as_uint32_key_words, run_reduced, select_devices
+
+    runs = int(sampling.count)
+    words = as_uint32_key_words(int(sampling.seed))
+    ndev = len(select_devices(sampling.devices))
+    chunk = sampling.chunk_size
+    if chunk is None:  # a chunk runs until its longest run ends: no more lanes than runs
+        chunk = min(-(-runs // ndev) * ndev, max(ndev, 256))
+    fn = jitted_run_kernel(setup, int(max_events))
+    total = np.uint32(runs)
+
+    def per_trial(aux, ids):
+        return fn(aux[0], ids, aux[1])
+
+    limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored"))
+    params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
+              "max_events": int(max_events)}
+    totals, info = run_reduced(per_trial, _reduce, _zeros, runs, chunk, width=setup.groups * 4,
+                               aux=(words, total), cache_key=("runs", setup, int(max_events), runs),
+                               limb_keys=limb_keys, devices=sampling.devices,
+                               desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
+                               progress=sampling.progress, out_dir=sampling.out_dir, params=params,
+                               bytes_per_item=64)
+    if totals["bad"][0]:
+        raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
+                         "the parameters are outside the range the model handles)")
+    sums = {k: totals[k] / 2.0 ** (devsum.X2_UNIT_SHIFT if k in SQUARED else devsum.X_UNIT_SHIFT)
+            for k in limb_keys}
+    return {"runs": runs, "censored": int(totals["censored"][0]), "sums": sums, "info": info}
+
+
+def summarize(result: dict) -> dict:
+    """Means and standard errors from ``simulate_runs``'s sums: ``ttt_min`` with ``ttt_stderr_min``, the
+    slowdown (computing time / work computed, a ratio of sums) with its delta-method standard error, and the
+    mean of every counter per run. Refuses censored runs (a mean over them would be wrong)."""
+    n, s = result["runs"], result["sums"]
+    if result["censored"]:
+        raise ValueError(f"{result['censored']} of {n} training runs did not finish within the event limit; "
+                         "no time-to-train is printed for an incomplete sample (a longer checkpoint interval "
+                         "or fewer failures per run keeps the event count down)")
+    mean = {k: s[k] / n for k in OUTPUTS}
+    var_ttt = max(0.0, s["ttt2"] / n - mean["ttt"] ** 2) * n / max(1, n - 1)
+    ratio = s["compute"] / s["work"] if s["work"] > 0 else math.inf
+    resid = (s["compute2"] - 2 * ratio * s["compute_work"] + ratio ** 2 * s["work2"]) / n
+    var_ratio = max(0.0, resid) * n / max(1, n - 1) / (mean["work"] ** 2 * n) if s["work"] > 0 else math.inf
+    return {"runs": n, "ttt_min": mean["ttt"], "ttt_stderr_min": math.sqrt(var_ttt / n), "slowdown": ratio,
+            "slowdown_stderr": math.sqrt(var_ratio), **{f"{k}_mean": mean[k] for k in OUTPUTS if k != "ttt"}}
