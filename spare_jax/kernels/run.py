@@ -48,6 +48,7 @@ refuses to print a mean over censored runs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -149,8 +150,9 @@ def _tables(setup: RunSetup):
     return scale, dom_idx, np.asarray(dom_mean, np.float32)
 
 
-def run_kernel(words, run_ids, total, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
-    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once). Returns a dict of per-run arrays:
+def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
+    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) with checkpoint interval ``tau``
+    (a traced scalar: one compile serves every interval; ``setup.ckpt_interval_min`` is not read). Returns a dict of per-run arrays:
     ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts) and
     ``censored`` (bool)."""
     n, m = setup.groups, setup.microbatches
@@ -164,7 +166,8 @@ def run_kernel(words, run_ids, total, setup: RunSetup, max_events: int = DEFAULT
     job_mean = jnp.float32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0)
     repair = None if setup.repair_time_min is None else Repair(setup.repair_time_min, setup.repair_law,
                                                                setup.repair_sigma)
-    tau, cost, restart = (jnp.float32(x) for x in (setup.ckpt_interval_min, setup.ckpt_cost_min, setup.restart_min))
+    tau = jnp.asarray(tau, jnp.float32)
+    cost, restart = jnp.float32(setup.ckpt_cost_min), jnp.float32(setup.restart_min)
     work_total = jnp.float32(setup.work_min)
     d_max = jnp.float32(np.inf if setup.restart_depth is None else setup.restart_depth)
     renewed = setup.ages == "renewed"
@@ -308,12 +311,13 @@ def run_kernel(words, run_ids, total, setup: RunSetup, max_events: int = DEFAULT
     out = {name: s[name].astype(jnp.float32) for name in OUTPUTS if name != "events"}
     out["events"] = s["k"].astype(jnp.float32)
     out["censored"] = (s["phase"] != DONE)
+    out["work_min"] = jnp.broadcast_to(work_total, (c,))
     return out
 
 
 @functools.lru_cache(maxsize=32)
 def jitted_run_kernel(setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
-    """``run_kernel`` compiled for one setup (cached by the setup's value)."""
+    """``run_kernel`` compiled for one setup (cached by the setup's value, its interval left out)."""
     return jax.jit(functools.partial(run_kernel, setup=setup, max_events=max_events))
 
 
@@ -331,6 +335,9 @@ def _reduce(out, valid):
         stats["bad"] = stats.get("bad", jnp.zeros(1, jnp.int32)) + bad
     stats["compute_work"] = devsum.exact_product_sums(out["compute"], out["work"], valid)[0]
     stats["censored"] = (out["censored"] & valid).sum(dtype=jnp.int32)[None]
+    ratio = out["ttt"] / out["work_min"]
+    idx = jnp.floor(jnp.log2(jnp.maximum(ratio, 1.0)) * HIST_PER_OCTAVE).astype(jnp.int32)
+    stats["ttt_hist"] = devsum.histogram(jnp.minimum(idx, HIST_BINS - 1), valid, HIST_BINS)
     return stats
 
 
@@ -342,10 +349,24 @@ def _zeros():
     z["compute_work"] = jnp.zeros(devsum.X2_LIMBS, jnp.uint32)
     z["bad"] = jnp.zeros(1, jnp.int32)
     z["censored"] = jnp.zeros(1, jnp.int32)
+    z["ttt_hist"] = jnp.zeros(HIST_BINS, jnp.int32)
     return z
 
 
 SQUARED = ("ttt2", "compute2", "work2", "compute_work")
+HIST_PER_OCTAVE = 1024  # the TTT histogram: bins of TTT / W, 1024 per doubling (0.07% wide), up to 2^8 W
+HIST_BINS = 8 * HIST_PER_OCTAVE
+
+
+def ttt_quantiles(result: dict, qs) -> list:
+    """Quantiles of the TTT (minutes) from the run histogram (bin centres: 0.07% resolution)."""
+    hist = np.asarray(result["ttt_hist"], np.int64)
+    cum = np.cumsum(hist)
+    out = []
+    for q in qs:
+        b = int(np.searchsorted(cum, q * cum[-1], side="left"))
+        out.append(result["work_min"] * 2.0 ** ((min(b, hist.size - 1) + 0.5) / HIST_PER_OCTAVE))
+    return out
 
 
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
@@ -362,17 +383,18 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     chunk = sampling.chunk_size
     if chunk is None:  # a chunk runs until its longest run ends: no more lanes than runs
         chunk = min(-(-runs // ndev) * ndev, max(ndev, 256))
-    fn = jitted_run_kernel(setup, int(max_events))
-    total = np.uint32(runs)
+    static = dataclasses.replace(setup, ckpt_interval_min=0.0)
+    fn = jitted_run_kernel(static, int(max_events))
+    aux = (words, np.uint32(runs), np.float32(setup.ckpt_interval_min))
 
     def per_trial(aux, ids):
-        return fn(aux[0], ids, aux[1])
+        return fn(aux[0], ids, aux[1], aux[2])
 
-    limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored"))
+    limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
     params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
               "max_events": int(max_events)}
     totals, info = run_reduced(per_trial, _reduce, _zeros, runs, chunk, width=setup.groups * 4,
-                               aux=(words, total), cache_key=("runs", setup, int(max_events), runs),
+                               aux=aux, cache_key=("runs", static, int(max_events)),
                                limb_keys=limb_keys, devices=sampling.devices,
                                desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
                                progress=sampling.progress, out_dir=sampling.out_dir, params=params,
@@ -382,7 +404,8 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
                          "the parameters are outside the range the model handles)")
     sums = {k: totals[k] / 2.0 ** (devsum.X2_UNIT_SHIFT if k in SQUARED else devsum.X_UNIT_SHIFT)
             for k in limb_keys}
-    return {"runs": runs, "censored": int(totals["censored"][0]), "sums": sums, "info": info}
+    return {"runs": runs, "censored": int(totals["censored"][0]), "sums": sums, "info": info,
+            "ttt_hist": totals["ttt_hist"], "work_min": setup.work_min}
 
 
 def summarize(result: dict) -> dict:

@@ -40,10 +40,14 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
                   sampling: Sampling = Sampling(count=200)) -> Report:
     """``sampling.count`` training runs of ``policy`` on ``cluster`` with the costs of ``training`` (its
     checkpoint interval, or the optimum when it is None)."""
-    if cluster.repair is not None:
-        if cluster.scenario.microbatches > 1 or policy.restart_depth is not None:
-            raise ValueError("--microbatches/--restart-depth with repair (--repair-time) are not simulated yet")
-        return _with_repair(cluster, training, policy, sampling)
+    if policy.restart_depth is not None and policy.scheme != "spare":
+        raise ValueError(f"--restart-depth applies to --scheme spare only ({policy.scheme} has a constant depth)")
+    if cluster.scenario.microbatches > 1 and policy.scheme != "spare":
+        raise ValueError(f"--microbatches applies to --scheme spare only ({policy.scheme} computes whole replicas)")
+    if needs_whole_runs(cluster, policy):
+        from .runs import whole_run_ttt
+
+        return whole_run_ttt(cluster, training, policy, sampling)
     from ..kernels.driver import check_work_inputs
     from .closed_form import best_tau_grid, epoch_profile, ttt_theory, young_daly
     from .montecarlo import epochs_needed, simulate_ttt_runs
@@ -134,6 +138,18 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
         out["renewal_epochs"] = pool_est["epochs"]
     return Report({**out, **cluster.failure_clock()})
+
+
+def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
+    """Whether no closed form or epoch pool answers this combination and the whole-run kernel does:
+    repair; Weibull clocks under domains, lemons or a ring order; kept Weibull ages with micro-batches, the
+    proactive restart or job-wide failures."""
+    scen, model = cluster.scenario, cluster.model
+    weibull = model.distribution != "exponential"
+    kept = weibull and policy.ages == "kept"
+    job = scen.job_rate_per_min(cluster.groups, model.group_mtbf_min) > 0
+    return (cluster.repair is not None or (weibull and scen.needs_kernel)
+            or (kept and (scen.microbatches > 1 or policy.restart_depth is not None or job)))
 
 
 def _with_repair(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:

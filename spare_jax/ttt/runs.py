@@ -1,0 +1,130 @@
+"""Time-to-train from whole training runs (SPEC §12): the answer wherever no closed form or epoch pool
+applies — repair with any other lever, micro-batches or the proactive restart with kept Weibull ages,
+Weibull clocks under a scenario, the elastic scheme.
+
+``whole_run_ttt(cluster, training, policy, sampling)`` runs ``sampling.count`` training runs of the
+whole-run kernel (``kernels.run``) and reports the mean time-to-train with its standard error and 95%
+interval, the slowdown (computing time / work computed) with its standard error, and with repair the
+stationary ``theory_slowdown`` = 1/E[1/d(S)] (S: each group down independently with p = D/(MTBF + D)).
+
+The checkpoint interval, when not given: Daly's interval ``sqrt(2 C M) - C`` (``M`` the mean computing
+time between interruptions) with M measured on a pilot of runs at a first interval (Young's, from the
+cluster's failure rate), refined once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+from ..model.cluster import Cluster, Sampling
+from ..model.runsetup import RunSetup
+from ..model.training import Training
+from ..results import Report
+from .config import scheme_placement
+
+PILOT_RUNS = 8
+
+
+def _setup(cluster: Cluster, training: Training, policy, tau: float) -> RunSetup:
+    return RunSetup.build(cluster, training, policy.scheme, policy.redundancy, tau, policy.restart_depth,
+                          policy.ages, getattr(policy, "elastic_data", "rebalance"))
+
+
+def _daly(ckpt: float, mtbi: float) -> float:
+    """Daly's interval for a mean time between interruptions ``mtbi`` (computing time)."""
+    if not math.isfinite(mtbi):
+        return 1e9
+    if ckpt <= 0:
+        return max(1e-3, math.sqrt(2 * 1e-3 * mtbi))
+    return max(ckpt, math.sqrt(2 * ckpt * mtbi) - ckpt) if ckpt < mtbi / 2 else mtbi
+
+
+def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling) -> float:
+    """Daly's interval on the mean computing time between interruptions measured on ``PILOT_RUNS`` runs."""
+    from ..kernels.run import simulate_runs, summarize
+
+    model = cluster.model
+    tau = _daly(training.ckpt_cost_min, model.cluster_mtbf_min(cluster.groups) * max(1, policy.redundancy))
+    for _ in range(2):
+        pilot = summarize(simulate_runs(_setup(cluster, training, policy, tau),
+                                        dataclasses.replace(sampling, count=PILOT_RUNS, out_dir=None,
+                                                            progress=False)))
+        interruptions = pilot["restarts_mean"] + 0.5  # + 1/2: a run with none still bounds the rate
+        tau = _daly(training.ckpt_cost_min, pilot["compute_mean"] / interruptions)
+    return min(tau, 60.0 * training.work_hours)
+
+
+def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int) -> float | None:
+    """1/E[1/d(S)] over the stationary down-sets (each group down with p = D/(MTBF + D), given no shard
+    lost); None where the groups are not alike (lemons, per-group MTBFs, domains) or there is no repair."""
+    from ..theory.depth import depth_cdf_bernoulli, level_depths
+
+    rep, scen = cluster.repair, cluster.scenario
+    if rep is None or scen.uneven or scen.domains:
+        return None
+    m = scen.microbatches
+    if scheme == "rep":
+        return float(redundancy)
+    if scheme == "none":
+        return 1.0
+    if scheme != "spare":
+        return None
+    p = rep.repair_time_min / (cluster.model.group_mtbf_min + rep.repair_time_min)
+    cdf = depth_cdf_bernoulli("stacked", cluster.groups, redundancy, p, microbatches=m)[0]
+    mass = cdf[1:] - cdf[:-1]
+    inv = float((mass / level_depths(redundancy, m)).sum() / cdf[-1])
+    return 1.0 / inv
+
+
+def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampling) -> Report:
+    """``sampling.count`` whole training runs of ``policy`` on ``cluster``; see the module docstring."""
+    from ..kernels.run import simulate_runs, summarize, ttt_quantiles
+    from ..model.placement import check_groups_redundancy
+
+    t0 = time.perf_counter()
+    kind, r = scheme_placement(policy.scheme, cluster.groups, policy.redundancy)
+    check_groups_redundancy(cluster.groups, r)
+    gpus = cluster.gpus
+    tau = training.ckpt_interval_min
+    tau_source = "given"
+    if tau is None:
+        tau, tau_source = choose_tau(cluster, training, policy, sampling), "daly-on-pilot-runs"
+    setup = _setup(cluster, training, policy, tau)
+    raw = simulate_runs(setup, sampling)
+    res = summarize(raw)
+    w = training.work_hours
+    ttt_h, se_h = res["ttt_min"] / 60.0, res["ttt_stderr_min"] / 60.0
+    restart = training.restart_for(gpus)
+    wall = res["ttt_min"]
+    q50, q90, q99 = (x / 60.0 for x in ttt_quantiles(raw, (0.5, 0.9, 0.99)))
+    out = {
+        "scheme": policy.scheme, "groups": cluster.groups, "redundancy": r, "placement": kind,
+        "ckpt_interval_min": tau, "ckpt_interval_source": tau_source, "runs": res["runs"],
+        "mc_ttt_hours": ttt_h, "mc_ttt_stderr_hours": se_h,
+        "mc_ttt_hours_ci95_low": ttt_h - 1.96 * se_h, "mc_ttt_hours_ci95_high": ttt_h + 1.96 * se_h,
+        "mc_ttt_hours_p50": q50, "mc_ttt_hours_p90": q90, "mc_ttt_hours_p99": q99,
+        "theory_ttt_hours": None,
+        "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
+        "theory_slowdown": theory_slowdown(cluster, policy.scheme, r),
+        "availability_pct": 100.0 * (wall - res["restarts_mean"] * restart) / wall,
+        "goodput": 60.0 * w / wall, "ttt_over_w": ttt_h / w, "restarts_mean": res["restarts_mean"],
+        "wipeouts_mean": res["wipeouts_mean"], "job_failures_mean": res["job_failures_mean"],
+        "proactive_restarts_mean": res["proactive_restarts_mean"], "group_failures_mean": res["failures_mean"],
+        "ckpts_mean": res["ckpts_mean"], "lost_work_hours_mean": res["lost_mean"] / 60.0,
+        "events_mean": res["events_mean"],
+        "work_hours": w, "ckpt_cost_min": training.ckpt_cost_min, "restart_min": restart,
+        "distribution": cluster.model.distribution, "ages": policy.ages,
+        "method": "whole-run kernel (SPEC §12)",
+    }
+    if cluster.repair is not None:
+        out.update(cluster.repair.describe())
+    if not cluster.scenario.is_default or cluster.scenario.microbatches > 1:
+        out["scenario"] = cluster.scenario.describe()
+    if cluster.scenario.microbatches > 1:
+        out["microbatches"] = cluster.scenario.microbatches
+    if policy.restart_depth is not None:
+        out["restart_depth"] = policy.restart_depth
+    out["elapsed_s"] = time.perf_counter() - t0
+    return Report({**out, **cluster.failure_clock()})
