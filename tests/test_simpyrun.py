@@ -86,6 +86,29 @@ def test_proactive_restart_by_hand():
     assert out["lost_work_min"] == 0.0 and out["events"] == 2 + 6 + 2
 
 
+def test_restart_cancels_repairs_and_absorbs_failures_by_hand():
+    # groups 0, 1, 2 fail at 100, 110, 130 of their clocks (r = 2: positions 0 and 1 hold shard 1); D = 30.
+    # ckpt 50-55 commits 50; 0 fails at 100 (depth 2: 45 + 2.5 of work by 105, tau of computing time since
+    # 55), ckpt 105-110; 1 fails at 110 while 0 is in repair: a wipe-out abandons it, 47.5 lost.
+    # Restart 110-160: 0's repair (due 130) is cancelled, 2 fails at 130 (absorbed); at 160 all three are
+    # replaced (new clocks: 260, 270, 290). 160-210 computes 50, ckpt to 215, 20 more by 235, final to 240.
+    s = setup(mtbf=(100.0, 110.0, 130.0, NEVER), shape=SHARP, repair=30.0, W=120.0, tau=50.0, C=5.0, R=50.0)
+    out = simpy_run(s, np.random.default_rng(10))
+    assert out["ttt_min"] == pytest.approx(240.0, abs=0.01)
+    assert out["lost_work_min"] == pytest.approx(47.5, abs=0.01)
+    assert (out["group_failures"], out["wipeouts"], out["restarts"], out["ckpts"]) == (3, 1, 1, 3)
+    assert out["events"] == 3 + 1 + 4 + 3  # failures, restart end, checkpoint starts and ends (no rejoin)
+
+
+def test_free_spare_is_taken_at_once_by_hand():
+    # one spare, H = 50: each failure takes it at once (its node set returns 50 later, before the next
+    # failure), so the run is the unlimited-pool one (685) plus five node-set returns.
+    s = setup(mtbf=lemon(4), shape=SHARP, repair=30.0, spares=1, hw=50.0, W=600.0)
+    out = simpy_run(s, np.random.default_rng(11))
+    assert out["ttt_min"] == pytest.approx(685.0, abs=0.01)
+    assert out["events"] == 5 + 5 + 2 + 5 and out["stall_min"] == 0.0
+
+
 def test_spare_pool_of_zero_waits_for_the_own_node_set_by_hand():
     # H = 50, D = 30: down 100-180 and 280-360 at depth 2; work 140 at 180, 240 at 280, 280 at 360, 300 at
     # 380; final checkpoint to 390.
@@ -189,3 +212,49 @@ def test_event_limit_raises():
     s = setup(scheme="none", n=4, r=1, mtbf=(10.0,) * 4, W=1000.0, tau=5.0, C=1.0, R=1.0)
     with pytest.raises(EventLimitExceeded):
         simpy_run(s, np.random.default_rng(0), max_events=100)
+
+
+def _least_capacity_networkx(n, r, m, down):
+    """The least c in m..r m serving every shard's m micro-batches from its surviving stacked holders."""
+    import networkx as nx
+    if any(all(down[(j - k) % n] for k in range(r)) for j in range(n)):
+        return None
+    for c in range(m, r * m + 1):
+        g = nx.DiGraph()
+        for j in range(n):
+            g.add_edge("s", ("j", j), capacity=m)
+            for k in range(r):
+                if not down[(j - k) % n]:
+                    g.add_edge(("j", j), ("g", (j - k) % n), capacity=m)
+        for p in range(n):
+            if not down[p]:
+                g.add_edge(("g", p), "t", capacity=c)
+        if nx.maximum_flow_value(g, "s", "t") == n * m:
+            return c
+
+
+def test_depth_search_from_the_previous_depth_matches_networkx():
+    from spare_jax.suite.simpyrun import _Run
+    n, r, m = 12, 3, 3
+    run = _Run(setup(n=n, r=r, m=m), np.random.default_rng(0), 10)
+    rng = np.random.default_rng(9)
+    down = np.zeros(n, bool)
+    prev = 1.0
+    checked = 0
+    for _ in range(300):
+        g = int(rng.integers(n))
+        grew = not down[g]
+        down[g] = not down[g]
+        run.down_pos[:] = down
+        run.alive = n - int(down.sum())
+        run.depth = prev
+        got = run._solve(grew)
+        want = _least_capacity_networkx(n, r, m, down)
+        assert (got == 0.0) if want is None else got == want / m, (down, got, want)
+        if want is None:
+            down[:] = False
+            prev = 1.0
+        else:
+            prev = got
+            checked += 1
+    assert checked > 200

@@ -152,8 +152,9 @@ class _Run:
         raise ValueError(f"unknown repair law {s.repair_law!r}")
 
     # ---- coverage
-    def _cover(self):
-        """(wiped, depth, rate) of the current up set."""
+    def _cover(self, grew=None):
+        """(wiped, depth, rate) of the current up set; ``grew``: the down set grew (True) or shrank (False)
+        from the one whose depth is ``self.depth`` (None: unknown)."""
         s, n, m = self.s, self.n, self.m
         if s.scheme == "elastic":
             if self.alive == 0:
@@ -165,13 +166,18 @@ class _Run:
         key = self.down_pos.tobytes()
         d = self.cache.get(key)
         if d is None:
-            d = self.cache[key] = self._solve()
+            d = self.cache[key] = self._solve(grew)
         if d == 0.0:
             return True, math.inf, 0.0
         return False, d, 1.0 / d
 
-    def _solve(self):
-        """The depth of the current down set (0.0: a wipe-out)."""
+    def _solve(self, grew):
+        """The depth of the current down set (0.0: a wipe-out): the least capacity c for which the max-flow
+        source -> shards (m) -> surviving holders (m) -> sink (c) carries all N m micro-batches, over c.
+
+        Feasibility is monotone in c and in the down set, so the search starts from the previous depth: up
+        from it when the down set grew, down from it when it shrank; c = r m always serves (each shard whole
+        to one surviving holder) and is not tested."""
         down = self.down_pos
         dead = down[self.holders]  # [N, r]
         if dead.all(axis=1).any():
@@ -181,19 +187,35 @@ class _Run:
         n, m, r = self.n, self.m, self.r
         if r == 1:
             return 1.0
-        js, ls = np.nonzero(~dead)
+        js, ls = np.nonzero(~dead)  # row-major: the edges of shard 0 first, then shard 1, ...
         alive_pos = np.flatnonzero(~down)
         size = 2 * n + 2  # source 0, shards 1..n, ring positions n+1..2n, sink 2n+1
-        rows = np.concatenate([np.zeros(n, np.int64), 1 + js, 1 + n + alive_pos])
-        cols = np.concatenate([1 + np.arange(n), 1 + n + self.holders[js, ls],
-                               np.full(alive_pos.size, size - 1)])
-        caps = np.concatenate([np.full(n + js.size, m), np.zeros(alive_pos.size, np.int64)]).astype(np.int32)
-        for c in range(max(m, -(-n * m // alive_pos.size)), r * m + 1):
+        # CSR rows in order: source -> every shard (m), shard -> each surviving holder (m), holder -> sink (c)
+        indices = np.concatenate([1 + np.arange(n), 1 + n + self.holders[js, ls],
+                                  np.full(alive_pos.size, size - 1)]).astype(np.int32)
+        per_row = np.zeros(size, np.int64)
+        per_row[0] = n
+        per_row[1:n + 1] = np.bincount(js, minlength=n)
+        per_row[1 + n + alive_pos] = 1
+        indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int32)
+        caps = np.full(indices.size, m, np.int32)
+
+        def serves(c):
             caps[n + js.size:] = c
-            graph = csr_matrix((caps, (rows, cols)), shape=(size, size))
-            if maximum_flow(graph, 0, size - 1).flow_value == n * m:
-                return c / m
-        raise AssertionError("capacity r*m always serves a down set without a wipe-out")
+            graph = csr_matrix((caps, indices, indptr), shape=(size, size))
+            return maximum_flow(graph, 0, size - 1).flow_value == n * m
+
+        low = max(m, -(-n * m // alive_pos.size))
+        prev = round(self.depth * m) if math.isfinite(self.depth) else None
+        if grew is False and prev is not None:
+            c = prev
+            while c - 1 >= low and serves(c - 1):
+                c -= 1
+            return c / m
+        c = max(low, prev) if grew and prev is not None else low
+        while c < r * m and not serves(c):
+            c += 1
+        return c / m
 
     # ---- bookkeeping
     def _count(self):
@@ -242,11 +264,12 @@ class _Run:
             self.down_pos[self.pos_of[g]] = False
             self.alive += 1
 
-    def _changed(self):
-        """The up set changed while not restarting: wipe-out, depth, rate, proactive restart."""
+    def _changed(self, grew=True):
+        """The up set changed (``grew``: the down set grew) while not restarting: wipe-out, depth, rate,
+        proactive restart."""
         if self.phase == RESTART:
             return
-        wiped, depth, rate = self._cover()
+        wiped, depth, rate = self._cover(grew)
         if wiped:
             self.out["wipeouts"] += 1
             self._end_epoch()
@@ -296,7 +319,7 @@ class _Run:
                 self._go_down(g)
             else:  # repaired: rejoins (only outside restarts: a restart cancels repairs)
                 self._go_up(g)
-            self._changed()
+            self._changed(grew=st == UP)
 
     def _domain(self, members, mtbf):
         env = self.env
@@ -414,16 +437,15 @@ class _Run:
             self.pending = 0.0
             self.failed = self.proactive = False
             yield from self._sleep(R)
-            if self.queue:  # the stall: every down group needs a spare
-                t_s = env.now
+            t_s = env.now
+            while self.queue:  # the stall: every down group needs a spare
                 self.stall_event = env.event()
-                while not self.stall_event.triggered:
-                    try:
-                        yield self.stall_event
-                    except simpy.Interrupt:
-                        self.poked = False
-                self.stall_event = None
-                out["stall_min"] += env.now - t_s
+                try:
+                    yield self.stall_event
+                except simpy.Interrupt:
+                    self.poked = False
+            self.stall_event = None
+            out["stall_min"] += env.now - t_s
             self._count()
             renew = s.ages == "renewed"
             for g in range(self.n):
