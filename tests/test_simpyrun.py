@@ -41,6 +41,7 @@ def test_no_failures_is_work_plus_checkpoints_exactly(scheme, r, d, W, tau, C):
     s = setup(scheme=scheme, n=6, r=r, m=2, W=W, tau=tau, C=C, repair=30.0)
     out = simpy_run(s, np.random.default_rng(0))
     k = math.ceil(d * W / tau)
+    assert tuple(out) == KEYS
     assert out["ttt_min"] == d * W + k * C
     assert out["compute_min"] == d * W and out["work_done_min"] == W and out["ckpts"] == k
     assert out["events"] == 2 * k and out["restarts"] == out["group_failures"] == out["lost_work_min"] == 0

@@ -84,6 +84,8 @@ class _Run:
             raise ValueError("elastic without repair is refused (SPEC §12)")
         if s.spares is not None and s.hardware_repair_min is None:
             raise ValueError("a finite spare pool needs hardware_repair_min")
+        if s.repair_time_min is not None and s.repair_law not in ("fixed", "exp", "lognormal"):
+            raise ValueError(f"repair law must be fixed, exp or lognormal, got {s.repair_law!r}")
         if s.ages not in ("kept", "renewed"):
             raise ValueError(f"ages must be kept or renewed, got {s.ages!r}")
         self.s, self.rng, self.max_events = s, rng, int(max_events)
