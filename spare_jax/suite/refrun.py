@@ -460,6 +460,7 @@ class _Run:
             self.push(self.rng.exponential(mtbf / len(self.levels[li][0])), _DOMAIN, li)
         if s.job_mtbf_min is not None:
             self.push(self.rng.exponential(s.job_mtbf_min), _JOB)
+        _, self.depth, self.rate = self.evaluate()
         W, tau = float(s.work_min), float(s.ckpt_interval_min)
         heap, c = self.heap, self.c
         while True:
