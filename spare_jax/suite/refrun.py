@@ -55,6 +55,11 @@ the computing-time counter ``ct``.
   obtains its spare. ``spares = None``: unlimited, every failing group has a spare at once and the restart
   never waits.
 
+Speed (2-core shared CPU): N = 64, r = 3, m = 4, group MTBF 3000 min, fixed repair 300 min, W = 48 h,
+C = 2, R = 10, tau = 60: about 5,000-6,000 events per second (~45 ms per run of ~260 events); the
+max-flows on new down-sets take nearly all of it (about 1.35 flows per new state); with every state
+cached the loop itself runs at ~280,000 events per second.
+
 Schemes
 -------
 - ``spare`` (stacked over ring positions, r, m): capacity c (micro-batches per group) is feasible when a
@@ -142,6 +147,8 @@ class DepthOracle:
     micro-batches can be assigned to its surviving holders with at most c per group, or 0 when no c works
     (a wipe-out: some shard has no surviving holder)."""
 
+    CACHE_MAX = 2_000_000
+
     def __init__(self, holders: np.ndarray, microbatches: int):
         self.holders = np.asarray(holders, dtype=np.int64)
         self.n, self.r = self.holders.shape
@@ -199,6 +206,8 @@ class DepthOracle:
                     ans = c
                     break
                 c += -(-deficit // alive)
+        if len(self.cache) >= self.CACHE_MAX:
+            self.cache.clear()
         self.cache[down] = ans
         return ans
 
