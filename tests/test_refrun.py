@@ -1,0 +1,431 @@
+"""The independent whole-run reference (spare_jax.suite.refrun) against what follows from SPEC §12 by hand.
+
+Deterministic runs use a scripted generator: group clocks, domain/job gaps and domain picks come from lists
+(group clock values are the times to failure because the scripted setups use MTBF 1, k = 1, so the Weibull
+scale is 1). Statistical checks use closed forms derived in the test docstrings, at 4 standard errors.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from spare_jax.model.runsetup import RunSetup
+from spare_jax.suite import refrun
+from spare_jax.suite.refrun import DepthOracle, reference_runs, simulate_run, summary
+
+BIG = 1e12
+
+
+def mk(n=4, **kw):
+    base = dict(scheme="spare", groups=n, redundancy=2, microbatches=1, ring=tuple(range(n)),
+                group_mtbf_min=(1.0,) * n, weibull_shape=1.0, ages="kept", domains=(), job_mtbf_min=None,
+                repair_time_min=None, repair_law="fixed", repair_sigma=1.0, spares=None, hardware_repair_min=None,
+                work_min=100.0, ckpt_cost_min=2.0, restart_min=10.0, ckpt_interval_min=1000.0, restart_depth=None)
+    base.update(kw)
+    return RunSetup(**base)
+
+
+class Scripted:
+    """A stand-in for numpy's Generator: scripted group clocks, exponential gaps and integer picks."""
+
+    def __init__(self, clocks=(), gaps=(), picks=()):
+        self.clocks, self.gaps, self.picks = list(clocks), list(gaps), list(picks)
+
+    def weibull(self, k):
+        return self.clocks.pop(0) if self.clocks else BIG
+
+    def exponential(self, mean):
+        return self.gaps.pop(0) if self.gaps else BIG
+
+    def integers(self, n):
+        return self.picks.pop(0)
+
+
+def check_identities(out, setup):
+    total = out["compute_min"] + out["ckpt_min"] + out["restart_min"] + out["stall_min"]
+    assert out["ttt_min"] == pytest.approx(total, rel=1e-12, abs=1e-9)
+    assert out["work_done_min"] == pytest.approx(setup.work_min + out["lost_work_min"], rel=1e-12, abs=1e-9)
+    assert out["restarts"] == out["wipeouts"] + out["job_failures"] + out["proactive_restarts"]
+
+
+# ---------------------------------------------------------------- depth by max-flow vs exhaustive search
+
+def brute_capacity(holders, m, down):
+    """Least c such that some assignment of every shard's m micro-batches to its surviving holders puts at
+    most c on every group, by exhaustive depth-first enumeration of assignments; 0 when no c works."""
+    n, r = holders.shape
+    alive_holders = [[int(p) for p in holders[j] if p not in down] for j in range(n)]
+    if any(not a for a in alive_holders):
+        return 0
+
+    def splits(k, parts):
+        if parts == 1:
+            yield (k,)
+            return
+        for first in range(k + 1):
+            for rest in splits(k - first, parts - 1):
+                yield (first,) + rest
+
+    def fits(j, load, c):
+        if j == n:
+            return True
+        for split in splits(m, len(alive_holders[j])):
+            if all(load[p] + x <= c for p, x in zip(alive_holders[j], split)):
+                for p, x in zip(alive_holders[j], split):
+                    load[p] += x
+                ok = fits(j + 1, load, c)
+                for p, x in zip(alive_holders[j], split):
+                    load[p] -= x
+                if ok:
+                    return True
+        return False
+
+    for c in range(1, r * m + 1):
+        if fits(0, [0] * n, c):
+            return c
+    raise AssertionError("every shard has a holder, so c = r m fits")
+
+
+def stacked(n, r):
+    return (np.arange(n)[:, None] - np.arange(r)[None, :]) % n
+
+
+@pytest.mark.parametrize("n,r,m", [(4, 2, 2), (5, 2, 3), (5, 3, 2), (6, 2, 2), (6, 3, 1)])
+def test_maxflow_depth_equals_exhaustive_assignment(n, r, m):
+    holders = stacked(n, r)
+    oracle = DepthOracle(holders, m)
+    for k in range(n + 1):
+        for down in itertools.combinations(range(n), k):
+            assert oracle.capacity(frozenset(down)) == brute_capacity(holders, m, set(down)), down
+
+
+def test_maxflow_depth_on_an_irregular_table_and_with_a_lower_bound():
+    rng = np.random.default_rng(3)
+    n, r, m = 6, 3, 2
+    while True:  # level 0 the identity, other levels permutations, rows duplicate-free
+        stack = np.stack([np.arange(n)] + [rng.permutation(n) for _ in range(r - 1)], axis=1)
+        if all(len(set(row)) == r for row in stack):
+            break
+    holders = np.array([[g for g in range(n) for lv in range(r) if stack[g, lv] == j] for j in range(n)])
+    oracle, fresh = DepthOracle(holders, m), DepthOracle(holders, m)
+    for k in range(n + 1):
+        for down in itertools.combinations(range(n), k):
+            want = brute_capacity(holders, m, set(down))
+            assert fresh.capacity(frozenset(down)) == want
+            if k:  # a subset's capacity is a valid lower bound
+                sub = frozenset(down[:-1])
+                assert oracle.capacity(frozenset(down), DepthOracle(holders, m).capacity(sub)) == want
+
+
+def test_depth_by_hand_n4_r2_m2():
+    o = DepthOracle(stacked(4, 2), 2)
+    assert o.capacity(frozenset()) == 2  # depth 1
+    assert o.capacity(frozenset({0})) == 3  # 8 micro-batches on 3 groups: depth 1.5
+    assert o.capacity(frozenset({0, 2})) == 4  # each survivor takes both its shards: depth 2
+    assert o.capacity(frozenset({0, 1})) == 0  # shard 1 lost: a wipe-out
+    assert o.capacity(frozenset({3, 0})) == 0  # shard 0 lost (holders 0 and 3)
+
+
+# ---------------------------------------------------------------- failure-free runs
+
+@pytest.mark.parametrize("work,tau,c", [(100.0, 30.0, 2.0), (90.0, 30.0, 2.0), (100.0, 1000.0, 3.0), (7.0, 0.5, 0.25)])
+@pytest.mark.parametrize("scheme,r,m", [("spare", 2, 3), ("none", 1, 1), ("rep", 2, 1), ("elastic", 1, 2)])
+def test_no_failures_ttt_is_exact(work, tau, c, scheme, r, m):
+    """TTT = d W + ceil(d W / tau) C: the checkpoints every tau of computing time, the last interval partial."""
+    s = mk(n=4, scheme=scheme, redundancy=r, microbatches=m, group_mtbf_min=(math.inf,) * 4, work_min=work,
+           ckpt_interval_min=tau, ckpt_cost_min=c, repair_time_min=10.0 if scheme == "elastic" else None)
+    out = simulate_run(s, np.random.default_rng(0))
+    d = r if scheme == "rep" else 1
+    k = math.ceil(d * work / tau - 1e-9)
+    assert out["ttt_min"] == pytest.approx(d * work + k * c, rel=1e-12)
+    assert out["ckpts"] == k and out["events"] == 2 * k
+    assert out["compute_min"] == pytest.approx(d * work, rel=1e-12)
+    assert out["work_done_min"] == pytest.approx(work, rel=1e-12)
+    assert out["group_failures"] == out["restarts"] == out["lost_work_min"] == 0
+    check_identities(out, s)
+
+
+# ---------------------------------------------------------------- scripted runs, traced by hand
+
+def test_spare_fixed_repair_depth_by_hand():
+    """N = 4, r = 2, m = 2: group 0 down during [10, 40] -> c = 3, rate 2/3: 10 + 20 work at 40, 70 more at
+    rate 1 -> 110, final checkpoint -> 112."""
+    s = mk(microbatches=2, repair_time_min=30.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(112.0)
+    assert out["compute_min"] == pytest.approx(110.0)
+    assert out["group_failures"] == 1 and out["restarts"] == 0 and out["ckpts"] == 1
+    assert out["events"] == 4  # failure, rejoin, checkpoint start and end
+    check_identities(out, s)
+
+
+def test_ring_order_maps_physical_groups_to_positions():
+    """Physical groups 0 and 1 fail at 10 and 20 (no repair). Contiguous ring: positions 0, 1 -> shard 1 lost
+    at 20 (10 + 10/2 = 15 work lost), restart to 30, then 100 -> 130, +2. Ring (0, 2, 1, 3): positions 0, 2
+    -> depth 2 (m = 1), no wipe-out: 15 work at 20, 85 more at rate 1/2 -> 190, +2."""
+    a = simulate_run(mk(), Scripted(clocks=[10, 20, BIG, BIG]))
+    assert a["ttt_min"] == pytest.approx(132.0) and a["lost_work_min"] == pytest.approx(15.0)
+    assert a["wipeouts"] == a["restarts"] == 1 and a["group_failures"] == 2
+    assert a["compute_min"] == pytest.approx(120.0) and a["restart_min"] == pytest.approx(10.0)
+    b = simulate_run(mk(ring=(0, 2, 1, 3)), Scripted(clocks=[10, 20, BIG, BIG]))
+    assert b["ttt_min"] == pytest.approx(192.0) and b["wipeouts"] == 0 and b["lost_work_min"] == 0
+    check_identities(a, mk())
+    check_identities(b, mk())
+
+
+def test_domain_event_downs_its_groups_as_one_event():
+    """Domains {0,1}, {2,3}; the domain clock fires at 10 and picks domain 1: groups 2, 3 down at once.
+    Contiguous ring: adjacent positions -> wipe-out (10 lost), restart to 20, 100 more -> 120, +2.
+    Interleaved ring (0, 2, 1, 3): positions 1, 3 -> depth 2: 100 work at 10 + 180 = 190, +2."""
+    dom = (((0, 0, 1, 1), 1.0),)
+    a = simulate_run(mk(domains=dom), Scripted(gaps=[10.0], picks=[1]))
+    assert a["ttt_min"] == pytest.approx(122.0) and a["wipeouts"] == 1 and a["group_failures"] == 2
+    b = simulate_run(mk(domains=dom, ring=(0, 2, 1, 3)), Scripted(gaps=[10.0], picks=[1]))
+    assert b["ttt_min"] == pytest.approx(192.0) and b["wipeouts"] == 0 and b["group_failures"] == 2
+    assert b["events"] == 3  # the domain event, the final checkpoint's start and end
+
+
+def test_failure_during_a_restart_and_a_stall_for_spares():
+    """spares = 1, H = 30, R = 10, no repair. 10: g0 down, takes the spare. 12: g1 down (pool empty, waits);
+    positions 0, 1 -> wipe-out, 10 + 2/2 = 11 lost; restart from 12, R ends 22. 15: g2's clock fires during
+    R, it waits too. 40: g0's node set returns -> g1; 42: g1's -> g2, nobody waits: the restart ends at 42
+    (stall 20). 50 of work -> 92, +2 -> 94. g2's set returns at 45: 3 node set returns."""
+    s = mk(spares=1, hardware_repair_min=30.0, work_min=50.0)
+    out = simulate_run(s, Scripted(clocks=[10, 12, 15, BIG]))
+    assert out["ttt_min"] == pytest.approx(94.0)
+    assert out["stall_min"] == pytest.approx(20.0) and out["restart_min"] == pytest.approx(10.0)
+    assert out["lost_work_min"] == pytest.approx(11.0) and out["group_failures"] == 3
+    assert out["wipeouts"] == out["restarts"] == 1
+    assert out["events"] == 3 + 3 + 1 + 2  # clocks, node set returns, restart end, final checkpoint
+    check_identities(out, s)
+
+
+def test_spare_pool_with_repair_waits_first_come_first_served():
+    """spares = 1, H = 50, D = 5. 10: g0 takes the spare, rejoins 15. 20: g2 waits for the set back at 60,
+    rejoins 65. Work: 10 + 5/2 + 5 + 45/2 = 40 at 65, 60 more -> 125, +2. Unlimited pool: g2 rejoins 25:
+    10 + 2.5 + 5 + 2.5 = 20 at 25, -> 105, +2."""
+    s = mk(spares=1, hardware_repair_min=50.0, repair_time_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, 20, BIG]))
+    assert out["ttt_min"] == pytest.approx(127.0) and out["stall_min"] == 0
+    assert out["events"] == 2 + 2 + 2 + 2  # failures, rejoins, node set returns (60, 70), checkpoint
+    free = simulate_run(mk(repair_time_min=5.0), Scripted(clocks=[10, BIG, 20, BIG]))
+    assert free["ttt_min"] == pytest.approx(107.0) and free["events"] == 6
+    # spares = 0: each group waits for its own node set: g0 rejoins 60 + 5, g2 70 + 5. Depth 2 over [10, 75]
+    # (one or two non-adjacent positions down): 10 + 65/2 = 42.5 at 75, 57.5 more -> 132.5, +2.
+    zero = simulate_run(mk(spares=0, hardware_repair_min=50.0, repair_time_min=5.0),
+                        Scripted(clocks=[10, BIG, 20, BIG]))
+    assert zero["ttt_min"] == pytest.approx(134.5)
+
+
+def test_proactive_restart_rules():
+    """D_max = 2 (m = 1, N = 4: one group down gives depth 2). g0 fails at 10 while computing: checkpoint
+    10..12 commits 10, restart to 22, 90 more -> 112, +2. The same with D = 0.5 (g0 back at 10.5, d < D_max
+    during the checkpoint): the restart still follows. tau = 10 and g0 failing at 11, during a regular
+    checkpoint: it serves, restart 12..22, then 9 x (10 + 2) -> 130. A failure during the final checkpoint
+    reaching D_max: the run just ends."""
+    for d in (100.0, 0.5):
+        s = mk(restart_depth=2.0, repair_time_min=d)
+        out = simulate_run(s, Scripted(clocks=[10, BIG, BIG, BIG]))
+        assert out["ttt_min"] == pytest.approx(114.0)
+        assert out["restarts"] == out["proactive_restarts"] == 1 and out["lost_work_min"] == 0
+        assert out["ckpts"] == 2
+        check_identities(out, s)
+    s = mk(restart_depth=2.0, repair_time_min=100.0, ckpt_interval_min=10.0)
+    out = simulate_run(s, Scripted(clocks=[11, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(130.0) and out["proactive_restarts"] == 1 and out["ckpts"] == 10
+    out = simulate_run(mk(restart_depth=2.0), Scripted(clocks=[101, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(102.0) and out["restarts"] == 0
+    # rep has a constant depth r: no event brings it to D_max, never a proactive restart
+    out = simulate_run(mk(scheme="rep", restart_depth=1.5, repair_time_min=5.0), Scripted(clocks=[10, BIG]))
+    assert out["restarts"] == 0 and out["ttt_min"] == pytest.approx(202.0)
+
+
+def test_rep_wipes_out_when_a_whole_block_is_down():
+    """rep, N = 4, r = 2 (blocks {0, 1}, {2, 3}), no repair, rate 1/2: g0 at 10 and g2 at 20 leave a survivor
+    in each block (200 of computing, +2); g0 at 10 and g1 at 20 empty block 0: 10 work lost, restart
+    20..30, 200 more -> 230, +2."""
+    a = simulate_run(mk(scheme="rep"), Scripted(clocks=[10, BIG, 20, BIG]))
+    assert a["ttt_min"] == pytest.approx(202.0) and a["wipeouts"] == 0 and a["group_failures"] == 2
+    b = simulate_run(mk(scheme="rep"), Scripted(clocks=[10, 20, BIG, BIG]))
+    assert b["ttt_min"] == pytest.approx(232.0) and b["wipeouts"] == 1 and b["lost_work_min"] == pytest.approx(10.0)
+
+
+def test_wipeout_during_the_final_checkpoint_abandons_it():
+    """none, N = 1, C = 10, R = 5: the clock fires at 105, inside the final checkpoint 100..110: 100 lost,
+    restart to 110, 100 more -> 210, +10 -> 220."""
+    s = mk(n=1, scheme="none", redundancy=1, ckpt_cost_min=10.0, restart_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[105]))
+    assert out["ttt_min"] == pytest.approx(220.0) and out["lost_work_min"] == pytest.approx(100.0)
+    assert out["ckpts"] == 1 and out["ckpt_min"] == pytest.approx(15.0) and out["wipeouts"] == 1
+    check_identities(out, s)
+
+
+def test_job_wide_failure_during_restart_does_nothing():
+    """none, N = 1, R = 10: the clock at 20 (20 lost, restart to 30); job-wide events at 25 (in R: nothing)
+    and 60 (computing: 30 lost, restart 60..70); then 100 -> 170, +2."""
+    s = mk(n=1, scheme="none", redundancy=1, job_mtbf_min=1.0)
+    out = simulate_run(s, Scripted(clocks=[20], gaps=[25.0, 35.0]))
+    assert out["ttt_min"] == pytest.approx(172.0) and out["lost_work_min"] == pytest.approx(50.0)
+    assert out["job_failures"] == 1 and out["wipeouts"] == 1 and out["restarts"] == 2
+
+
+@pytest.mark.parametrize("data,m,ttt", [("shrink", 1, 117.0), ("rebalance", 1, 122.0), ("rebalance", 3, 117.0)])
+def test_elastic_work_rate(data, m, ttt):
+    """N = 4, D = 30; g0 down [10, 40], g1 down [20, 50]. shrink: rate alive/N: 10 + 7.5 + 10 + 7.5 = 35 at
+    50, 65 more -> 115, +2. rebalance m = 1: ceil(4/3) = ceil(4/2) = 2 -> rate 1/2: 10 + 20 = 30 at 50 ->
+    120, +2. rebalance m = 3: alive 3 -> ceil(12/3)/3 = 4/3 (rate 3/4), alive 2 -> 2: as shrink."""
+    s = mk(scheme="elastic", redundancy=1, microbatches=m, repair_time_min=30.0, elastic_data=data)
+    out = simulate_run(s, Scripted(clocks=[10, 20, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(ttt) and out["restarts"] == 0
+    check_identities(out, s)
+
+
+def test_elastic_no_group_up_restarts_and_no_repair_is_refused():
+    """N = 2 shrink, D = 30: g0 at 10, g1 at 15: nobody up -> 10 + 2.5 lost, restart 15..25, -> 125, +2."""
+    s = mk(n=2, scheme="elastic", redundancy=1, repair_time_min=30.0, elastic_data="shrink")
+    out = simulate_run(s, Scripted(clocks=[10, 15]))
+    assert out["ttt_min"] == pytest.approx(127.0) and out["lost_work_min"] == pytest.approx(12.5)
+    assert out["wipeouts"] == out["restarts"] == 1
+    with pytest.raises(ValueError, match="elastic"):
+        simulate_run(mk(scheme="elastic", redundancy=1), np.random.default_rng(0))
+
+
+def test_ages_kept_or_renewed_at_a_restart():
+    """g0 at 10, g1 at 12 -> wipe-out, restart 12..22. g2's clock is 30: kept, it fires at 30 (depth 2,
+    no repair) and the run slows; renewed, g2 draws a new (scripted BIG) clock at 22 and never fails."""
+    kept = simulate_run(mk(), Scripted(clocks=[10, 12, 30, BIG]))
+    renewed = simulate_run(mk(ages="renewed"), Scripted(clocks=[10, 12, 30, BIG]))
+    assert renewed["ttt_min"] == pytest.approx(22 + 100 + 2) and renewed["group_failures"] == 2
+    # kept: 8 work at rate 1 by 30, then 92 at rate 1/2 -> 30 + 184 = 214, +2
+    assert kept["ttt_min"] == pytest.approx(216.0) and kept["group_failures"] == 3
+
+
+# ---------------------------------------------------------------- exact couplings with a real generator
+
+def test_spare_with_r1_is_none_and_rep_computes_at_rate_1_over_r():
+    kw = dict(n=6, group_mtbf_min=(300.0,) * 6, work_min=300.0, ckpt_interval_min=40.0, restart_min=15.0)
+    for seed in range(5):
+        a = simulate_run(mk(scheme="spare", redundancy=1, **kw), np.random.default_rng(seed))
+        b = simulate_run(mk(scheme="none", redundancy=1, **kw), np.random.default_rng(seed))
+        assert a == b
+        s = mk(scheme="rep", redundancy=3, repair_time_min=50.0, **kw)
+        c = simulate_run(s, np.random.default_rng(seed))
+        assert c["compute_min"] == pytest.approx(3 * c["work_done_min"], rel=1e-12)
+        check_identities(c, s)
+
+
+@pytest.mark.parametrize("spares,h,r_min,extra_r", [(0, 50.0, 20.0, 30.0), (0, 10.0, 20.0, 0.0), (1, 10.0, 20.0, 0.0)])
+def test_spare_pool_one_group_none(spares, h, r_min, extra_r):
+    """none, N = 1, no repair: each failure's restart waits for the group's spare. spares = 0: its own node
+    set, back after H: the restart lasts max(R, H) (stall H - R when H > R); spares = 1 and H < R: never a
+    wait. So the run equals the unlimited-pool run with R + stall, draw for draw."""
+    kw = dict(n=1, scheme="none", redundancy=1, group_mtbf_min=(200.0,), work_min=300.0, ckpt_interval_min=50.0)
+    restarts = 0
+    for seed in range(5):
+        pool = simulate_run(mk(spares=spares, hardware_repair_min=h, restart_min=r_min, **kw),
+                            np.random.default_rng(seed))
+        free = simulate_run(mk(restart_min=r_min + extra_r, **kw), np.random.default_rng(seed))
+        assert pool["ttt_min"] == pytest.approx(free["ttt_min"], rel=1e-12)
+        assert pool["stall_min"] == pytest.approx(extra_r * pool["restarts"], rel=1e-9, abs=1e-9)
+        assert pool["restarts"] == free["restarts"]
+        assert pool["events"] - free["events"] <= pool["group_failures"]  # the node set returns seen
+        restarts += pool["restarts"]
+    assert restarts > 5
+
+
+# ---------------------------------------------------------------- statistics against closed forms
+
+def renewal_ttt(work, tau, c, r_min, lam):
+    """none with exponential interruptions of total rate lam (memoryless; those during R are absorbed): each
+    segment (tau of work, or the partial last one, plus its checkpoint, L in all) is retried from its start
+    until it runs L without an interruption. Attempts are i.i.d.; by Wald, E[time] = E[#attempts]
+    E[min(X, L)] + R E[#failures] = (e^{lam L} - 1)(1/lam + R); E[#failures] = e^{lam L} - 1."""
+    k = math.ceil(work / tau - 1e-9)
+    ls = [tau + c] * (k - 1) + [work - (k - 1) * tau + c]
+    ttt = sum((math.exp(lam * L) - 1) * (1 / lam + r_min) for L in ls)
+    fails = sum(math.exp(lam * L) - 1 for L in ls)
+    return ttt, fails
+
+
+@pytest.mark.parametrize("job,dom", [(math.inf, math.inf), (1000.0, 1000.0)])
+def test_none_exponential_renewal_closed_form(job, dom):
+    """With job-wide failures and a domain level (2 domains) the interruptions while computing or
+    checkpointing have total rate N/mtbf + 1/job + 2/dom (with everything up, every domain event downs a
+    group: a wipe-out)."""
+    n, mtbf = 4, (800.0 if dom < math.inf else 500.0)
+    s = mk(n=n, scheme="none", redundancy=1, group_mtbf_min=(mtbf,) * n,
+           job_mtbf_min=None if job == math.inf else job,
+           domains=() if dom == math.inf else (((0, 0, 1, 1), dom),), work_min=290.0, ckpt_interval_min=60.0,
+           ckpt_cost_min=5.0, restart_min=20.0)
+    lam = n / mtbf + 1 / job + 2 / dom
+    want_ttt, want_fails = renewal_ttt(290.0, 60.0, 5.0, 20.0, lam)
+    out = reference_runs(s, 2500, seed=11)
+    ttt = out["ttt_min"]
+    assert abs(ttt.mean() - want_ttt) < 4 * ttt.std(ddof=1) / math.sqrt(ttt.size)
+    rs = out["restarts"]
+    assert abs(rs.mean() - want_fails) < 4 * rs.std(ddof=1) / math.sqrt(rs.size)
+    jf = out["job_failures"]  # a fraction (1/job)/lam of the interruptions are job-wide
+    if job < math.inf:
+        assert abs(jf.mean() - want_fails / job / lam) < 4 * jf.std(ddof=1) / math.sqrt(jf.size)
+    else:
+        assert jf.sum() == 0
+    sm = summary(out)
+    assert sm["ttt_hours"] == pytest.approx(ttt.mean() / 60) and sm["runs"] == 2500
+    assert sm["slowdown"] == pytest.approx(out["compute_min"].sum() / out["work_done_min"].sum())
+    assert sm["slowdown"] == pytest.approx(1.0, abs=1e-12)  # none computes at rate 1
+
+
+@pytest.mark.parametrize("shape", [0.7, 2.0])
+def test_weibull_one_group_one_segment(shape):
+    """none, N = 1, tau > W: one segment L = W + C; after each failure the (only) group is replaced, so the
+    attempts are i.i.d.: E[TTT] = (int_0^L S + R (1 - S(L))) / S(L), S(x) = exp(-(x/eta)^k)."""
+    mtbf, work, c, r_min = 300.0, 150.0, 5.0, 30.0
+    s = mk(n=1, scheme="none", redundancy=1, group_mtbf_min=(mtbf,), weibull_shape=shape, work_min=work,
+           ckpt_interval_min=2 * work, ckpt_cost_min=c, restart_min=r_min)
+    eta = float(s.weibull_scale()[0])
+    surv = lambda x: math.exp(-((x / eta) ** shape))  # noqa: E731
+    L = work + c
+    want = (quad(surv, 0, L)[0] + r_min * (1 - surv(L))) / surv(L)
+    ttt = reference_runs(s, 4000, seed=5)["ttt_min"]
+    assert abs(ttt.mean() - want) < 4 * ttt.std(ddof=1) / math.sqrt(ttt.size)
+
+
+def test_repair_laws_have_mean_d():
+    for law, sigma in (("exp", 1.0), ("lognormal", 0.8)):
+        run = refrun._Run(mk(repair_time_min=40.0, repair_law=law, repair_sigma=sigma), np.random.default_rng(2),
+                          10)
+        x = np.array([run.repair_time() for _ in range(20000)])
+        assert abs(x.mean() - 40.0) < 4 * x.std(ddof=1) / math.sqrt(x.size)
+    run = refrun._Run(mk(repair_time_min=40.0, repair_law="lognormal", repair_sigma=0.8), np.random.default_rng(2), 10)
+    logs = np.log([run.repair_time() for _ in range(20000)])
+    assert logs.std() == pytest.approx(0.8, rel=0.03)
+
+
+# ---------------------------------------------------------------- plumbing
+
+def test_everything_at_once_keeps_the_identities_and_is_reproducible():
+    n = 12
+    s = mk(n=n, redundancy=3, microbatches=2, ring=tuple(np.random.default_rng(0).permutation(n).tolist()),
+           group_mtbf_min=tuple(np.linspace(300, 900, n)), weibull_shape=1.5, ages="renewed",
+           domains=(((0,) * 4 + (1,) * 4 + (2,) * 4, 2000.0),), job_mtbf_min=3000.0, repair_time_min=40.0,
+           repair_law="lognormal", repair_sigma=0.7, spares=2, hardware_repair_min=120.0, work_min=600.0,
+           ckpt_interval_min=45.0, ckpt_cost_min=3.0, restart_min=25.0, restart_depth=2.0)
+    a = reference_runs(s, 40, seed=4)
+    b = reference_runs(s, 40, seed=4)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    assert not np.array_equal(a["ttt_min"], reference_runs(s, 40, seed=5)["ttt_min"])
+    for i in range(40):
+        check_identities({k: v[i] for k, v in a.items()}, s)
+    assert a["group_failures"].sum() > 0 and a["proactive_restarts"].sum() > 0 and a["stall_min"].sum() >= 0
+    sm = summary(a)
+    assert sm["slowdown"] > 1 and sm["slowdown_stderr"] > 0 and sm["ttt_stderr_hours"] > 0
+
+
+def test_max_events_raises():
+    s = mk(n=4, group_mtbf_min=(50.0,) * 4, repair_time_min=5.0, work_min=1000.0)
+    with pytest.raises(RuntimeError, match="max_events"):
+        simulate_run(s, np.random.default_rng(0), max_events=20)
