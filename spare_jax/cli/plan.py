@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 
-from .args import _microbatch_args, _scenario_args
+from .args import _microbatch_args, _repair_args, _scenario_args
 from .base import _bounded, _help
-from .values import _scenario
+from .values import _repair, _scenario
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -105,7 +105,8 @@ def add_plan_parser(sub) -> None:
                    help=_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
                               "deadline_hours"))
     _scenario_args(p, mtbf_flags=False)
-    _microbatch_args(p)
+    _microbatch_args(p, restart=True)
+    _repair_args(p)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--r-max", type=_bounded("r_max"), default=None,
                    help=_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "
@@ -210,7 +211,8 @@ def cmd_plan(args) -> dict:
                           scenario=scenario, restart_min=s["restart"][0], ckpt_cost_min=s["ckpt_cost"][0],
                           work_hours=s["work_hours"][0], gpu_hour_price=s["gpu_hour_price"][0],
                           deadline_hours=args.deadline_hours, runs=args.runs, seed=args.seed, r_max=args.r_max,
-                          epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet)
+                          epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet,
+                          repair=_repair(args), restart_depth=args.restart_depth)
     result.inputs["currency"] = args.currency
     result.sources = _sources(args, result, s, mtbf_src, scenario, preset)
     if gpu_mtbf is not None and args.gpu_mtbf_hours is None:  # the preset's rate

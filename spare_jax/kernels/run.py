@@ -188,10 +188,12 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
            if setup.job_mtbf_min is not None else jnp.full((c,), inf))
     zf = jnp.zeros((c,), jnp.float32)
     zb = jnp.zeros((c,), bool)
+    _, rate0, depth0 = _rate(jnp.zeros((1, n), bool), setup)  # at full health (rep: 1/r; the others: 1)
+    rate0, depth0 = rate0[0], depth0[0]
     padding = ids >= jnp.asarray(total, jnp.uint32)
     st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
-          "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.ones((c,), jnp.float32),
-          "depth": jnp.ones((c,), jnp.float32), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
+          "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.full((c,), rate0),
+          "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
 
@@ -276,8 +278,8 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
         changed = (is_g | dom_hit) & working
         wiped, rate, depth = _rate(down, setup)
         wipe = changed & wiped
-        s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, 1.0, s["rate"]))
-        s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, 1.0, s["depth"]))
+        s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
+        s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))
         hit_max = changed & ~wiped & (depth >= d_max)
         pro_ck = hit_max & computing
         s["pro"] = s["pro"] | pro_ck | (hit_max & (phase == CKPT) & ~s["final"])

@@ -98,13 +98,14 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     ttt_h, se_h = res["ttt_min"] / 60.0, res["ttt_stderr_min"] / 60.0
     restart = training.restart_for(gpus)
     wall = res["ttt_min"]
-    q50, q90, q99 = (x / 60.0 for x in ttt_quantiles(raw, (0.5, 0.9, 0.99)))
+    q05, q50, q90, q95, q99 = (x / 60.0 for x in ttt_quantiles(raw, (0.05, 0.5, 0.9, 0.95, 0.99)))
     out = {
         "scheme": policy.scheme, "groups": cluster.groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "ckpt_interval_source": tau_source, "runs": res["runs"],
         "mc_ttt_hours": ttt_h, "mc_ttt_stderr_hours": se_h,
         "mc_ttt_hours_ci95_low": ttt_h - 1.96 * se_h, "mc_ttt_hours_ci95_high": ttt_h + 1.96 * se_h,
-        "mc_ttt_hours_p50": q50, "mc_ttt_hours_p90": q90, "mc_ttt_hours_p99": q99,
+        "mc_ttt_hours_p05": q05, "mc_ttt_hours_p50": q50, "mc_ttt_hours_p90": q90, "mc_ttt_hours_p95": q95,
+        "mc_ttt_hours_p99": q99,
         "theory_ttt_hours": None,
         "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
         "theory_slowdown": theory_slowdown(cluster, policy.scheme, r),
