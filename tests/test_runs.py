@@ -38,7 +38,9 @@ def _compare(setup: RunSetup, kernel_runs: int, ref_runs: int, seed: int = 3) ->
     ref = summary(reference_runs(setup, ref_runs, seed=seed + 1000))
     z_ttt = (k["ttt_min"] / 60.0 - ref["ttt_hours"]) / math.hypot(k["ttt_stderr_min"] / 60.0,
                                                                   ref["ttt_stderr_hours"])
-    z_slow = (k["slowdown"] - ref["slowdown"]) / math.hypot(k["slowdown_stderr"], ref["slowdown_stderr"])
+    se_slow = math.hypot(k["slowdown_stderr"], ref["slowdown_stderr"])
+    diff = k["slowdown"] - ref["slowdown"]
+    z_slow = diff / se_slow if se_slow > 1e-9 else (0.0 if abs(diff) < 1e-5 else math.inf)  # constant depth
     assert abs(z_ttt) < 4, (z_ttt, k, ref)
     assert abs(z_slow) < 4, (z_slow, k, ref)
     return {"kernel": k, "reference": ref, "z_ttt": z_ttt, "z_slowdown": z_slow}

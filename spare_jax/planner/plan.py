@@ -165,19 +165,52 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
     return dataclasses.replace(scenario, **changes) if changes else scenario
 
 
-def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair=None):
+def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair=None, restart_depth=None):
     from .. import ttt
 
-    if repair is not None:  # epoch pools with rejoins per (scheme, r): r* and tau*
-        from ..model.scenario import Scenario
-        from ..ttt.pool import optimize_pool
-
-        scen = Scenario() if scenario is None else dataclasses.replace(scenario, microbatches=1)
-        out = optimize_pool(n, r_max, model, cfg, scen, epochs=epochs or 2000, seed=seed, progress=progress,
-                            repair=repair)
-        out["method"] = "epoch pools with rejoins (r*, tau*); whole training runs (the Monte Carlo)"
-        return out
+    if repair is not None:  # whole training runs per (scheme, r): r* and tau*
+        return _optimize_whole_runs(n, r_max, model, cfg, scenario, repair, seed, restart_depth)
     return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
+
+
+SCREEN_RUNS = 8  # whole training runs per (scheme, r) when screening r with repair
+SCREEN_R_MAX = 6  # with repair a failed group rejoins: the best r is small (depth, not wipe-outs, dominates)
+
+
+def _optimize_whole_runs(n, r_max, model, cfg, scenario, repair, seed, restart_depth):
+    """r* and tau* per scheme with repair, from whole training runs: for each r up to ``SCREEN_R_MAX``
+    (rep: the divisors of N), tau by Daly on pilot runs, then ``SCREEN_RUNS`` runs; r* the least mean TTT.
+    (A joint search over every lever, with its budget and common random numbers, is the planner's verdict.)"""
+    from ..model.cluster import Cluster, Sampling
+    from ..model.scenario import Scenario
+    from ..model.training import Training
+    from ..ttt import Policy
+    from ..ttt.runs import whole_run_ttt
+
+    scen = Scenario() if scenario is None else scenario
+    training = Training(cfg.work_hours, cfg.ckpt_cost_min, cfg.restart_min, cfg.restart_scaling, cfg.reference_gpus)
+    top = min(r_max, SCREEN_R_MAX)
+    grid = {"spare": [r for r in range(2, top + 1) if r < n] or [1], "none": [1],
+            "rep": [r for r in range(2, top + 1) if n % r == 0] or [1]}
+    schemes, curves = {}, {}
+    for scheme, rs in grid.items():
+        points = []
+        own = scen if scheme == "spare" else dataclasses.replace(scen, microbatches=1)
+        cluster = Cluster(n, model, own, repair)
+        for r in rs:
+            policy = Policy(scheme, r, restart_depth if scheme == "spare" else None, "kept")
+            rep = whole_run_ttt(cluster, training, policy, Sampling(count=SCREEN_RUNS, seed=seed)).to_json()
+            points.append({"r": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
+                           "availability_pct": rep["availability_pct"], "restarts_mean": rep["restarts_mean"]})
+        best = min(points, key=lambda p: p["ttt_hours"])
+        uptime = (best["ttt_hours"] * 60.0 / (best["restarts_mean"] + 1.0)) * best["availability_pct"] / 100.0
+        schemes[scheme] = {"r_star": best["r"], "ckpt_interval_min": best["ckpt_interval_min"],
+                           "ttt_hours": best["ttt_hours"], "availability_pct": best["availability_pct"],
+                           "mean_uptime_min": uptime, "ttt_over_w": best["ttt_hours"] / cfg.work_hours}
+        curves[scheme] = [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in points]
+    return {"schemes": {s: schemes[s] for s in SCHEMES}, "curves": {s: curves[s] for s in SCHEMES},
+            "method": f"whole training runs (SPEC §12): r screened on {SCREEN_RUNS} runs each, tau by Daly "
+                      "on pilot runs"}
 
 
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
@@ -312,7 +345,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     stages = Stages("plan", 1 + len(SCHEMES) + n_sens, progress)
     stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
     whole = repair is not None or restart_depth is not None
-    base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair)
+    base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair, restart_depth)
     schemes, runs_hours, extra = {}, {}, {}
     for i, s in enumerate(SCHEMES, 1):
         e = base["schemes"][s]
@@ -343,8 +376,11 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         }
         if "ttt_stderr_hours" in e:
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
-        if s in extra:
+        if s in extra:  # the whole runs at (r*, tau*) are the answer
             schemes[s].update(extra[s])
+            t = extra[s]["mc_ttt_hours"]
+            schemes[s].update(ttt_hours=t, ttt_over_w=t / work_hours, gpu_hours=t * gpus,
+                              cost=t * gpus * gpu_hour_price)
     sens = []
     if sensitivity:
         sens = _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, gpu_hour_price,
@@ -487,6 +523,13 @@ def model_text(inp: dict) -> str:
     parts = [] if not desc else [describe_scenario(desc)]
     if inp.get("fit_law"):
         parts.append(f"failure rate fitted from a log ({inp['fit_law']} law)")
+    if inp.get("restart_depth") is not None:
+        parts.append(f"proactive restart at depth {inp['restart_depth']:g} (spare)")
+    if inp.get("repair_time_min") is not None:
+        law = inp.get("repair_law", "fixed")
+        return "; ".join(p for p in parts if p != "none") + (
+            f"; repair without a global restart: {inp['repair_time_min']:g} min ({law}"
+            + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")")
     if not parts or parts == ["none"]:
         return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
     return "; ".join(p for p in parts if p != "none") + "; no repair"
