@@ -213,9 +213,6 @@ def _refuse_unused(args) -> None:
         raise ValueError("-r/--redundancy: --scheme none is checkpointing only (r = 1); drop -r or pick spare/rep")
     if cmd == "optimize":
         policy = len(args.microbatch_set or [1]) > 1 or args.restart_depths is not None
-        if repair and named("microbatch_set", "restart_depths"):
-            raise ValueError("--microbatches/--restart-depth with repair (--repair-time) are not searched yet; "
-                             "drop one of them")
         if not repair and not policy and named("epochs", "pool_seed"):
             scenario = _scenario(args, args.groups)
             if not scenario.needs_kernel:

@@ -169,48 +169,16 @@ def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair=Non
     from .. import ttt
 
     if repair is not None:  # whole training runs per (scheme, r): r* and tau*
-        return _optimize_whole_runs(n, r_max, model, cfg, scenario, repair, seed, restart_depth)
+        from ..model.cluster import Cluster
+        from ..model.scenario import Scenario
+        from ..model.training import Training
+        from ..ttt.runs import screen_whole_runs
+
+        cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
+        training = Training(cfg.work_hours, cfg.ckpt_cost_min, cfg.restart_min, cfg.restart_scaling,
+                            cfg.reference_gpus)
+        return screen_whole_runs(cluster, training, r_max, restart_depth, seed)
     return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
-
-
-SCREEN_RUNS = 8  # whole training runs per (scheme, r) when screening r with repair
-SCREEN_R_MAX = 6  # with repair a failed group rejoins: the best r is small (depth, not wipe-outs, dominates)
-
-
-def _optimize_whole_runs(n, r_max, model, cfg, scenario, repair, seed, restart_depth):
-    """r* and tau* per scheme with repair, from whole training runs: for each r up to ``SCREEN_R_MAX``
-    (rep: the divisors of N), tau by Daly on pilot runs, then ``SCREEN_RUNS`` runs; r* the least mean TTT.
-    (A joint search over every lever, with its budget and common random numbers, is the planner's verdict.)"""
-    from ..model.cluster import Cluster, Sampling
-    from ..model.scenario import Scenario
-    from ..model.training import Training
-    from ..ttt import Policy
-    from ..ttt.runs import whole_run_ttt
-
-    scen = Scenario() if scenario is None else scenario
-    training = Training(cfg.work_hours, cfg.ckpt_cost_min, cfg.restart_min, cfg.restart_scaling, cfg.reference_gpus)
-    top = min(r_max, SCREEN_R_MAX)
-    grid = {"spare": [r for r in range(2, top + 1) if r < n] or [1], "none": [1],
-            "rep": [r for r in range(2, top + 1) if n % r == 0] or [1]}
-    schemes, curves = {}, {}
-    for scheme, rs in grid.items():
-        points = []
-        own = scen if scheme == "spare" else dataclasses.replace(scen, microbatches=1)
-        cluster = Cluster(n, model, own, repair)
-        for r in rs:
-            policy = Policy(scheme, r, restart_depth if scheme == "spare" else None, "kept")
-            rep = whole_run_ttt(cluster, training, policy, Sampling(count=SCREEN_RUNS, seed=seed)).to_json()
-            points.append({"r": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
-                           "availability_pct": rep["availability_pct"], "restarts_mean": rep["restarts_mean"]})
-        best = min(points, key=lambda p: p["ttt_hours"])
-        uptime = (best["ttt_hours"] * 60.0 / (best["restarts_mean"] + 1.0)) * best["availability_pct"] / 100.0
-        schemes[scheme] = {"r_star": best["r"], "ckpt_interval_min": best["ckpt_interval_min"],
-                           "ttt_hours": best["ttt_hours"], "availability_pct": best["availability_pct"],
-                           "mean_uptime_min": uptime, "ttt_over_w": best["ttt_hours"] / cfg.work_hours}
-        curves[scheme] = [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in points]
-    return {"schemes": {s: schemes[s] for s in SCHEMES}, "curves": {s: curves[s] for s in SCHEMES},
-            "method": f"whole training runs (SPEC §12): r screened on {SCREEN_RUNS} runs each, tau by Daly "
-                      "on pilot runs"}
 
 
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):

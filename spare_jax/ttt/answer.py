@@ -265,6 +265,19 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     from .closed_form import optimize_r_tau
 
     model, scenario, repair, groups = cluster.model, cluster.scenario, cluster.repair, cluster.groups
+    if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
+                               or scenario.microbatches > 1):
+        from .runs import screen_whole_runs
+
+        ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
+        if len(ms) > 1 or len(ds) > 1:
+            raise ValueError("with repair (--repair-time), give one --microbatches and one --restart-depth: the "
+                             "joint search over them is the planner's verdict (plan); optimize screens r and tau")
+        scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
+        res = screen_whole_runs(Cluster(groups, model, scen, repair), training, space.r_max, ds[0], space.seed)
+        if not space.curves:
+            res.pop("curves")
+        return Report({**res, **cluster.failure_clock()})
     if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
         from ..model.repair import check_model
         from .pool import optimize_pool
