@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import reference_scenario as ref
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.rectlr.place import lemon_adjacency, search_ring
 from spare_jax.model.placement import make_placement
@@ -45,7 +46,7 @@ def test_search_evaluator_agrees_with_the_engine_and_domains_favour_interleaving
     by = {o["name"]: o for o in res.orders}
     for name in ("contiguous", "interleaved"):  # the search's evaluator against the engine's wipe-out kernel
         o = by[name]
-        eng = simulate_wipeout(make_placement("stacked", n, r), 20_000, seed=9, model=MODEL,
+        eng = simulate_wipeout(make_placement("stacked", n, r), Sampling(20_000, 9), model=MODEL,
                                scenario=Scenario(domains=sc.domains, job_mtbf_min=5000.0, ring=name))
         assert abs(o["uptime_min"] - eng.uptime_mean_min) < 4 * math.hypot(o["uptime_stderr_min"],
                                                                             eng.uptime_stderr_min), (o, eng)

@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import Scenario
@@ -49,7 +50,7 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                    "theory_time_avg_depth": th["time_avg_depth"], "divisible_bound": bound, "rep_overhead": r,
                    "mc_overhead": None, "mc_overhead_stderr": None, "mc_trials": None}
             if r in mc_rs:
-                mc = simulate_overhead(make_placement("stacked", groups, r), mc_trials, seed=seed,
+                mc = simulate_overhead(make_placement("stacked", groups, r), Sampling(mc_trials, seed),
                                        scenario=Scenario(microbatches=m))
                 row.update(mc_overhead=mc.overhead, mc_overhead_stderr=mc.overhead_stderr, mc_trials=mc_trials,
                            z_score=(mc.overhead - th["overhead"]) / mc.overhead_stderr)

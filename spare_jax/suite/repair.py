@@ -29,6 +29,7 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                       ds=(1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10_000.0), trials=64,
                       mc_cap_hours=200.0, opt_n=600, opt_ds=(10.0, 30.0, 100.0, 1000.0), r_max=6, epochs=64,
                       work_hours=720.0, max_time_runs=1.0, seed=0, law="fixed"):
+    from ..model.cluster import Sampling
     from ..model.failures import FailureModel
     from ..model.placement import make_placement
     from ..model.repair import Repair
@@ -54,10 +55,10 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
             mc = se = None
             if th / 60.0 <= mc_cap_hours:
                 if d == NEVER:
-                    w = simulate_wipeout(pl, trials, seed, model=model)
+                    w = simulate_wipeout(pl, Sampling(trials, seed), model=model)
                     mc, se = w.uptime_mean_min, w.uptime_stderr_min
                 else:
-                    res = simulate_repair(pl, trials, seed, model=model, repair=Repair(d, law))
+                    res = simulate_repair(pl, Sampling(trials, seed), model=model, repair=Repair(d, law))
                     mc, se = res.uptime_mean_min, res.uptime_stderr_min
             rows.append({"r": r, "repair_min": d, "theory_uptime_h": th / 60.0, "first_order_uptime_h": fo / 60.0,
                          "mc_uptime_h": None if mc is None else mc / 60.0,

@@ -8,6 +8,7 @@ import os
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
@@ -49,7 +50,7 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
                 sc = Scenario(domains=(DomainLevel(domain_size, domain_mtbf_min),), ring=_ring(ring, groups, seed),
                               job_mtbf_min=job_mtbf_min if with_job else None)
                 pl = make_placement("stacked", groups, r)
-                mc = simulate_wipeout(pl, trials, seed=seed, scenario=sc)
+                mc = simulate_wipeout(pl, Sampling(trials, seed), scenario=sc)
                 rows.append({"groups": groups, "redundancy": r, "ring": ring, "job_mtbf_min": sc.job_mtbf_min,
                              "domain_size": domain_size, "domain_mtbf_min": domain_mtbf_min, "trials": trials,
                              "mc_epoch_uptime_min": mc.uptime_mean_min,
