@@ -96,11 +96,12 @@ def cmd_optimize(args) -> dict:
 def cmd_place(args) -> dict:
     import os
 
-    from ..rectlr.place import search_ring
+    from ..model.cluster import Cluster
+    from ..rectlr.answer import place_report
+    from ..rectlr.place import RingSearch
 
     model = _model(args)
     scenario = _scenario(args, args.groups)
-    _check_work_inputs(args, args.groups, 16)
     if args.ring_out is not None:
         parent = os.path.dirname(os.path.abspath(args.ring_out)) if args.ring_out else ""
         if not args.ring_out or os.path.isdir(args.ring_out):
@@ -108,25 +109,26 @@ def cmd_place(args) -> dict:
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or (
                 os.path.exists(args.ring_out) and not os.access(args.ring_out, os.W_OK)):
             raise ValueError(f"--ring-out: cannot write to {args.ring_out}")
-    res = search_ring(args.groups, args.redundancy, model, scenario, args.placement, args.search_epochs,
-                      args.steps, args.proposals, args.epochs, args.random_orders, args.seed,
-                      progress=not args.quiet)
-    out = res.as_dict()
-    ring = out.pop("best_ring")
+    report = place_report(Cluster(args.groups, model, scenario), args.redundancy, args.placement,
+                          RingSearch(args.search_epochs, args.steps, args.proposals, args.random_orders),
+                          _sampling(args, args.epochs))
     if args.ring_out is not None:
         text = ("# ring order found by spare-jax place (ring position i: physical group), best: "
-                f"{res.best_name}\n" + "\n".join(map(str, ring)) + "\n")
+                f"{report['best_name']}\n" + "\n".join(map(str, report["best_ring"])) + "\n")
         try:
             with open(args.ring_out, "w") as fh:
                 fh.write(text)
         except OSError as exc:
             raise ValueError(f"--ring-out: cannot write {args.ring_out}: {exc.strerror}") from None
-        out["ring_file"] = args.ring_out
-    if args.json:
-        out["best_ring"] = list(ring)
-    else:
+    out = {}  # the report; --ring-out names its file where the ring stands, a table shows the orders in one line
+    for key, value in report.to_json().items():
+        if key == "best_ring" and args.ring_out is not None:
+            out["ring_file"] = args.ring_out
+        if key != "best_ring" or args.json:
+            out[key] = value
+    if not args.json:
         out["orders"] = "; ".join(f"{o['name']} {o['uptime_min']:.1f}±{o['uptime_stderr_min']:.1f}"
-                                  for o in res.orders)
+                                  for o in report["orders"])
     return out
 
 

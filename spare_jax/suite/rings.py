@@ -28,7 +28,8 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
        failures held fixed, job-wide rate s / (1 - s) times theirs).
     """
     from .. import ttt
-    from ..rectlr.place import search_ring
+    from ..model.cluster import Cluster, Sampling
+    from ..rectlr.place import RingSearch, search_ring
     from ..model.presets import get_preset
     from ..ttt.pool import best_tau_pool, pool_theory, sample_scenario_epochs
 
@@ -39,8 +40,8 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
     rows = []
     searched = {}
     for r in rs:
-        found = search_ring(groups, r, model, Scenario(domains=domains), steps=search_steps, eval_trials=20_000,
-                            seed=seed)
+        found = search_ring(Cluster(groups, model, Scenario(domains=domains)), r, search=RingSearch(steps=search_steps),
+                            sampling=Sampling(20_000, seed))
         searched[r] = found.best_ring
         _log(f"  ring search r={r}: best {found.best_name} "
              + ", ".join(f"{o['name']} {o['uptime_min']:.0f}" for o in found.orders))
