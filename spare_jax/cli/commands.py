@@ -19,13 +19,6 @@ def _sampling(args, count: int):
                     getattr(args, "out", None), not getattr(args, "quiet", False))
 
 
-def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
-    """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
-    from ..kernels.driver import check_work_inputs
-
-    check_work_inputs(args.groups, _sampling(args, 1), width, bytes_per_item)
-
-
 def _cluster(args, check_redundancy: bool = True):
     """The cluster of the flags: groups, failure law, scenario, repair law (checked in the flags' order)."""
     from ..model.cluster import Cluster
@@ -163,32 +156,16 @@ def cmd_presets(args) -> dict:
 
 
 def cmd_bench(args) -> dict:
-    from ..suite.bench import run_bench
-    from ..model.placement import check_groups_redundancy
+    from ..suite.bench import bench_report
 
-    check_groups_redundancy(args.groups, args.redundancy)
-    _check_work_inputs(args, args.groups, 16)
-    from ..model.bounds import chunk_bytes, memory_budget_bytes
-
-    if chunk_bytes(1024, args.groups * args.redundancy, 8) > memory_budget_bytes():  # bench's overhead chunk
-        raise ValueError(f"--groups {args.groups} x --redundancy {args.redundancy}: the overhead kernel's "
-                         "1024-trial chunk does not fit half the RAM; lower either")
-    seconds = 10.0 if args.full else 3.0
-    return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
-                     devices=args.devices, chunk_size=args.chunk_size, progress=not args.quiet)
+    return bench_report(args.groups, args.redundancy, args.full, args.chunk_size, args.devices,
+                        not args.quiet).to_json()
 
 
 def cmd_run(args) -> dict:
-    import os
+    from ..suite import format_summary, run_report
 
-    from ..kernels.driver import check_writable_dir
-    from ..suite import format_summary, run_suite
-
-    out = args.out_dir or ("figures" if args.full else "results")
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ValueError(f"--out-dir {out} exists and is not a directory")
-    check_writable_dir(out, "--out-dir")
-    summary = run_suite(out, full=args.full, seed=args.seed, progress=not args.quiet)
+    summary = run_report(args.out_dir, full=args.full, seed=args.seed, progress=not args.quiet).to_json()
     if not args.json:
         print(format_summary(summary))
         args.printed = True

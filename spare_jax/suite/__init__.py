@@ -2,7 +2,8 @@
 (``figures/*.csv|json``) and its figure (``figures/*.png``), and returns summary rows.
 
 ``experiments/*.py`` are thin command-line wrappers over these functions; ``spare-jax run`` calls them with
-its defaults (or ``--quick`` sizes). ``bench`` measures the kernels against NumPy and SimPy references.
+its defaults (or ``--quick`` sizes) through one call, ``run_report``. ``bench`` measures the kernels against
+NumPy and SimPy references (``bench.bench_report``, what ``spare-jax bench`` prints).
 
 May import every wing below it (``model``, ``kernels``, ``theory``, ``ttt``, ``rectlr``); not ``planner``
 (its sibling) nor ``cli``.
@@ -16,6 +17,7 @@ import time
 from .. import plotting, theory
 from ..model.placement import make_placement
 from ..kernels.wipeout import simulate_wipeout
+from ..results import Report
 from .common import _log, experiment_args, matplotlib_ticker, dataclasses_replace  # noqa: F401
 from .wipeout import WIPEOUT_RS, wipeout_validation  # noqa: F401
 from .overhead import overhead_vs_r  # noqa: F401
@@ -67,6 +69,19 @@ def verdict(row: dict) -> str:
     if lo is not None and th is not None:
         return "theory inside the MC 95% CI" if lo <= th <= hi else "theory outside the MC 95% CI"
     return "-"
+
+
+def run_report(out_dir: str | None = None, full: bool = False, seed: int = 0, progress: bool = True) -> Report:
+    """``spare-jax run`` (``make run``): ``run_suite`` into ``out_dir`` (default ``results/``, or ``figures/``
+    with ``full``), refused up front when ``out_dir`` is a file or cannot be written; its summary as a
+    ``Report`` whose ``to_json()`` is what ``spare-jax run --json`` prints."""
+    from ..kernels.driver import check_writable_dir
+
+    out = out_dir or ("figures" if full else "results")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out-dir {out} exists and is not a directory")
+    check_writable_dir(out, "--out-dir")
+    return Report(run_suite(out, full=full, seed=seed, progress=progress))
 
 
 def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True,

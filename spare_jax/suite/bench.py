@@ -28,6 +28,7 @@ import numpy as np
 from ..kernels.driver import as_uint32_key_words
 from ..model.failures import FailureModel
 from ..model.placement import Placement, make_placement
+from ..results import Report
 
 
 def _timed(fn, min_seconds: float):
@@ -254,6 +255,25 @@ def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: floa
 
 
 # --------------------------------------------------------------------------------------------------------
+
+
+def bench_report(groups: int = 600, redundancy: int = 8, full: bool = False, chunk_size: int | None = None,
+                 devices=None, progress: bool = False) -> Report:
+    """``spare-jax bench``: every measurement of ``run_bench`` (3 s each, or 10 s and 200 SimPy trials with
+    ``full``), refused up front when N and r are out of range or a chunk does not fit the memory; a ``Report``
+    whose ``to_json()`` is what ``spare-jax bench --json`` prints."""
+    from ..kernels.driver import check_work_inputs
+    from ..model.bounds import chunk_bytes, memory_budget_bytes
+    from ..model.cluster import Sampling
+    from ..model.placement import check_groups_redundancy
+
+    check_groups_redundancy(groups, redundancy)
+    check_work_inputs(groups, Sampling(1, chunk_size=chunk_size, devices=devices), groups, 16)
+    if chunk_bytes(1024, groups * redundancy, 8) > memory_budget_bytes():  # the overhead kernel's chunk
+        raise ValueError(f"--groups {groups} x --redundancy {redundancy}: the overhead kernel's "
+                         "1024-trial chunk does not fit half the RAM; lower either")
+    return Report(run_bench(groups, redundancy, seconds=10.0 if full else 3.0, des_trials=200 if full else 60,
+                            devices=devices, chunk_size=chunk_size, progress=progress))
 
 
 def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,
