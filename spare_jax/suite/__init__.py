@@ -15,6 +15,7 @@ import os
 import time
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.placement import make_placement
 from ..kernels.wipeout import simulate_wipeout
 from ..results import Report
@@ -119,7 +120,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
             (f"closed-form optimum r*, tau* per scheme (N = {n})", optimum),
             (f"time-to-train vs r: closed form, Monte Carlo near the optima (N = {n}, 30 runs per point)",
              lambda: ttt_vs_r(out_dir, groups=n, rs=tuple(range(1, 21)), mc_rs=r_near(), ckpt_costs=(5.0,),
-                              runs=30, seed=seed, progress=progress)),
+                              sampling=Sampling(30, seed, progress=progress))),
             (f"wipe-out validation (N = {n}, r = 4, 8, 16)",
              lambda: wipeout_validation(out_dir, groups=(n,), rs=(4, 8, 16), trials={n: 100_000}, seed=seed,
                                         progress=progress)),
@@ -139,7 +140,8 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
                                                                                       progress=progress)),
             ("overhead vs r (N = 600, 6000)", lambda: overhead_vs_r(out_dir, seed=seed, progress=progress)),
             ("reorder controller (N = 600, 6000)", lambda: reorder_movement(out_dir, seed=seed)),
-            ("time-to-train vs r (N = 600)", lambda: ttt_vs_r(out_dir, seed=seed, progress=progress)),
+            ("time-to-train vs r (N = 600)",
+             lambda: ttt_vs_r(out_dir, sampling=Sampling(120, seed, progress=progress))),
             ("r* vs N (100 .. 100,000 groups)", lambda: rstar_vs_n(out_dir, progress=progress)),
         ]
     _log(f"spare-jax run{' --full' if full else ''}: {len(stages)} stages, expected "
