@@ -8,11 +8,13 @@ and the gain of restarting voluntarily once the depth reaches D_max.
 Writes figures/microbatches_omega.csv, figures/microbatches_ttt.csv, figures/microbatches_restart.csv and
 figures/microbatches.png.
 """
+from spare_jax.model.cluster import Sampling
 from spare_jax.suite import experiment_args, microbatches
+from spare_jax.suite.microbatches import RestartSweep
 
 args = experiment_args(__doc__)
 if args.quick:
-    microbatches(args.out, ms=(1, 2, 4, 8), rs=(2, 4, 6, 8), mc_rs=(4, 8), mc_trials=3000, ttt_rs=tuple(range(1, 9)),
-                 restart_ms=(1, 4), restart_epochs=3000, seed=args.seed)
+    microbatches(args.out, ms=(1, 2, 4, 8), rs=(2, 4, 6, 8), mc_rs=(4, 8), sampling=Sampling(3000, args.seed),
+                 ttt_rs=tuple(range(1, 9)), restarts=RestartSweep(ms=(1, 4), epochs=3000))
 else:
-    microbatches(args.out, seed=args.seed)
+    microbatches(args.out, sampling=Sampling(20_000, args.seed))

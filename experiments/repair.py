@@ -8,12 +8,14 @@ and r*, TTT, SPARe's reduction vs the best Rep vs D.
 
 Writes figures/repair_wipeout.csv, figures/repair_ttt.csv and figures/repair.png.
 """
+from spare_jax.model.cluster import Sampling
 from spare_jax.suite import experiment_args
-from spare_jax.suite.repair import repair_experiment
+from spare_jax.suite.repair import RepairOptimum, repair_experiment
 
 args = experiment_args(__doc__)
 if args.quick:
-    repair_experiment(args.out, ds=(1.0, 10.0, 30.0, 100.0, 1000.0, 10_000.0), trials=24, mc_cap_hours=60.0,
-                      opt_n=48, opt_ds=(30.0, 1000.0), r_max=4, epochs=200, work_hours=48.0, seed=args.seed)
+    repair_experiment(args.out, ds=(1.0, 10.0, 30.0, 100.0, 1000.0, 10_000.0), sampling=Sampling(24, args.seed),
+                      mc_cap_hours=60.0, optimum=RepairOptimum(48, (30.0, 1000.0), r_max=4, epochs=200,
+                                                               work_hours=48.0))
 else:
-    repair_experiment(args.out, seed=args.seed)
+    repair_experiment(args.out, sampling=Sampling(64, args.seed))

@@ -9,8 +9,10 @@ Writes figures/ring_ttt.csv, figures/ring_ttt_job_share.csv and figures/ring_ttt
 """
 import sys
 
+from spare_jax.model.cluster import Sampling
+from spare_jax.rectlr.place import RingSearch
 from spare_jax.suite import experiment_args, ring_ttt
-from spare_jax.suite.rings import replot_ring_ttt
+from spare_jax.suite.rings import JobShareSweep, replot_ring_ttt
 
 replot = "--replot" in sys.argv
 if replot:
@@ -19,6 +21,7 @@ args = experiment_args(__doc__)
 if replot:
     replot_ring_ttt(args.out)
 elif args.quick:
-    ring_ttt(args.out, groups=120, rs=(2, 4, 6), epochs=3000, search_steps=20, job_shares=(0.0, 0.3), seed=args.seed)
+    ring_ttt(args.out, groups=120, rs=(2, 4, 6), sampling=Sampling(3000, args.seed, progress=True),
+             search=RingSearch(steps=20), job_shares=JobShareSweep(shares=(0.0, 0.3)))
 else:
-    ring_ttt(args.out, seed=args.seed)
+    ring_ttt(args.out, sampling=Sampling(20_000, args.seed, progress=True))

@@ -6,10 +6,11 @@ job-wide interruptions against r* and SPARe's advantage over replication (closed
 
 Writes figures/scenarios_uptime.csv, figures/scenarios_job_wide.csv and figures/scenarios.png.
 """
+from spare_jax.model.cluster import Sampling
 from spare_jax.suite import experiment_args, scenarios
 
 args = experiment_args(__doc__)
 if args.quick:
-    scenarios(args.out, rs=(2, 4, 8), trials=5000, job_fractions=(0.0, 0.3), seed=args.seed)
+    scenarios(args.out, rs=(2, 4, 8), sampling=Sampling(5000, args.seed, progress=True), job_fractions=(0.0, 0.3))
 else:
-    scenarios(args.out, seed=args.seed)
+    scenarios(args.out, sampling=Sampling(50_000, args.seed, progress=True))

@@ -5,10 +5,11 @@
 
 Writes figures/ttt_vs_r.csv and figures/ttt_vs_r.png.
 """
+from spare_jax.model.cluster import Sampling
 from spare_jax.suite import experiment_args, ttt_vs_r
 
 args = experiment_args(__doc__)
 if args.quick:
-    ttt_vs_r(args.out, rs=(1, 2, 4, 8, 12, 16, 20), ckpt_costs=(5.0,), runs=40, seed=args.seed)
+    ttt_vs_r(args.out, rs=(1, 2, 4, 8, 12, 16, 20), ckpt_costs=(5.0,), sampling=Sampling(40, args.seed, progress=True))
 else:
-    ttt_vs_r(args.out, seed=args.seed)
+    ttt_vs_r(args.out, sampling=Sampling(120, args.seed, progress=True))

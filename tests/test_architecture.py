@@ -5,6 +5,9 @@ Every ``import``/``from ... import`` of spare_jax (module level and inside funct
 a wing above, or of a sibling on the same level, fails, and so does a circle between modules. The leaf
 utilities (``plotting``, ``stages``) import nothing of ours and may be used by any wing; the package root
 and the old names kept for one release (``_moved.alias``) are left out.
+
+No public function or method takes more than 8 parameters (the values ``Cluster``, ``Sampling`` and small
+option classes carry the rest); the few still above are listed, and the list may only shrink.
 """
 import ast
 import os
@@ -131,3 +134,81 @@ def test_the_walk_sees_the_real_imports():
     assert "model.placement" in GRAPH["kernels.wipeout"]
     assert "ttt.config" in GRAPH["ttt.montecarlo"]
     assert len(GRAPH) > 40
+
+
+# ------------------------------------------------------------------------------------------------ parameters
+MAX_PARAMETERS = 8
+# public functions still above MAX_PARAMETERS (being reworked); a function leaves the list when it drops to 8 or
+# fewer (the list can only shrink), and nothing joins it
+TOO_MANY_PARAMETERS = {
+    ("ttt/montecarlo.py", "simulate_ttt_runs"), ("ttt/montecarlo.py", "sample_epochs"),
+    ("ttt/montecarlo.py", "sample_kept_chains"),
+    ("ttt/pool.py", "optimize_pool"), ("ttt/pool.py", "sample_repair_epochs"),
+    ("ttt/policy.py", "optimize_policy"), ("ttt/policy.py", "search_restart_depth"),
+    ("ttt/closed_form.py", "optimize_r_tau"),
+    ("planner/plan.py", "plan"),
+    ("kernels/driver.py", "run_reduced"), ("kernels/driver.py", "run_chunked"),
+}
+
+
+def _parameter_count(fn, method: bool) -> int:
+    """Positional, keyword-only, ``*args`` and ``**kwargs`` (one each); a method's ``self``/``cls`` not counted."""
+    a = fn.args
+    names = [x.arg for x in a.posonlyargs + a.args]
+    if method and names and names[0] in ("self", "cls"):
+        names = names[1:]
+    return len(names) + len(a.kwonlyargs) + (a.vararg is not None) + (a.kwarg is not None)
+
+
+def _public_functions(tree):
+    """``(qualified name, parameter count)`` of the module's public functions and its classes' public methods
+    (names not starting with ``_``; functions nested in functions are not reachable and left out)."""
+    found = []
+
+    def visit(node, prefix, in_class):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and not child.name.startswith("_"):
+                found.append((prefix + child.name, _parameter_count(child, in_class)))
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.", True)
+
+    visit(tree, "", False)
+    return found
+
+
+def _parameter_counts():
+    out = {}
+    for path in sorted(MODULES.values()):
+        rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
+        for name, count in _public_functions(ast.parse(open(path).read())):
+            out[(rel, name)] = count
+    return out
+
+
+COUNTS = _parameter_counts()
+
+
+def test_the_parameter_count_follows_the_rules():
+    tree = ast.parse("def f(a, b=1, /, c=2, *args, d, e=3, **kw): pass\n"
+                     "def _hidden(a, b, c, d, e, f, g, h, i): pass\n"
+                     "class C:\n"
+                     "    def m(self, a, *, b): pass\n"
+                     "    @classmethod\n"
+                     "    def k(cls): pass\n"
+                     "    def __init__(self, a, b, c, d, e, f, g, h, i): pass\n")
+    assert dict(_public_functions(tree)) == {"f": 7, "C.m": 2, "C.k": 0}
+    assert len(COUNTS) > 200 and COUNTS[("measure/wipeout.py", "wipeout")] == 5
+
+
+def test_public_functions_take_at_most_8_parameters():
+    over = {f"{path} {name} ({n})" for (path, name), n in COUNTS.items()
+            if n > MAX_PARAMETERS and (path, name) not in TOO_MANY_PARAMETERS}
+    assert not over, (f"public functions with more than {MAX_PARAMETERS} parameters: {sorted(over)}; take a "
+                      "Cluster, a Sampling or a small frozen dataclass of options instead")
+
+
+def test_the_list_of_functions_above_the_limit_only_shrinks():
+    stale = [f"{path} {name}" + ("" if (path, name) not in COUNTS else f" ({COUNTS[(path, name)]})")
+             for path, name in sorted(TOO_MANY_PARAMETERS) if COUNTS.get((path, name), 0) <= MAX_PARAMETERS]
+    assert not stale, (f"gone, or down to {MAX_PARAMETERS} parameters or fewer: {stale}; remove them from "
+                       "TOO_MANY_PARAMETERS")

@@ -225,6 +225,7 @@ def test_trace_files_refused(tmp_path, capsys, text, word):
 
 
 def test_library_refuses_the_same():
+    from spare_jax.model.cluster import Sampling
     from spare_jax.model.placement import make_placement
     from spare_jax.rectlr.reorder import check_failures, parse_failed_list, replay
     from spare_jax.kernels.overhead import simulate_overhead
@@ -239,11 +240,11 @@ def test_library_refuses_the_same():
     with pytest.raises(ValueError, match="time_min"):
         replay(make_placement("stacked", 20, 2), [3, 4], [1.0, math.nan])
     with pytest.raises(ValueError, match="trials"):
-        simulate_overhead(trials=2**32, groups=20, redundancy=2)
+        simulate_overhead(make_placement("stacked", 20, 2), Sampling(2**32))
     with pytest.raises(ValueError, match="trials"):
-        simulate_overhead(trials=2**32, groups=20, redundancy=2, kind="random")
+        simulate_overhead(make_placement("random", 20, 2, seed=0), Sampling(2**32))
     with pytest.raises(ValueError, match="seed"):
-        simulate_wipeout(trials=10, seed=2**63, groups=20, redundancy=2)
+        simulate_wipeout(make_placement("stacked", 20, 2), Sampling(10, seed=2**63))
 
 
 # ------------------------------------------------------------------------------------------------ JSON

@@ -10,6 +10,7 @@ import pytest
 
 from spare_jax.kernels import devsum
 from spare_jax.kernels.driver import as_uint32_key_words, exact_units
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import DomainLevel, Scenario
@@ -54,7 +55,7 @@ def test_wipeout_statistics_bit_identical_to_host_accumulation_for_any_chunk(sce
     fn = _jitted(pl, model) if scenario is None else _jitted_scenario(pl, model, scenario)
     hist, up, up2, events = _host_reference(fn, words, trials, 48)
     for chunk in (64, 1000, 4096):
-        r = simulate_wipeout(pl, trials, seed=5, chunk_size=chunk, scenario=scenario)
+        r = simulate_wipeout(pl, Sampling(trials, 5, chunk_size=chunk), scenario=scenario)
         np.testing.assert_array_equal(r.histogram, hist)
         assert r.uptime_sum_min == up / 2**1126 and r.uptime_sq_sum_min2 == up2 / 2**1126
         assert [r.ended_by_job, r.fatal_by_domain] == events
@@ -66,34 +67,34 @@ def test_state_file_resume_and_refusals(tmp_path):
     from spare_jax.kernels.driver import STATE_FILE
 
     pl = make_placement("stacked", 50, 3)
-    full = simulate_wipeout(pl, 5000, seed=1, chunk_size=500)
+    full = simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500))
     out = str(tmp_path / "x")
-    part = simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=out)
+    part = simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500, out_dir=out))
     assert sorted(os.listdir(out)) == [".lock", STATE_FILE]  # one small file, no per-chunk files
-    again = simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=out)  # fully resumed
+    again = simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500, out_dir=out))  # fully resumed
     for r in (part, again):
         np.testing.assert_array_equal(full.histogram, r.histogram)
         assert (r.uptime_sum_min, r.uptime_sq_sum_min2) == (full.uptime_sum_min, full.uptime_sq_sum_min2)
     # other parameters in the same DIR: refused, whatever else is (not) there
     with pytest.raises(ValueError, match="other parameters"):
-        simulate_wipeout(make_placement("stacked", 50, 4), 5000, seed=1, chunk_size=500, out_dir=out)
+        simulate_wipeout(make_placement("stacked", 50, 4), Sampling(5000, 1, chunk_size=500, out_dir=out))
     # a damaged state is refused, not reused
     path = os.path.join(out, STATE_FILE)
     data = json.load(open(path))
     data["body"]["trials_done"] = 10
     json.dump(data, open(path, "w"))
     with pytest.raises(ValueError, match="checksum"):
-        simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=out)
+        simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500, out_dir=out))
     with open(path, "w") as fh:  # truncated
         fh.write('{"body": ')
     with pytest.raises(ValueError, match="damaged"):
-        simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=out)
+        simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500, out_dir=out))
     # old per-chunk files whose run.json was deleted: their parameters are unknown, refused
     old = tmp_path / "old"
     (old / "chunks").mkdir(parents=True)
     (old / "chunks" / "00000000.npz").write_bytes(b"x")
     with pytest.raises(ValueError, match="run record"):
-        simulate_wipeout(pl, 5000, seed=1, chunk_size=500, out_dir=str(old))
+        simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500, out_dir=str(old)))
 
 
 def test_overhead_statistics_bit_identical_to_host_accumulation():
@@ -108,7 +109,7 @@ def test_overhead_statistics_bit_identical_to_host_accumulation():
     for ratio, (u, w) in zip(ratios, [(0, 1), (3, 4), (2, 0)]):
         ratio.add(stats[:, u], stats[:, w])
     for chunk in (64, 1001):
-        res = simulate_overhead(pl, trials, seed=2, chunk_size=chunk)
+        res = simulate_overhead(pl, Sampling(trials, 2, chunk_size=chunk))
         om, se, _, _ = ratios[0].result(trials)
         oms, ses, _, _ = ratios[1].result(trials)
         dep, dse, _, _ = ratios[2].result(trials)

@@ -6,6 +6,7 @@ import sys
 
 SCRIPT = r"""
 import json, jax, numpy as np
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.wipeout import simulate_wipeout
 from spare_jax.kernels.overhead import simulate_overhead
@@ -14,15 +15,16 @@ assert len(jax.devices()) == 4, jax.devices()
 pl = make_placement("stacked", 48, 3)
 out = {}
 for devices in (1, 4):
-    w = simulate_wipeout(pl, 3000, seed=5, devices=devices, chunk_size=256)
-    w2 = simulate_wipeout(pl, 3001, seed=5, devices=devices, chunk_size=100)
+    w = simulate_wipeout(pl, Sampling(3000, 5, devices=devices, chunk_size=256))
+    w2 = simulate_wipeout(pl, Sampling(3001, 5, devices=devices, chunk_size=100))
     sc = Scenario(domains=(DomainLevel(4, 20_000.0),), job_mtbf_min=3000.0)
-    ws = simulate_wipeout(pl, 2001, seed=5, devices=devices, chunk_size=64, scenario=sc)
-    o = simulate_overhead(pl, 600, seed=5, devices=devices, chunk_size=128)
-    o6 = simulate_overhead(make_placement("stacked", 60, 6), 700, seed=1, devices=devices,
-                           chunk_size=700 if devices == 1 else 64)
-    om = simulate_overhead(make_placement("stacked", 40, 4), 200, seed=2, devices=devices,
-                           chunk_size=200 if devices == 1 else 32, scenario=Scenario(microbatches=4))
+    ws = simulate_wipeout(pl, Sampling(2001, 5, devices=devices, chunk_size=64), scenario=sc)
+    o = simulate_overhead(pl, Sampling(600, 5, devices=devices, chunk_size=128))
+    o6 = simulate_overhead(make_placement("stacked", 60, 6),
+                           Sampling(700, 1, devices=devices, chunk_size=700 if devices == 1 else 64))
+    om = simulate_overhead(make_placement("stacked", 40, 4),
+                           Sampling(200, 2, devices=devices, chunk_size=200 if devices == 1 else 32),
+                           scenario=Scenario(microbatches=4))
     out[devices] = {"hist": w.histogram.tolist(), "up": w.uptime_sum_min, "omega": o.overhead,
                     "om": [om.overhead, om.overhead_sampled, om.threshold_mean.tolist()],
                     "o6": [o6.overhead, o6.overhead_sampled, o6.time_avg_depth],

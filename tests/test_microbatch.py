@@ -22,6 +22,7 @@ import pytest
 from spare_jax import theory
 from spare_jax.kernels.depth import (
     WIPED_OUT, capacity_block, capacity_host, capacity_maxflow, capacity_stacked, feasible_stacked)
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel, trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead
 from spare_jax.model.placement import make_placement
@@ -123,8 +124,8 @@ def test_transfer_matrices_equal_the_k_resolved_mixture_with_microbatches():
 
 def test_overhead_with_one_microbatch_is_bit_for_bit_the_default():
     pl = make_placement("stacked", 24, 3)
-    a = simulate_overhead(pl, 500, seed=3)
-    b = simulate_overhead(pl, 500, seed=3, scenario=Scenario(microbatches=1))
+    a = simulate_overhead(pl, Sampling(500, 3))
+    b = simulate_overhead(pl, Sampling(500, 3), scenario=Scenario(microbatches=1))
     assert a.overhead == b.overhead and a.time_avg_depth == b.time_avg_depth
     assert np.array_equal(a.depth_at_wipeout_hist, b.depth_at_wipeout_hist)
     th = theory.overhead_theory("stacked", 24, 3)
@@ -135,7 +136,7 @@ def test_overhead_with_one_microbatch_is_bit_for_bit_the_default():
                                         pytest.param("stacked", 64, 4, 4, marks=pytest.mark.slow),
                                         ("block", 32, 4, 3)])  # stacked N = 64 also below, vs the reference
 def test_overhead_monte_carlo_agrees_with_theory(kind, n, r, m):
-    res = simulate_overhead(make_placement(kind, n, r), 4000, seed=11, scenario=Scenario(microbatches=m))
+    res = simulate_overhead(make_placement(kind, n, r), Sampling(4000, 11), scenario=Scenario(microbatches=m))
     th = theory.overhead_theory(kind, n, r, microbatches=m)
     z = (res.overhead - th["overhead"]) / res.overhead_stderr
     assert abs(z) < 4, (res.overhead, res.overhead_stderr, th["overhead"])
@@ -175,7 +176,7 @@ def _reference_rows():
 
 def _check_against_reference(row, trials):
     n, r, m = row["N"], row["r"], row["m"]
-    res = simulate_overhead(make_placement("stacked", n, r), trials, seed=1, scenario=Scenario(microbatches=m))
+    res = simulate_overhead(make_placement("stacked", n, r), Sampling(trials, 1), scenario=Scenario(microbatches=m))
     se = math.hypot(res.overhead_stderr, row["overhead_stderr"])
     assert abs(res.overhead - row["overhead"]) < 4 * se, (row, res.overhead, res.overhead_stderr)
     th = theory.overhead_theory("stacked", n, r, microbatches=m)

@@ -242,12 +242,13 @@ def test_an_incomplete_run_raises_instead_of_returning_numbers(peer, needle, mon
     """The completeness check itself: a peer that ran other blocks, or trials that do not add up to the
     total, is an error, never a result."""
     from spare_jax.kernels import multiproc
+    from spare_jax.model.cluster import Sampling
     from spare_jax.model.placement import make_placement
     from spare_jax.kernels.wipeout import simulate_wipeout
 
     monkeypatch.setattr(multiproc, "coordinator", lambda: _Peers(peer))
     with pytest.raises(multiproc.IncompleteRun, match=needle):
-        simulate_wipeout(make_placement("stacked", 12, 3), 500, seed=1, chunk_size=64)
+        simulate_wipeout(make_placement("stacked", 12, 3), Sampling(500, 1, chunk_size=64))
 
 
 def test_a_multiprocess_run_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import reference_scenario as ref
+from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
-from spare_jax.rectlr.place import lemon_adjacency, search_ring
+from spare_jax.rectlr.place import RingSearch, lemon_adjacency, search_ring
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import DomainLevel, Scenario
 from spare_jax.kernels.wipeout import simulate_wipeout
@@ -23,7 +24,8 @@ def test_search_separates_lemons_and_beats_the_standard_orders():
     n, r = 24, 2
     mtbf = [MODEL.group_mtbf_min / (20.0 if g < 4 else 1.0) for g in range(n)]
     sc = Scenario(group_mtbf_min=tuple(mtbf))
-    res = search_ring(n, r, MODEL, sc, search_trials=2000, steps=60, eval_trials=40_000, random_orders=1, seed=3)
+    res = search_ring(Cluster(n, MODEL, sc), r, search=RingSearch(search_trials=2000, steps=60, random_orders=1),
+                      sampling=Sampling(40_000, seed=3))
     by = {o["name"]: o for o in res.orders}
     assert lemon_adjacency(np.arange(n), range(4), r) == 3
     assert res.best_name in ("searched", "random-0")
@@ -41,29 +43,31 @@ def test_search_separates_lemons_and_beats_the_standard_orders():
 def test_search_evaluator_agrees_with_the_engine_and_domains_favour_interleaving():
     n, r = 40, 3
     sc = Scenario(domains=(DomainLevel(4, 4000.0),), job_mtbf_min=5000.0)
-    res = search_ring(n, r, MODEL, sc, search_trials=4000, steps=10, eval_trials=20_000, random_orders=2, seed=1)
+    res = search_ring(Cluster(n, MODEL, sc), r, search=RingSearch(search_trials=4000, steps=10, random_orders=2),
+                      sampling=Sampling(20_000, seed=1))
     by = {o["name"]: o for o in res.orders}
     for name in ("contiguous", "interleaved"):  # the search's evaluator against the engine's wipe-out kernel
         o = by[name]
-        eng = simulate_wipeout(make_placement("stacked", n, r), 20_000, seed=9, model=MODEL,
+        eng = simulate_wipeout(make_placement("stacked", n, r), Sampling(20_000, 9), model=MODEL,
                                scenario=Scenario(domains=sc.domains, job_mtbf_min=5000.0, ring=name))
         assert abs(o["uptime_min"] - eng.uptime_mean_min) < 4 * math.hypot(o["uptime_stderr_min"],
                                                                             eng.uptime_stderr_min), (o, eng)
     assert by["interleaved"]["uptime_min"] > by["contiguous"]["uptime_min"] + 10 * by["contiguous"]["uptime_stderr_min"]
     assert res.orders[0]["name"] != "contiguous"
-    small = dict(search_trials=200, steps=3, eval_trials=500, random_orders=1, seed=4)
-    assert search_ring(n, r, MODEL, sc, **small) == search_ring(n, r, MODEL, sc, **small)  # deterministic
+    small = dict(search=RingSearch(search_trials=200, steps=3, random_orders=1), sampling=Sampling(500, seed=4))
+    cluster = Cluster(n, MODEL, sc)
+    assert search_ring(cluster, r, **small) == search_ring(cluster, r, **small)  # deterministic
 
 
 @pytest.mark.parametrize("kwargs,match", [
     (dict(placement="random"), "stacked or block"),
     (dict(placement="block", redundancy=7), "r"),
-    (dict(steps=-1), "steps"),
-    (dict(proposals=0), "proposals"),
-    (dict(search_trials=1), "search_trials"),
+    (dict(search=RingSearch(steps=-1)), "steps"),
+    (dict(search=RingSearch(proposals=0)), "proposals"),
+    (dict(search=RingSearch(search_trials=1)), "search_trials"),
 ])
 def test_bad_search_input(kwargs, match):
-    args = dict(groups=20, redundancy=2, model=MODEL, scenario=None)
+    args = dict(cluster=Cluster(20, MODEL), redundancy=2)
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         search_ring(**args)

@@ -14,6 +14,7 @@ from scipy import stats
 
 from spare_jax import theory
 from spare_jax.kernels.driver import ExactSum, exact_mean_var, exact_units
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel, key_words, threefry2x32, trial_bits
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.wipeout import simulate_wipeout, wipeout_kernel
@@ -74,7 +75,7 @@ def test_batch_means_scatter_as_the_reported_standard_error():
     pl = make_placement("stacked", 600, 8)
     means, ses = [], []
     for seed in range(100):
-        res = simulate_wipeout(pl, 8192, seed=seed)
+        res = simulate_wipeout(pl, Sampling(8192, seed))
         means.append(res.mean)
         ses.append(res.stderr)
     ratio = np.var(means, ddof=1) / np.mean(np.square(ses))
@@ -126,8 +127,8 @@ def test_wipeout_uptime_sums_do_not_overflow(kwargs):
     n, r = kwargs.pop("groups"), kwargs.pop("redundancy")
     model = FailureModel(**kwargs)
     pl = make_placement("stacked", n, r)
-    res = simulate_wipeout(pl, 20_000, seed=1, model=model)
-    other = simulate_wipeout(pl, 20_000, seed=1, model=model, chunk_size=64)
+    res = simulate_wipeout(pl, Sampling(20_000, 1), model=model)
+    other = simulate_wipeout(pl, Sampling(20_000, 1, chunk_size=64), model=model)
     assert res.uptime_sum_min == other.uptime_sum_min and res.uptime_stderr_min == other.uptime_stderr_min
     want = theory.expected_uptime(theory.survival_exact("stacked", n, r), n, model.group_rate_per_min)
     assert res.uptime_stderr_min > 0
@@ -138,7 +139,7 @@ def test_overhead_does_not_overflow_at_a_huge_mtbf():
     from spare_jax.kernels.overhead import simulate_overhead
 
     model = FailureModel(system_mtbf_min=1e8)
-    res = simulate_overhead(make_placement("stacked", 60, 4), 2000, seed=0, model=model)
-    ref = simulate_overhead(make_placement("stacked", 60, 4), 2000, seed=0)
+    res = simulate_overhead(make_placement("stacked", 60, 4), Sampling(2000, 0), model=model)
+    ref = simulate_overhead(make_placement("stacked", 60, 4), Sampling(2000, 0))
     assert res.overhead == pytest.approx(ref.overhead, rel=1e-4)  # Omega does not depend on the clock's unit
     assert 1.0 < res.overhead < 4.0

@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from reference_repair import exact_repair_small, first_order_repair, mean_se, simulate_repair_epochs
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 from spare_jax.model.repair import Repair
-from spare_jax.kernels.repair import simulate_repair
+from spare_jax.kernels.repair import EpochOptions, simulate_repair
 from spare_jax.model.scenario import DomainLevel, Scenario
 from spare_jax.theory.repair import (_DownCurves, exact_repair_ctmc, first_order_uptime, p_wipeout_within,
                                      start_shift_min, transient_uptime)
@@ -62,7 +63,7 @@ def test_kernel_matches_exact_chain(kind, n, r, kw):
     sc = Scenario(**kw)
     model = model_with_group_mtbf(100.0)
     pl = make_placement(kind, n, r)
-    res = simulate_repair(pl, 20_000, 11, model=model, scenario=sc, repair=Repair(30.0, "exp"))
+    res = simulate_repair(pl, Sampling(20_000, 11), model=model, scenario=sc, repair=Repair(30.0, "exp"))
     ex = exact_repair_ctmc(pl, model, 30.0, sc)
     assert res.censored == 0
     assert abs(z(res.uptime_mean_min, res.uptime_stderr_min, ex["uptime_min"])) < 4
@@ -78,7 +79,7 @@ def test_kernel_matches_exact_chain(kind, n, r, kw):
 @pytest.mark.parametrize("law", ["fixed", "exp", "lognormal"])
 def test_kernel_matches_reference_simulation(law):
     n, r, mtbf, d = 8, 2, 100.0, 30.0  # exp: the same compiled kernel as the exact-chain test
-    res = simulate_repair(make_placement("stacked", n, r), 20_000, 5, model=model_with_group_mtbf(mtbf),
+    res = simulate_repair(make_placement("stacked", n, r), Sampling(20_000, 5), model=model_with_group_mtbf(mtbf),
                           repair=Repair(d, law, 1.0))
     ref = simulate_repair_epochs(n, r, 20_000, 77, group_mtbf_min=mtbf, repair_time_min=d, repair_law=law)
     um, use = mean_se(ref["uptime"])
@@ -94,8 +95,8 @@ def test_never_repaired_equals_static_kernel(kw):
     sc = Scenario(**kw)
     pl = make_placement("stacked", 40 if kw else 60, 3)
     model = FailureModel()
-    w = simulate_wipeout(pl, 1024, 3, model=model, scenario=sc)
-    res = simulate_repair(pl, 1024, 3, model=model, scenario=sc, repair=Repair(1e12, "fixed"))
+    w = simulate_wipeout(pl, Sampling(1024, 3), model=model, scenario=sc)
+    res = simulate_repair(pl, Sampling(1024, 3), model=model, scenario=sc, repair=Repair(1e12, "fixed"))
     assert abs(z(res.uptime_mean_min, res.uptime_stderr_min, w.uptime_mean_min, w.uptime_stderr_min)) < 4
     assert abs(z(res.failures_mean, res.failures_stderr, w.mean, w.stderr)) < 4
     assert res.ended_by_job == w.ended_by_job
@@ -110,8 +111,8 @@ def test_chunk_size_independent():
     pl = make_placement("stacked", 8, 2)  # the kernel of the exact-chain test with domains (one more compile)
     sc = Scenario(domains=(DomainLevel(2, 500.0),), job_mtbf_min=400.0)
     kw = dict(model=model_with_group_mtbf(100.0), scenario=sc, repair=Repair(30.0, "exp"))
-    a = simulate_repair(pl, 1200, 9, chunk_size=256, **kw)
-    b = simulate_repair(pl, 1200, 9, **kw)
+    a = simulate_repair(pl, Sampling(1200, 9, chunk_size=256), **kw)
+    b = simulate_repair(pl, Sampling(1200, 9), **kw)
     assert a.chunk_size != b.chunk_size
     for f in ("uptime_mean_min", "uptime_var_min2", "failures_mean", "failures_var", "ended_by_job", "events"):
         assert getattr(a, f) == getattr(b, f), f
@@ -119,7 +120,8 @@ def test_chunk_size_independent():
 
 def test_censored_at_max_events():
     pl = make_placement("stacked", 12, 3)
-    res = simulate_repair(pl, 200, 1, model=model_with_group_mtbf(100.0), repair=Repair(5.0, "exp"), max_events=20)
+    res = simulate_repair(pl, Sampling(200, 1), model=model_with_group_mtbf(100.0), repair=Repair(5.0, "exp"),
+                          options=EpochOptions(max_events=20))
     assert res.censored > 0
     assert res.events <= 20 * 200
 
@@ -206,13 +208,14 @@ def test_transient_against_mc_where_first_order_fails():
     """N = 600, r = 2, a fixed repair of 1000 min (longer than the no-repair epoch, ~1.9 h): the MC agrees
     with the theory (there the exact static epoch) within 3 s.e. + 3 %; the first order says 8.6 h."""
     pl, model = make_placement("stacked", 600, 2), FailureModel()
-    res = simulate_repair(pl, 4096, 5, model=model, repair=Repair(1000.0))
+    res = simulate_repair(pl, Sampling(4096, 5), model=model, repair=Repair(1000.0))
     tr = transient_uptime(pl, model, Repair(1000.0))
     assert res.censored == 0
     assert abs(tr["uptime_min"] / res.uptime_mean_min - 1) < 0.03 + 3 * res.uptime_stderr_min / res.uptime_mean_min
     assert first_order_uptime(pl, model, Repair(1000.0))["uptime_min"] > 3 * res.uptime_mean_min
     # P(a wipe-out within 2 h) from the same hazard, against the fraction of MC epochs shorter than 2 h
-    mc = simulate_repair(pl, 4096, 6, model=model, repair=Repair(1000.0), max_time=120.0)
+    mc = simulate_repair(pl, Sampling(4096, 6), model=model, repair=Repair(1000.0),
+                         options=EpochOptions(max_time=120.0))
     assert p_wipeout_within(tr, 120.0) == pytest.approx(mc.wiped / mc.trials, abs=0.06)
 
 
@@ -258,7 +261,7 @@ REFERENCE = os.path.join(os.path.dirname(__file__), "data", "repair_reference.js
 def test_acceptance_against_reference(case, trials):
     with open(REFERENCE) as fh:
         c = json.load(fh)["cases"][case]
-    res = simulate_repair(make_placement(c["placement"], c["N"], c["r"]), trials, 600 + ord(case),
+    res = simulate_repair(make_placement(c["placement"], c["N"], c["r"]), Sampling(trials, 600 + ord(case)),
                           model=model_with_group_mtbf(c["group_mtbf_min"]),
                           repair=Repair(c["repair_time_min"], c["repair_law"]))
     assert res.censored == 0

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from reference_repair_depth import simulate_depth_epochs, simulate_training_runs
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.kernels.overhead import simulate_overhead
 from spare_jax.model.placement import make_placement
 from spare_jax.model.repair import Repair
-from spare_jax.kernels.repair import simulate_repair
+from spare_jax.kernels.repair import EpochOptions, simulate_repair
 
 
 def model_with_group_mtbf(mtbf_min: float) -> FailureModel:
@@ -33,8 +34,8 @@ def z(a, se_a, b, se_b=0.0):
 
 @pytest.mark.parametrize("kind,n,r,law", [("stacked", 8, 3, "exp"), ("block", 9, 3, "fixed")])
 def test_depth_with_repair_matches_hall_reference(kind, n, r, law):
-    res = simulate_repair(make_placement(kind, n, r), 8000, 3, model=model_with_group_mtbf(100.0),
-                          repair=Repair(30.0, law), track_depth=True)
+    res = simulate_repair(make_placement(kind, n, r), Sampling(8000, 3), model=model_with_group_mtbf(100.0),
+                          repair=Repair(30.0, law), options=EpochOptions(track_depth=True))
     u, w, dint = simulate_depth_epochs(n, r, 2000, 1, mtbf=100.0, repair_mean=30.0, law=law, placement=kind)
     om, om_se = ratio_se(u, w)
     dep, dep_se = ratio_se(dint, u)
@@ -49,8 +50,9 @@ def test_depth_with_repair_matches_hall_reference(kind, n, r, law):
 def test_depth_never_repaired_equals_static_overhead():
     pl = make_placement("stacked", 60, 4)
     model = FailureModel()
-    st = simulate_overhead(pl, 2048, 3, model=model)
-    res = simulate_repair(pl, 2048, 5, model=model, repair=Repair(1e12, "fixed"), track_depth=True)
+    st = simulate_overhead(pl, Sampling(2048, 3), model=model)
+    res = simulate_repair(pl, Sampling(2048, 5), model=model, repair=Repair(1e12, "fixed"),
+                          options=EpochOptions(track_depth=True))
     zo = z(res.overhead, res.overhead_stderr, st.overhead_sampled, st.overhead_sampled_stderr)
     zd = z(res.time_avg_depth, res.time_avg_depth_stderr, st.time_avg_depth, st.time_avg_depth_stderr)
     print(f"D=inf: Omega {res.overhead:.4f} vs static {st.overhead_sampled:.4f} (z {zo:+.2f}); depth "
@@ -91,8 +93,8 @@ def test_rare_wipeout_interval_known_answer():
     from spare_jax.cli import clopper_pearson
 
     n, mtbf, horizon, trials = 8, 100.0, 0.64, 20_000
-    res = simulate_repair(make_placement("stacked", n, 1), trials, 7, model=model_with_group_mtbf(mtbf),
-                          repair=Repair(30.0, "fixed"), max_time=horizon)
+    res = simulate_repair(make_placement("stacked", n, 1), Sampling(trials, 7), model=model_with_group_mtbf(mtbf),
+                          repair=Repair(30.0, "fixed"), options=EpochOptions(max_time=horizon))
     p_true = 1 - math.exp(-n * horizon / mtbf)
     k = res.wiped
     lo, hi = clopper_pearson(k, trials)

@@ -12,6 +12,7 @@ import pytest
 
 import reference_scenario as ref
 from spare_jax import theory
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import (
@@ -50,8 +51,8 @@ def _compare(mc, out):
 
 def test_default_scenario_is_the_paper_model_bit_for_bit():
     pl = make_placement("stacked", 60, 3)
-    a = simulate_wipeout(pl, 5000, seed=3)
-    b = simulate_wipeout(pl, 5000, seed=3, scenario=Scenario(lemon_factor=1.0, lemon_fraction=0.5))
+    a = simulate_wipeout(pl, Sampling(5000, 3))
+    b = simulate_wipeout(pl, Sampling(5000, 3), scenario=Scenario(lemon_factor=1.0, lemon_fraction=0.5))
     np.testing.assert_array_equal(a.histogram, b.histogram)
     assert a.uptime_sum_min == b.uptime_sum_min and b.ended_by_job == b.fatal_by_domain == 0
 
@@ -86,7 +87,7 @@ def test_job_wide_uptime_equals_enumeration(n, r, kind, job):
 
 def test_job_wide_mc_matches_the_exact_composition_at_n600():
     sc = Scenario(job_mtbf_min=2000.0)
-    mc = simulate_wipeout(make_placement("stacked", 600, 4), 40_000, seed=2, scenario=sc)
+    mc = simulate_wipeout(make_placement("stacked", 600, 4), Sampling(40_000, 2), scenario=sc)
     up, p_job = job_wide_uptime(theory.survival_stacked(600, 4), 600, MODEL.group_rate_per_min, 1 / 2000.0)
     assert abs(mc.uptime_mean_min - up) < 4 * mc.uptime_stderr_min
     p = mc.ended_by_job / mc.trials
@@ -97,7 +98,7 @@ def test_job_wide_mc_matches_the_exact_composition_at_n600():
 def test_acceptance_n600_domains_against_the_reference(ring, job):
     """The issue's acceptance runs: N = 600, r = 4, domains of 5 groups with MTBF 50,000 min."""
     sc = Scenario(domains=(DomainLevel(5, 50_000.0),), ring=ring, job_mtbf_min=job)
-    mc = simulate_wipeout(make_placement("stacked", 600, 4), 20_000, seed=5, scenario=sc)
+    mc = simulate_wipeout(make_placement("stacked", 600, 4), Sampling(20_000, 5), scenario=sc)
     _compare(mc, _reference(600, 4, 2500, 11, scenario=sc))
 
 
@@ -108,7 +109,7 @@ def test_acceptance_n600_domains_against_the_reference(ring, job):
     (21, 2, "stacked", Scenario(domains=(DomainLevel(5, 2000.0),), ring="interleaved")),  # short last domain
 ])
 def test_small_n_against_the_reference(n, r, kind, scenario):
-    mc = simulate_wipeout(make_placement(kind, n, r), 40_000, seed=7, scenario=scenario)
+    mc = simulate_wipeout(make_placement(kind, n, r), Sampling(40_000, 7), scenario=scenario)
     _compare(mc, _reference(n, r, 8000, 13, scenario=scenario, placement=kind))
 
 
@@ -118,10 +119,10 @@ def test_lemons_and_per_group_mtbfs_against_the_reference():
     mtbf = MODEL.group_mtbf_min / sc.rate_multipliers(n, MODEL.group_mtbf_min)
     assert np.sum(mtbf < MODEL.group_mtbf_min) == 5
     np.testing.assert_array_equal(np.flatnonzero(mtbf < MODEL.group_mtbf_min), lemon_groups(n, 0.25, 4))
-    mc = simulate_wipeout(make_placement("stacked", n, r), 40_000, seed=1, scenario=sc)
+    mc = simulate_wipeout(make_placement("stacked", n, r), Sampling(40_000, 1), scenario=sc)
     _compare(mc, _reference(n, r, 8000, 17, scenario=sc, group_mtbf=mtbf))
     explicit = Scenario(group_mtbf_min=tuple(mtbf), domains=sc.domains)
-    mc2 = simulate_wipeout(make_placement("stacked", n, r), 40_000, seed=1, scenario=explicit)
+    mc2 = simulate_wipeout(make_placement("stacked", n, r), Sampling(40_000, 1), scenario=explicit)
     assert mc2.uptime_sum_min == mc.uptime_sum_min  # the same rates, given two ways
 
 
@@ -129,7 +130,7 @@ def test_limits_reduce_to_the_paper_theory():
     """Domain rate -> 0: the §1 exact E[T] and E[uptime]."""
     n, r = 200, 3
     sc = Scenario(domains=(DomainLevel(4, 1e15),), ring="interleaved")
-    mc = simulate_wipeout(make_placement("stacked", n, r), 40_000, seed=9, scenario=sc)
+    mc = simulate_wipeout(make_placement("stacked", n, r), Sampling(40_000, 9), scenario=sc)
     surv = theory.survival_stacked(n, r)
     assert abs(mc.mean - theory.moments_from_survival(surv)[0]) < 4 * mc.stderr
     assert abs(mc.uptime_mean_min - theory.expected_uptime(surv, n, MODEL.group_rate_per_min)) < 4 * mc.uptime_stderr_min
@@ -161,7 +162,7 @@ def test_bad_scenarios_are_refused(kwargs, match):
     (Scenario(group_mtbf_min=(1.0,) * 3), "per-group")])
 def test_scenarios_that_do_not_fit_the_cluster_are_refused(scenario, match):
     with pytest.raises(ValueError, match=match):
-        simulate_wipeout(make_placement("stacked", 10, 2), 100, scenario=scenario)
+        simulate_wipeout(make_placement("stacked", 10, 2), Sampling(100), scenario=scenario)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -233,7 +234,7 @@ def test_overhead_under_a_scenario_against_brute_force(ring, job):
 
     n, r = 8, 3
     sc = Scenario(domains=(DomainLevel(2, 3000.0),), ring=ring, job_mtbf_min=job)
-    mc = simulate_overhead(make_placement("stacked", n, r), 40_000, seed=3, scenario=sc)
+    mc = simulate_overhead(make_placement("stacked", n, r), Sampling(40_000, 3), scenario=sc)
     want, want_se = _brute_overhead(n, r, 6000, np.random.default_rng(8), ring=sc.ring_order(n),
                                     domains=[(2, 3000.0)], job_mtbf=job, group_mtbf=MODEL.group_mtbf_min)
     assert abs(_z(mc.overhead, mc.overhead_stderr, want, want_se)) < 4, (mc.overhead, want)
@@ -243,11 +244,11 @@ def test_overhead_default_scenario_is_unchanged_and_job_wide_limit():
     from spare_jax.kernels.overhead import simulate_overhead
 
     pl = make_placement("stacked", 60, 4)
-    a = simulate_overhead(pl, 2000, seed=1)
-    b = simulate_overhead(pl, 2000, seed=1, scenario=Scenario())
+    a = simulate_overhead(pl, Sampling(2000, 1))
+    b = simulate_overhead(pl, Sampling(2000, 1), scenario=Scenario())
     assert a.overhead == b.overhead and a.time_avg_depth == b.time_avg_depth
     # a job-wide process that practically never fires gives the same Omega as the sampled-sojourn §1 run
-    c = simulate_overhead(pl, 20_000, seed=1, scenario=Scenario(job_mtbf_min=1e12))
+    c = simulate_overhead(pl, Sampling(20_000, 1), scenario=Scenario(job_mtbf_min=1e12))
     assert abs(c.overhead - a.overhead_sampled) < 4 * math.hypot(c.overhead_stderr, a.overhead_sampled_stderr)
 
 
@@ -411,7 +412,7 @@ def test_exact_small_against_the_engine_and_the_reference(n, r, scenario):
     from spare_jax.model.scenario import exact_epoch_small
 
     exact = exact_epoch_small(scenario, make_placement("stacked", n, r), MODEL.group_mtbf_min)
-    mc = simulate_wipeout(make_placement("stacked", n, r), 60_000, seed=12, scenario=scenario)
+    mc = simulate_wipeout(make_placement("stacked", n, r), Sampling(60_000, 12), scenario=scenario)
     assert abs(mc.uptime_mean_min - exact["uptime_min"]) < 4 * mc.uptime_stderr_min
     for count, p in ((mc.fatal_by_domain, exact["p_fatal_domain"]), (mc.ended_by_job, exact["p_job_end"])):
         assert abs(count / mc.trials - p) <= 4 * math.sqrt(max(p * (1 - p), 1e-9) / mc.trials)

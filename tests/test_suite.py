@@ -2,6 +2,7 @@
 import os
 
 from spare_jax import suite
+from spare_jax.model.cluster import Sampling
 
 
 def test_every_stage_runs_and_writes_its_outputs(tmp_path):
@@ -11,7 +12,7 @@ def test_every_stage_runs_and_writes_its_outputs(tmp_path):
     rows = suite.overhead_vs_r(out, groups=(60,), rs=(1, 3), trials={60: 300}, progress=False)
     assert rows[1]["theory_overhead"] > 1
     suite.reorder_movement(out, groups=60, rs=(3,), traces=1, large=None, solver_compare_events=20)
-    rows = suite.ttt_vs_r(out, groups=60, rs=(1, 3), ckpt_costs=(5.0,), runs=4, progress=False)
+    rows = suite.ttt_vs_r(out, groups=60, rs=(1, 3), ckpt_costs=(5.0,), sampling=Sampling(4))
     assert {r["scheme"] for r in rows} == {"spare", "rep", "none"}
     rows = suite.rstar_vs_n(out, groups=(60,), r_max=4, progress=False)
     assert 1 <= rows[0]["r_star_spare"] <= 4
@@ -27,8 +28,8 @@ def test_every_stage_runs_and_writes_its_outputs(tmp_path):
 def test_scenarios_experiment_at_toy_size(tmp_path):
     from spare_jax import suite
 
-    out = suite.scenarios(str(tmp_path), groups=40, rs=(2, 3), trials=400, job_fractions=(0.0, 0.3), r_max=4,
-                          progress=False)
+    out = suite.scenarios(str(tmp_path), groups=40, rs=(2, 3), sampling=Sampling(400), job_fractions=(0.0, 0.3),
+                          r_max=4)
     assert (tmp_path / "scenarios.png").stat().st_size > 0
     assert len(out["uptime"]) == 2 * 3 * 2 and len(out["job_wide"]) == 2
     contiguous = [x for x in out["uptime"] if x["ring"] == "contiguous" and x["job_mtbf_min"] is None]

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
+from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel, key_words, times_from_bits, trial_bits
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.wipeout import simulate_wipeout, wipeout_from_bits
@@ -33,20 +34,20 @@ def test_kernel_equals_sorted_replay(kind, n, r):
 
 def test_same_seed_any_chunk_size_identical_histogram():
     pl = make_placement("stacked", 64, 3)
-    a = simulate_wipeout(pl, 5000, seed=11, chunk_size=128)
-    b = simulate_wipeout(pl, 5000, seed=11, chunk_size=1000)
-    c = simulate_wipeout(pl, 5000, seed=11, chunk_size=4096)
+    a = simulate_wipeout(pl, Sampling(5000, 11, chunk_size=128))
+    b = simulate_wipeout(pl, Sampling(5000, 11, chunk_size=1000))
+    c = simulate_wipeout(pl, Sampling(5000, 11, chunk_size=4096))
     np.testing.assert_array_equal(a.histogram, b.histogram)
     np.testing.assert_array_equal(a.histogram, c.histogram)
     assert a.uptime_sum_min == b.uptime_sum_min == c.uptime_sum_min
-    d = simulate_wipeout(pl, 5000, seed=12, chunk_size=128)
+    d = simulate_wipeout(pl, Sampling(5000, 12, chunk_size=128))
     assert not np.array_equal(a.histogram, d.histogram)
 
 
 def test_first_trials_do_not_depend_on_total():
     pl = make_placement("stacked", 32, 2)
-    small = simulate_wipeout(pl, 300, seed=3, chunk_size=256)
-    big = simulate_wipeout(pl, 600, seed=3, chunk_size=256)
+    small = simulate_wipeout(pl, Sampling(300, 3, chunk_size=256))
+    big = simulate_wipeout(pl, Sampling(600, 3, chunk_size=256))
     assert np.all(big.histogram >= small.histogram)
 
 
@@ -56,7 +57,7 @@ def test_first_trials_do_not_depend_on_total():
     ("stacked", 6000, 8, 4000), ("block", 6000, 12, 4000),
 ])
 def test_mc_agrees_with_exact_within_4_standard_errors(kind, n, r, trials):
-    res = simulate_wipeout(make_placement(kind, n, r), trials, seed=2024)
+    res = simulate_wipeout(make_placement(kind, n, r), Sampling(trials, 2024))
     mean, var = theory.moments_from_survival(theory.survival_exact(kind, n, r))
     z = (res.mean - mean) / res.stderr
     assert abs(z) < 4, (res.mean, mean, res.stderr)
@@ -66,7 +67,7 @@ def test_mc_agrees_with_exact_within_4_standard_errors(kind, n, r, trials):
 
 def test_mc_survival_curve_matches_exact_pointwise():
     n, r, trials = 600, 6, 40000
-    res = simulate_wipeout(make_placement("stacked", n, r), trials, seed=9)
+    res = simulate_wipeout(make_placement("stacked", n, r), Sampling(trials, 9))
     exact = theory.survival_stacked(n, r)
     emp = res.survival()
     se = np.sqrt(np.maximum(exact * (1 - exact), 1e-12) / trials)
@@ -74,7 +75,7 @@ def test_mc_survival_curve_matches_exact_pointwise():
 
 
 def test_random_placement_poisson_approximation_is_close():
-    res = simulate_wipeout(make_placement("random", 600, 6, seed=1), 20000, seed=4)
+    res = simulate_wipeout(make_placement("random", 600, 6, seed=1), Sampling(20000, 4))
     approx = theory.expected_failures_asymptotic("random", 600, 6)
     assert abs(res.mean - approx) / approx < 0.03  # stated accuracy of the approximation at N = 600
 
@@ -82,7 +83,7 @@ def test_random_placement_poisson_approximation_is_close():
 def test_uptime_mc_matches_theory_exponential():
     model = FailureModel()
     pl = make_placement("stacked", 600, 4)
-    res = simulate_wipeout(pl, 40000, seed=5, model=model)
+    res = simulate_wipeout(pl, Sampling(40000, 5), model=model)
     want = theory.expected_uptime(theory.survival_stacked(600, 4), 600, model.group_rate_per_min)
     assert abs(res.uptime_mean_min - want) < 4 * res.uptime_stderr_min
 
@@ -100,7 +101,7 @@ def test_failure_model_validation():
     with pytest.raises(ValueError, match="distribution"):
         FailureModel("gamma")
     with pytest.raises(ValueError, match="trials"):
-        simulate_wipeout(make_placement("stacked", 10, 2), 0)
+        simulate_wipeout(make_placement("stacked", 10, 2), Sampling(0))
 
 
 def test_bits_are_uniform_enough():
@@ -123,10 +124,10 @@ def test_second_call_does_not_recompile_and_jit_matches_eager():
     model = FailureModel()
     from spare_jax.kernels.driver import _BLOCK_FNS
 
-    simulate_wipeout(pl, 1000, seed=1, chunk_size=256)
+    simulate_wipeout(pl, Sampling(1000, 1, chunk_size=256))
     (block,) = [f for k, f in _BLOCK_FNS.items() if k[0][0] == "wipeout" and k[0][1] is pl]
     size = block._cache_size()
-    simulate_wipeout(pl, 3000, seed=2, chunk_size=256)  # another seed and length: the same compiled block
+    simulate_wipeout(pl, Sampling(3000, 2, chunk_size=256))  # another seed and length: the same compiled block
     assert block._cache_size() == size == 1
     fn = _jitted(pl, model)
     words = key_words(jax.random.key(3))

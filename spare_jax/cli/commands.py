@@ -19,13 +19,6 @@ def _sampling(args, count: int):
                     getattr(args, "out", None), not getattr(args, "quiet", False))
 
 
-def _check_work_inputs(args, width: int, bytes_per_item: int) -> None:
-    """Up front, before any work: the chunk's working set fits the memory and ``--out`` can hold a run."""
-    from ..kernels.driver import check_work_inputs
-
-    check_work_inputs(args.groups, _sampling(args, 1), width, bytes_per_item)
-
-
 def _cluster(args, check_redundancy: bool = True):
     """The cluster of the flags: groups, failure law, scenario, repair law (checked in the flags' order)."""
     from ..model.cluster import Cluster
@@ -96,11 +89,12 @@ def cmd_optimize(args) -> dict:
 def cmd_place(args) -> dict:
     import os
 
-    from ..rectlr.place import search_ring
+    from ..model.cluster import Cluster
+    from ..rectlr.answer import place_report
+    from ..rectlr.place import RingSearch
 
     model = _model(args)
     scenario = _scenario(args, args.groups)
-    _check_work_inputs(args, args.groups, 16)
     if args.ring_out is not None:
         parent = os.path.dirname(os.path.abspath(args.ring_out)) if args.ring_out else ""
         if not args.ring_out or os.path.isdir(args.ring_out):
@@ -108,25 +102,26 @@ def cmd_place(args) -> dict:
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK) or (
                 os.path.exists(args.ring_out) and not os.access(args.ring_out, os.W_OK)):
             raise ValueError(f"--ring-out: cannot write to {args.ring_out}")
-    res = search_ring(args.groups, args.redundancy, model, scenario, args.placement, args.search_epochs,
-                      args.steps, args.proposals, args.epochs, args.random_orders, args.seed,
-                      progress=not args.quiet)
-    out = res.as_dict()
-    ring = out.pop("best_ring")
+    report = place_report(Cluster(args.groups, model, scenario), args.redundancy, args.placement,
+                          RingSearch(args.search_epochs, args.steps, args.proposals, args.random_orders),
+                          _sampling(args, args.epochs))
     if args.ring_out is not None:
         text = ("# ring order found by spare-jax place (ring position i: physical group), best: "
-                f"{res.best_name}\n" + "\n".join(map(str, ring)) + "\n")
+                f"{report['best_name']}\n" + "\n".join(map(str, report["best_ring"])) + "\n")
         try:
             with open(args.ring_out, "w") as fh:
                 fh.write(text)
         except OSError as exc:
             raise ValueError(f"--ring-out: cannot write {args.ring_out}: {exc.strerror}") from None
-        out["ring_file"] = args.ring_out
-    if args.json:
-        out["best_ring"] = list(ring)
-    else:
+    out = {}  # the report; --ring-out names its file where the ring stands, a table shows the orders in one line
+    for key, value in report.to_json().items():
+        if key == "best_ring" and args.ring_out is not None:
+            out["ring_file"] = args.ring_out
+        if key != "best_ring" or args.json:
+            out[key] = value
+    if not args.json:
         out["orders"] = "; ".join(f"{o['name']} {o['uptime_min']:.1f}±{o['uptime_stderr_min']:.1f}"
-                                  for o in res.orders)
+                                  for o in report["orders"])
     return out
 
 
@@ -161,32 +156,16 @@ def cmd_presets(args) -> dict:
 
 
 def cmd_bench(args) -> dict:
-    from ..suite.bench import run_bench
-    from ..model.placement import check_groups_redundancy
+    from ..suite.bench import bench_report
 
-    check_groups_redundancy(args.groups, args.redundancy)
-    _check_work_inputs(args, args.groups, 16)
-    from ..model.bounds import chunk_bytes, memory_budget_bytes
-
-    if chunk_bytes(1024, args.groups * args.redundancy, 8) > memory_budget_bytes():  # bench's overhead chunk
-        raise ValueError(f"--groups {args.groups} x --redundancy {args.redundancy}: the overhead kernel's "
-                         "1024-trial chunk does not fit half the RAM; lower either")
-    seconds = 10.0 if args.full else 3.0
-    return run_bench(args.groups, args.redundancy, seconds=seconds, des_trials=200 if args.full else 60,
-                     devices=args.devices, chunk_size=args.chunk_size, progress=not args.quiet)
+    return bench_report(args.groups, args.redundancy, args.full, args.chunk_size, args.devices,
+                        not args.quiet).to_json()
 
 
 def cmd_run(args) -> dict:
-    import os
+    from ..suite import format_summary, run_report
 
-    from ..kernels.driver import check_writable_dir
-    from ..suite import format_summary, run_suite
-
-    out = args.out_dir or ("figures" if args.full else "results")
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ValueError(f"--out-dir {out} exists and is not a directory")
-    check_writable_dir(out, "--out-dir")
-    summary = run_suite(out, full=args.full, seed=args.seed, progress=not args.quiet)
+    summary = run_report(args.out_dir, full=args.full, seed=args.seed, progress=not args.quiet).to_json()
     if not args.json:
         print(format_summary(summary))
         args.printed = True

@@ -29,8 +29,9 @@ import numpy as np
 
 from . import devsum
 from .driver import ExactSum, as_uint32_key_words, run_reduced
+from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
-from ..model.placement import Placement, _check_int, make_placement
+from ..model.placement import Placement, _check_int
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
 
 
@@ -392,11 +393,10 @@ def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, h
                           model.distribution, microbatches)
 
 
-def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, seed: int = 0, *,
-                      model: FailureModel = FailureModel(), chunk_size: int | None = None, devices=None,
-                      progress: bool = False, out_dir: str | None = None, groups: int = 600,
-                      redundancy: int = 8, kind: str = "stacked", scenario=None) -> OverheadResult:
-    """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work].
+def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=20_000), *,
+                      model: FailureModel = FailureModel(), scenario=None) -> OverheadResult:
+    """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work] over
+    ``sampling.count`` epochs (chunks, devices, resumable ``out_dir`` and progress from ``sampling``).
 
     A non-default ``scenario`` (``scenario.Scenario``) runs ``scenario_overhead_kernel`` (sampled sojourns;
     the epoch ends at the wipe-out or the first job-wide interruption). ``scenario.microbatches`` = m > 1
@@ -405,10 +405,8 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
     from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
-    if placement is None:
-        placement = make_placement(kind, groups, redundancy, seed=seed)
-    trials = _check_int("trials", trials)
-    seed = _check_int("seed", seed, lo=0)
+    trials = _check_int("trials", sampling.count)
+    seed = _check_int("seed", sampling.seed, lo=0)
     n, r = placement.groups, placement.redundancy
     scenario.check(n)
     m = scenario.microbatches
@@ -417,7 +415,7 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
         if not scenario.is_default:
             raise ValueError("scenarios need the stacked or block placement for the overhead (no device depth "
                              "kernel for random/custom placements)")
-        return _simulate_overhead_host(placement, trials, seed, model, progress, m)
+        return _simulate_overhead_host(placement, trials, seed, model, sampling.progress, m)
     words = as_uint32_key_words(seed)
     harmonic = jnp.asarray(harmonic_sojourns(n, model.group_rate_per_min), jnp.float32)
     fn = _jitted(placement, model, None if scenario.is_default else scenario, m)
@@ -428,11 +426,11 @@ def simulate_overhead(placement: Placement | None = None, trials: int = 20_000, 
               **({} if m == 1 else {"microbatches": m})}
     limb_keys = tuple(f"{name}_{part}" for name in _RATIOS for part in _RATIO_PARTS)
     totals, info = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(levels, sampled),
-                            _zeros_overhead(levels), trials, chunk_size,
+                            _zeros_overhead(levels), trials, sampling.chunk_size,
                             width=n * r, aux=(words, harmonic), limb_keys=limb_keys,
                             cache_key=("overhead", placement, model, None if scenario.is_default else scenario, m),
-                            devices=devices, desc=f"overhead N={n} r={r}" + (f" m={m}" if m > 1 else ""),
-                            progress=progress, out_dir=out_dir,
+                            devices=sampling.devices, desc=f"overhead N={n} r={r}" + (f" m={m}" if m > 1 else ""),
+                            progress=sampling.progress, out_dir=sampling.out_dir,
                             params=params, bytes_per_item=8, count_bound=n)
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "

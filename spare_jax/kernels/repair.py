@@ -59,13 +59,26 @@ import numpy as np
 from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
 from ..model.failures import (
     FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key, threefry2x32, trial_bits)
-from ..model.placement import Placement, make_placement
+from ..model.cluster import Sampling
+from ..model.placement import Placement
 from ..model.repair import REPAIR_LAWS, Repair, check_model  # noqa: F401  (part of this module's API)
 
 REPAIR_STREAM = 0x10000000  # + event index: the per-event draws (repair time or a fresh clock, domain clock)
 DOMAIN_REPAIR_STREAM = 0x20000000  # + event index: the repair times of a domain event's members
 DEFAULT_MAX_EVENTS = 1 << 24
 DEFAULT_CHUNK = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class EpochOptions:
+    """How far each epoch with repair is followed, and what is recorded: at most ``max_events`` events (a trial
+    still running then is censored), up to ``max_time`` minutes (``None``: until the wipe-out or the
+    job-wide end; a trial reaching it is censored there), and with ``track_depth`` the time integrals of
+    1/d* and d* over the epoch (a separate compiled variant of the kernel)."""
+
+    max_events: int = DEFAULT_MAX_EVENTS
+    track_depth: bool = False
+    max_time: float | None = None
 
 
 def _static_tables(placement: Placement, model: FailureModel, scenario):
@@ -146,19 +159,18 @@ def _depth_of_down(down, placement: Placement):
 
 
 def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
-                  max_events: int = DEFAULT_MAX_EVENTS, lanes: int | None = None, track_depth: bool = False,
-                  max_time: float | None = None):
+                  options: EpochOptions = EpochOptions(), lanes: int | None = None):
     """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``, and
-    with ``track_depth`` also ``(work float32, depth_time float32)``: the time integrals of 1/d*(down set)
-    and of d*(down set) over the epoch (d* recomputed after every event, O(r N) per event: a separate
-    compiled variant, the plain kernel keeps its speed).
+    with ``options.track_depth`` also ``(work float32, depth_time float32)``: the time integrals of
+    1/d*(down set) and of d*(down set) over the epoch (d* recomputed after every event, O(r N) per event: a
+    separate compiled variant, the plain kernel keeps its speed).
 
-    ``max_time`` (minutes): an epoch still running at that time ends there, censored (an event after it is
-    not applied; its uptime is ``max_time``).
+    ``options.max_time`` (minutes): an epoch still running at that time ends there, censored (an event after
+    it is not applied; its uptime is ``max_time``).
 
     ``failures`` counts group failures (each group a domain event downs counts once; the fatal event's
     included); ``events`` the events processed (failures, rejoins, domain events, the job-wide end). A trial
-    still running after ``max_events`` events is censored (uptime = the time reached).
+    still running after ``options.max_events`` events is censored (uptime = the time reached).
 
     Work layout: ``lanes`` trials run at once (default 256 on CPU, a quarter of the chunk otherwise); a lane
     whose epoch ended takes the next trial of the chunk (lanes are refilled in batches, when an eighth of
@@ -168,6 +180,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     updates one leaf and recomputes its block's minimum; a domain event recomputes every block. A trial's
     results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
     """
+    max_events, track_depth, max_time = options.max_events, options.track_depth, options.max_time
     n, r = placement.groups, placement.redundancy
     c = trial_ids.shape[0]
     if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
@@ -340,18 +353,16 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
 _JIT_CACHE: dict = {}
 
 
-def _jitted(placement, model, scenario, repair, max_events, track_depth=False, max_time=None):
+def _jitted(placement, model, scenario, repair, options: EpochOptions = EpochOptions()):
     """The compiled kernel, cached by the placement's *content* (``Placement`` compares by identity, and a
     compile of the event loop takes seconds)."""
-    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, max_events,
-           track_depth, max_time)
+    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, options)
     fn = _JIT_CACHE.get(key)
     if fn is None:
         if len(_JIT_CACHE) >= 32:
             _JIT_CACHE.pop(next(iter(_JIT_CACHE)))
         fn = _JIT_CACHE[key] = jax.jit(functools.partial(repair_kernel, placement=placement, model=model,
-                                                         scenario=scenario, repair=repair, max_events=max_events,
-                                                         track_depth=track_depth, max_time=max_time))
+                                                         scenario=scenario, repair=repair, options=options))
     return fn
 
 
@@ -375,7 +386,7 @@ class RepairResult:
     chunk_size: int = 0
     devices: int = 1
     max_time_min: float | None = None
-    # with track_depth (simulate_repair(..., track_depth=True)): Omega = E[U]/E[W], the time-averaged depth
+    # with options.track_depth (simulate_repair): Omega = E[U]/E[W], the time-averaged depth
     overhead: float | None = None
     overhead_stderr: float | None = None
     time_avg_depth: float | None = None
@@ -400,42 +411,40 @@ class RepairResult:
         return self.ended_by_job / self.trials
 
 
-def simulate_repair(placement: Placement | None = None, trials: int = 10_000, seed: int = 0, *,
+def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10_000), *,
                     model: FailureModel = FailureModel(), scenario=None, repair: Repair | None = None,
-                    chunk_size: int | None = None, devices=None, progress: bool = False,
-                    out_dir: str | None = None, groups: int = 600, redundancy: int = 3, kind: str = "stacked",
-                    max_events: int = DEFAULT_MAX_EVENTS, track_depth: bool = False,
-                    max_time: float | None = None) -> RepairResult:
-    """Monte Carlo of epochs with repair (``repair_kernel``) through the chunked driver; exact sums, so the
-    numbers for a seed do not depend on ``chunk_size`` or the devices; resumable with ``out_dir``.
+                    options: EpochOptions = EpochOptions()) -> RepairResult:
+    """Monte Carlo of ``sampling.count`` epochs with repair (``repair_kernel``) through the chunked driver;
+    exact sums, so the numbers for a seed do not depend on ``sampling.chunk_size`` or the devices; resumable
+    with ``sampling.out_dir``.
 
-    ``track_depth``: also the overhead Omega = E[U]/E[W] (W the integral of 1/d*) and the time-averaged depth
-    (stacked/block). ``max_time``: epochs censored at that time (minutes), e.g. a training run's length for
-    the probability of a wipe-out during it (``wiped``/``trials``)."""
+    ``options.track_depth``: also the overhead Omega = E[U]/E[W] (W the integral of 1/d*) and the
+    time-averaged depth (stacked/block). ``options.max_time``: epochs censored at that time (minutes), e.g. a
+    training run's length for the probability of a wipe-out during it (``wiped``/``trials``)."""
     from ..model.placement import _check_int
     from ..model.scenario import Scenario
 
     if repair is None:
         raise ValueError("simulate_repair needs a Repair (repair time and law)")
     check_model(model)
-    if placement is None:
-        placement = make_placement(kind, groups, redundancy, seed=seed)
-    trials = _check_int("trials", trials)
-    seed = _check_int("seed", seed, lo=0)
-    max_events = _check_int("max_events", max_events)
+    trials = _check_int("trials", sampling.count)
+    seed = _check_int("seed", sampling.seed, lo=0)
+    max_events = _check_int("max_events", options.max_events)
     if max_events >= REPAIR_STREAM:
         raise ValueError(f"max_events must be < {REPAIR_STREAM} (the per-event streams)")
     scenario = Scenario() if scenario is None else scenario
     n = placement.groups
     scenario.check(n)
     words = as_uint32_key_words(seed)
+    max_time, track_depth = options.max_time, bool(options.track_depth)
     if max_time is not None:
         max_time = float(check_positive("max_time (minutes)", max_time))
     if track_depth and placement.kind not in ("stacked", "block"):
         raise ValueError("depth with repair needs the stacked or block placement")
-    fn = _jitted(placement, model, scenario, repair, max_events, bool(track_depth), max_time)
+    fn = _jitted(placement, model, scenario, repair, EpochOptions(max_events, track_depth, max_time))
     from .overhead import _Ratio
     om_ratio, dep_ratio = _Ratio(), _Ratio()
+    chunk_size = sampling.chunk_size
     if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
         chunk_size = min(DEFAULT_CHUNK, trials)  # (a chunk is padded to its size: no work on padding)
     up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
@@ -466,8 +475,9 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
               "repair": repr(repair), "max_events": max_events,
               **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
-    info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=devices,
-                       desc=f"repair N={n} r={placement.redundancy}", progress=progress, out_dir=out_dir,
+    info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=sampling.devices,
+                       desc=f"repair N={n} r={placement.redundancy}", progress=sampling.progress,
+                       out_dir=sampling.out_dir,
                        params=params, bytes_per_item=4)
     um, uv = exact_mean_var(up, up2, trials)
     fm, fv = exact_mean_var(fl, fl2, trials)
@@ -479,19 +489,23 @@ def simulate_repair(placement: Placement | None = None, trials: int = 10_000, se
     return res
 
 
-def repair_epochs(placement: Placement, epochs: int, seed: int = 0, *, model: FailureModel = FailureModel(),
-                  scenario=None, repair: Repair, track_depth: bool = True, max_time: float | None = None,
-                  max_events: int = DEFAULT_MAX_EVENTS, progress: bool = False):
-    """Per-epoch arrays ``(uptime, work, censored)`` (float64, float64, bool) of ``epochs`` epochs with repair
-    (``work`` the integral of 1/d*; without ``track_depth`` it is ``uptime / r`` for a constant depth r)."""
+def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureModel = FailureModel(),
+                  scenario=None, repair: Repair, options: EpochOptions = EpochOptions(track_depth=True)):
+    """Per-epoch arrays ``(uptime, work, censored)`` (float64, float64, bool) of ``sampling.count`` epochs with
+    repair (``work`` the integral of 1/d*; without ``options.track_depth`` it is ``uptime / r`` for a constant
+    depth r). The epochs are kept in memory: no ``sampling.out_dir``."""
     from ..model.scenario import Scenario
 
+    if sampling.out_dir is not None:
+        raise ValueError("repair_epochs keeps its epochs in memory: it takes no out_dir")
     check_model(model)
     scenario = Scenario() if scenario is None else scenario
     scenario.check(placement.groups)
-    fn = _jitted(placement, model, scenario, repair, int(max_events), bool(track_depth),
-                 None if max_time is None else float(max_time))
-    words = as_uint32_key_words(seed)
+    epochs, track_depth = int(sampling.count), bool(options.track_depth)
+    fn = _jitted(placement, model, scenario, repair,
+                 EpochOptions(int(options.max_events), track_depth,
+                              None if options.max_time is None else float(options.max_time)))
+    words = as_uint32_key_words(sampling.seed)
     ups, works, cens = [], [], []
 
     def consume(index, host, saved=None):
@@ -500,9 +514,10 @@ def repair_epochs(placement: Placement, epochs: int, seed: int = 0, *, model: Fa
         cens.append(np.asarray(host[3], bool))
         return {}
 
-    run_chunked(lambda ids: fn(words, ids), int(epochs), min(DEFAULT_CHUNK, int(epochs)), consume,
-                width=placement.groups, desc=f"repair epochs N={placement.groups} r={placement.redundancy}",
-                progress=progress, bytes_per_item=4)
+    run_chunked(lambda ids: fn(words, ids), epochs, sampling.chunk_size or min(DEFAULT_CHUNK, epochs), consume,
+                width=placement.groups, devices=sampling.devices,
+                desc=f"repair epochs N={placement.groups} r={placement.redundancy}", progress=sampling.progress,
+                bytes_per_item=4)
     up = np.concatenate(ups)
     work = np.concatenate(works) if track_depth else up / placement.redundancy
     return up, work, np.concatenate(cens)

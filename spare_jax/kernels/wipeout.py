@@ -30,8 +30,9 @@ import numpy as np
 
 from . import devsum
 from .driver import ExactSum, as_uint32_key_words, exact_mean_var, run_reduced
+from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
-from ..model.placement import Placement, make_placement
+from ..model.placement import Placement
 
 WIPEOUT_STREAM = 0
 
@@ -167,24 +168,20 @@ class WipeoutResult:
         return float(np.sqrt(var / self.trials))
 
 
-def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, seed: int = 0, *,
-                     model: FailureModel = FailureModel(), chunk_size: int | None = None, devices=None,
-                     progress: bool = False, out_dir: str | None = None, groups: int = 600, redundancy: int = 8,
-                     kind: str = "stacked", scenario=None) -> WipeoutResult:
-    """Monte Carlo of the wipe-out: ``trials`` epochs, each from a full set of restored groups.
+def simulate_wipeout(placement: Placement, sampling: Sampling = Sampling(), *,
+                     model: FailureModel = FailureModel(), scenario=None) -> WipeoutResult:
+    """Monte Carlo of the wipe-out: ``sampling.count`` epochs, each from a full set of restored groups.
 
-    Results for a ``seed`` are identical for any ``chunk_size`` and device count. With ``out_dir`` each
-    finished chunk's histogram and sums are saved and a re-run resumes. A non-default ``scenario``
-    (``scenario.Scenario``) runs ``scenario_wipeout_kernel``; the epoch then ends at the wipe-out or the first
-    job-wide interruption, whichever comes first.
+    Results for a ``sampling.seed`` are identical for any ``chunk_size`` and device count. With
+    ``sampling.out_dir`` each finished chunk's histogram and sums are saved and a re-run resumes. A non-default
+    ``scenario`` (``scenario.Scenario``) runs ``scenario_wipeout_kernel``; the epoch then ends at the wipe-out
+    or the first job-wide interruption, whichever comes first.
     """
     from ..model.scenario import Scenario
     from ..model.placement import _check_int
 
-    if placement is None:
-        placement = make_placement(kind, groups, redundancy, seed=seed)
-    trials = _check_int("trials", trials)
-    seed = _check_int("seed", seed, lo=0)
+    trials = _check_int("trials", sampling.count)
+    seed = _check_int("seed", sampling.seed, lo=0)
     if trials >= 2**32:
         raise ValueError("trials must be < 2**32")
     scenario = Scenario() if scenario is None else scenario
@@ -196,10 +193,10 @@ def simulate_wipeout(placement: Placement | None = None, trials: int = 100_000, 
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model),
               "stack_digest": _stack_digest(placement),
               **({} if scenario.is_default else {"scenario": repr(scenario)})}
-    totals, info = run_reduced(fn, _reduce_wipeout(n), _zeros_wipeout(n), trials, chunk_size, width=n,
-                               aux=words, cache_key=("wipeout", placement, model, scenario), limb_keys=("up", "up2"), devices=devices,
-                               desc=f"wipe-out N={n} r={placement.redundancy}", progress=progress,
-                               out_dir=out_dir, params=params)
+    totals, info = run_reduced(fn, _reduce_wipeout(n), _zeros_wipeout(n), trials, sampling.chunk_size, width=n,
+                               aux=words, cache_key=("wipeout", placement, model, scenario), limb_keys=("up", "up2"),
+                               devices=sampling.devices, desc=f"wipe-out N={n} r={placement.redundancy}",
+                               progress=sampling.progress, out_dir=sampling.out_dir, params=params)
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
                          "the parameters are outside the range the model handles)")

@@ -27,9 +27,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
     check_work_inputs(cluster.groups, sampling, cluster.groups * redundancy, 8)
     placement = make_placement(placement, cluster.groups, redundancy, seed=sampling.seed)
     t0 = time.perf_counter()
-    res = simulate_overhead(placement, sampling.count, sampling.seed, model=model, chunk_size=sampling.chunk_size,
-                            devices=sampling.devices, progress=sampling.progress, out_dir=sampling.out_dir,
-                            scenario=scenario)
+    res = simulate_overhead(placement, sampling, model=model, scenario=scenario)
     elapsed = time.perf_counter() - t0
     paper = not scenario.domains and not scenario.uneven and not scenario.job_rate_per_min(
         placement.groups, model.group_mtbf_min)
@@ -67,7 +65,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
 
 def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sampling) -> Report:
     """Omega = E[U]/E[W] over restart -> wipe-out epochs in which failed groups rejoin."""
-    from ..kernels.repair import simulate_repair
+    from ..kernels.repair import EpochOptions, simulate_repair
     from ..model.placement import make_placement
     from ..model.repair import check_model
 
@@ -76,9 +74,8 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
     check_work_inputs(cluster.groups, sampling, cluster.groups, 4)
     placement = make_placement(placement, cluster.groups, redundancy, seed=sampling.seed)
     t0 = time.perf_counter()
-    res = simulate_repair(placement, sampling.count, sampling.seed, model=model, scenario=scenario, repair=repair,
-                          chunk_size=sampling.chunk_size, devices=sampling.devices, progress=sampling.progress,
-                          out_dir=sampling.out_dir, track_depth=True)
+    res = simulate_repair(placement, sampling, model=model, scenario=scenario, repair=repair,
+                          options=EpochOptions(track_depth=True))
     return Report({
         "groups": placement.groups, "redundancy": placement.redundancy, "placement": placement.kind,
         "epochs": res.trials, "seed": res.seed, **repair.describe(),

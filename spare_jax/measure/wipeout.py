@@ -34,9 +34,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
     check_work_inputs(cluster.groups, sampling, cluster.groups, 16)
     placement = make_placement(placement, cluster.groups, redundancy, seed=sampling.seed)
     t0 = time.perf_counter()
-    res = simulate_wipeout(placement, sampling.count, sampling.seed, model=model, chunk_size=sampling.chunk_size,
-                           devices=sampling.devices, progress=sampling.progress, out_dir=sampling.out_dir,
-                           scenario=scenario)
+    res = simulate_wipeout(placement, sampling, model=model, scenario=scenario)
     elapsed = time.perf_counter() - t0
     # the i.i.d. theory holds where the scenario changes nothing but the ring order (no domains, even groups);
     # job-wide failures compose exactly with it for E[uptime]
@@ -110,9 +108,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
     if guess is not None and guess["uptime_min"] > 10 * horizon:
         return _rare(cluster, placement, sampling, first, trans, horizon, skipped)
     t0 = time.perf_counter()
-    res = simulate_repair(placement, sampling.count, sampling.seed, model=model, scenario=scenario, repair=repair,
-                          chunk_size=sampling.chunk_size, devices=sampling.devices, progress=sampling.progress,
-                          out_dir=sampling.out_dir)
+    res = simulate_repair(placement, sampling, model=model, scenario=scenario, repair=repair)
     elapsed = time.perf_counter() - t0
     exact = None
     if repair.law == "exp" and placement.groups <= EXACT_REPAIR_MAX_N:
@@ -154,14 +150,13 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 def _rare(cluster, placement, sampling, first, trans, horizon, skipped=None) -> Report:
     """Rare wipe-outs: epochs censored at the run length W; P(>= 1 wipe-out during W) = wiped / trials with its
     Clopper-Pearson interval (a job-wide end before W is not a wipe-out)."""
-    from ..kernels.repair import simulate_repair
+    from ..kernels.repair import EpochOptions, simulate_repair
     from ..theory.repair import p_wipeout_within
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
     t0 = time.perf_counter()
-    res = simulate_repair(placement, sampling.count, sampling.seed, model=model, scenario=scenario, repair=repair,
-                          chunk_size=sampling.chunk_size, devices=sampling.devices, progress=sampling.progress,
-                          out_dir=sampling.out_dir, max_time=horizon)
+    res = simulate_repair(placement, sampling, model=model, scenario=scenario, repair=repair,
+                          options=EpochOptions(max_time=horizon))
     k = res.wiped
     lo, hi = clopper_pearson(k, res.trials)
     return Report({

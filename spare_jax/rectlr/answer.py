@@ -1,9 +1,12 @@
-"""One failure trace through the reorder controller: ``reorder(placement, failed, ...)``, a ``Report`` whose
-``to_json()`` is what ``spare-jax reorder --json`` prints."""
+"""The reorder controller's answers, each a ``Report`` whose ``to_json()`` is what its command prints with
+``--json``: one failure trace through the controller, ``reorder(placement, failed, ...)`` (``spare-jax
+reorder``), and the ring order searched for a cluster, ``place_report(cluster, r, ...)`` (``spare-jax place``)."""
 
 from __future__ import annotations
 
+from ..model.cluster import Cluster, Sampling
 from ..results import Report
+from .place import RingSearch
 
 
 def reorder(placement, failed, times=None, solver: str = "ortools", microbatches: int = 1) -> Report:
@@ -48,3 +51,18 @@ def _microbatches(placement, failed, times, solver: str, microbatches: int) -> R
                        "moved_microbatches": r.moved, "latency_ms": round(r.latency_ms, 3),
                        **({"time_min": r.time_min} if r.time_min is not None else {})} for r in records],
     })
+
+
+def place_report(cluster: Cluster, redundancy: int, placement: str = "stacked", search: RingSearch = RingSearch(),
+                 sampling: Sampling = Sampling()) -> Report:
+    """The ring order for ``cluster`` at redundancy ``redundancy`` (``place.search_ring``): every order
+    evaluated on ``sampling.count`` fresh epochs, best first, the search's counts, the best order as
+    ``best_ring`` (ring position i: physical group) and the cluster's failure clock. Refused up front when even
+    a 64-epoch chunk of the cluster does not fit the memory."""
+    from ..kernels.driver import check_work_inputs
+    from .place import search_ring
+
+    check_work_inputs(cluster.groups, sampling, cluster.groups, 16)
+    found = search_ring(cluster, redundancy, placement, search, sampling).as_dict()
+    found["best_ring"] = list(found.pop("best_ring"))
+    return Report({**found, **cluster.failure_clock()})

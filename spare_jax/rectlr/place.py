@@ -3,16 +3,16 @@ E[epoch uptime] under a ``Scenario`` (failure domains, lemons, job-wide failures
 
 The stacked placement's shards are held by r consecutive *ring positions*; failure domains and lemons are
 properties of *physical* groups. Which physical groups share a stack therefore decides how often one domain
-event or a pair of lemons takes a whole stack out. ``search_ring``:
+event or a pair of lemons takes a whole stack out. ``search_ring(cluster, r, placement, search, sampling)``:
 
 1. evaluates the standard orders (``contiguous``, ``interleaved`` when there are domains, a few seeded random
    orders) on one fixed sample of failure times (common random numbers: the times are drawn per *physical*
    group once, and a ring order only permutes the columns), and starts from the best;
-2. improves it by local search: each step proposes ``proposals`` random swaps of two ring positions, evaluates
-   them all at once (vectorised over candidates), and keeps the best if it raises the sample mean of the
-   epoch uptime ``min(w, J)``, ``w = min_i max_{l<r} t_{ring[i+l]}``;
-3. re-evaluates every order on fresh epochs (seed + 1), all orders on the same epochs, so the reported gain
-   is not the search's own selection bias. (The evaluator's uptime equals the engine's
+2. improves it by local search: each step proposes ``search.proposals`` random swaps of two ring positions,
+   evaluates them all at once (vectorised over candidates), and keeps the best if it raises the sample mean
+   of the epoch uptime ``min(w, J)``, ``w = min_i max_{l<r} t_{ring[i+l]}``;
+3. re-evaluates every order on ``sampling.count`` fresh epochs (seed + 1), all orders on the same epochs, so
+   the reported gain is not the search's own selection bias. (The evaluator's uptime equals the engine's
    ``wipeout.simulate_wipeout`` with the order as a ring file, in distribution: tested, together with the
    independent reference simulator.)
 
@@ -29,8 +29,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
+
+
+@dataclasses.dataclass(frozen=True)
+class RingSearch:
+    """How the ring order is searched: ``search_trials`` fresh epochs per local-search step, ``steps`` steps,
+    ``proposals`` random swaps tried per step, ``random_orders`` seeded random orders among the starting
+    points. (The final evaluation of every order, its epochs and seed, is the search's ``Sampling``.)"""
+
+    search_trials: int = 2000
+    steps: int = 200
+    proposals: int = 8
+    random_orders: int = 3
 
 
 @dataclasses.dataclass
@@ -87,18 +100,21 @@ def random_ring(groups: int, seed: int) -> np.ndarray:
     return np.random.default_rng([0x72696E67, int(seed)]).permutation(groups).astype(np.int32)
 
 
-def search_ring(groups: int, redundancy: int, model: FailureModel = FailureModel(), scenario=None,
-                placement: str = "stacked", search_trials: int = 2000, steps: int = 200, proposals: int = 8,
-                eval_trials: int = 100_000, random_orders: int = 3, seed: int = 0,
-                progress: bool = False) -> PlaceResult:
-    """Search a ring order for ``scenario`` (see the module docstring); returns every order evaluated on a
-    fresh seed (``seed + 1``), best first."""
+def search_ring(cluster: Cluster, redundancy: int, placement: str = "stacked", search: RingSearch = RingSearch(),
+                sampling: Sampling = Sampling()) -> PlaceResult:
+    """Search a ring order for ``cluster`` (its groups, failure law and scenario; see the module docstring);
+    returns every order evaluated on ``sampling.count`` epochs of a fresh seed (``sampling.seed + 1``), best
+    first. ``sampling.progress``: a bar over the search steps; the search runs on the default device in
+    batches of ``search.search_trials`` epochs (no chunks, devices or resumable directory)."""
     from ..kernels.driver import Progress, as_uint32_key_words
     from ..model.placement import make_placement
-    from ..model.scenario import Scenario
 
-    scenario = Scenario() if scenario is None else scenario
-    n, r = check_groups_redundancy(groups, redundancy)
+    if cluster.repair is not None:
+        raise ValueError("the ring search has no repair law (failed groups wait for the next restart)")
+    model, scenario = cluster.model, cluster.scenario
+    search_trials, steps, proposals = search.search_trials, search.steps, search.proposals
+    eval_trials, random_orders, seed = sampling.count, search.random_orders, sampling.seed
+    n, r = check_groups_redundancy(cluster.groups, redundancy)
     if placement not in ("stacked", "block"):
         raise ValueError(f"placement must be stacked or block for the ring search, got {placement!r}")
     pl = make_placement(placement, n, r)  # validates r | N for block
@@ -127,7 +143,7 @@ def search_ring(groups: int, redundancy: int, model: FailureModel = FailureModel
         steps = 0  # one group: no swap to propose
     rng = np.random.default_rng([0x73776170, int(seed)])
     accepted = 0
-    bar = Progress(int(steps), f"ring search N={n} r={r}", enabled=progress, unit="step")
+    bar = Progress(int(steps), f"ring search N={n} r={r}", enabled=sampling.progress, unit="step")
     for step in range(int(steps)):
         # a fresh batch of epochs each step (no overfitting to one sample); candidates against the current
         # order on the same epochs (paired), a swap kept only when its gain is 2 paired standard errors

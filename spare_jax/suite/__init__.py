@@ -2,7 +2,8 @@
 (``figures/*.csv|json``) and its figure (``figures/*.png``), and returns summary rows.
 
 ``experiments/*.py`` are thin command-line wrappers over these functions; ``spare-jax run`` calls them with
-its defaults (or ``--quick`` sizes). ``bench`` measures the kernels against NumPy and SimPy references.
+its defaults (or ``--quick`` sizes) through one call, ``run_report``. ``bench`` measures the kernels against
+NumPy and SimPy references (``bench.bench_report``, what ``spare-jax bench`` prints).
 
 May import every wing below it (``model``, ``kernels``, ``theory``, ``ttt``, ``rectlr``); not ``planner``
 (its sibling) nor ``cli``.
@@ -14,8 +15,10 @@ import os
 import time
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.placement import make_placement
 from ..kernels.wipeout import simulate_wipeout
+from ..results import Report
 from .common import _log, experiment_args, matplotlib_ticker, dataclasses_replace  # noqa: F401
 from .wipeout import WIPEOUT_RS, wipeout_validation  # noqa: F401
 from .overhead import overhead_vs_r  # noqa: F401
@@ -69,6 +72,19 @@ def verdict(row: dict) -> str:
     return "-"
 
 
+def run_report(out_dir: str | None = None, full: bool = False, seed: int = 0, progress: bool = True) -> Report:
+    """``spare-jax run`` (``make run``): ``run_suite`` into ``out_dir`` (default ``results/``, or ``figures/``
+    with ``full``), refused up front when ``out_dir`` is a file or cannot be written; its summary as a
+    ``Report`` whose ``to_json()`` is what ``spare-jax run --json`` prints."""
+    from ..kernels.driver import check_writable_dir
+
+    out = out_dir or ("figures" if full else "results")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"--out-dir {out} exists and is not a directory")
+    check_writable_dir(out, "--out-dir")
+    return Report(run_suite(out, full=full, seed=seed, progress=progress))
+
+
 def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True,
               quick: bool | None = None) -> dict:
     """``spare-jax run``: the planner's quick answer at N = 600 groups (600,000 GPUs; about 2-3 minutes on 2
@@ -104,7 +120,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
             (f"closed-form optimum r*, tau* per scheme (N = {n})", optimum),
             (f"time-to-train vs r: closed form, Monte Carlo near the optima (N = {n}, 30 runs per point)",
              lambda: ttt_vs_r(out_dir, groups=n, rs=tuple(range(1, 21)), mc_rs=r_near(), ckpt_costs=(5.0,),
-                              runs=30, seed=seed, progress=progress)),
+                              sampling=Sampling(30, seed, progress=progress))),
             (f"wipe-out validation (N = {n}, r = 4, 8, 16)",
              lambda: wipeout_validation(out_dir, groups=(n,), rs=(4, 8, 16), trials={n: 100_000}, seed=seed,
                                         progress=progress)),
@@ -124,7 +140,8 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
                                                                                       progress=progress)),
             ("overhead vs r (N = 600, 6000)", lambda: overhead_vs_r(out_dir, seed=seed, progress=progress)),
             ("reorder controller (N = 600, 6000)", lambda: reorder_movement(out_dir, seed=seed)),
-            ("time-to-train vs r (N = 600)", lambda: ttt_vs_r(out_dir, seed=seed, progress=progress)),
+            ("time-to-train vs r (N = 600)",
+             lambda: ttt_vs_r(out_dir, sampling=Sampling(120, seed, progress=progress))),
             ("r* vs N (100 .. 100,000 groups)", lambda: rstar_vs_n(out_dir, progress=progress)),
         ]
     _log(f"spare-jax run{' --full' if full else ''}: {len(stages)} stages, expected "

@@ -28,6 +28,7 @@ import numpy as np
 from ..kernels.driver import as_uint32_key_words
 from ..model.failures import FailureModel
 from ..model.placement import Placement, make_placement
+from ..results import Report
 
 
 def _timed(fn, min_seconds: float):
@@ -165,14 +166,14 @@ def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float 
     """Events/s of the JAX repair kernel (steady state, after compilation) against ``repair_events_numpy``
     in the same run, same model (group MTBF 3000 min), with the mean uptimes as a check."""
     from ..model.repair import Repair
-    from ..kernels.repair import _jitted
+    from ..kernels.repair import EpochOptions, _jitted
 
     repair = Repair(repair_time_min, law)
     pl = make_placement("stacked", groups, redundancy)
     model = FailureModel()
     from ..model.scenario import Scenario
 
-    fn = _jitted(pl, model, Scenario(), repair, 1 << 24)
+    fn = _jitted(pl, model, Scenario(), repair, EpochOptions(max_events=1 << 24))
     words = as_uint32_key_words(0)
     fn(words, np.arange(chunk_size, dtype=np.uint32))[4].block_until_ready()  # compile
     ev, ups, t0, start = 0, [], time.perf_counter(), chunk_size
@@ -210,11 +211,12 @@ def bench_driver(pl: Placement, model: FailureModel, kernel_rate: float, seconds
     the kernel alone (``1 - driver / kernel``; negative when the driver is faster, as its device loop
     avoids the per-chunk round trip of the kernel loop)."""
     from ..kernels.wipeout import simulate_wipeout
+    from ..model.cluster import Sampling
 
-    simulate_wipeout(pl, chunk_size, seed=0, model=model, chunk_size=chunk_size, devices=devices)  # compile
+    simulate_wipeout(pl, Sampling(chunk_size, 0, chunk_size, devices), model=model)  # compile
     trials = int(min(2**32 - 1, max(chunk_size, kernel_rate * seconds)))
     t0 = time.perf_counter()
-    res = simulate_wipeout(pl, trials, seed=0, model=model, chunk_size=chunk_size, devices=devices)
+    res = simulate_wipeout(pl, Sampling(trials, 0, chunk_size, devices), model=model)
     rate = trials / (time.perf_counter() - t0)
     return {"driver_trials_per_s": rate, "driver_cost_fraction": 1.0 - rate / kernel_rate,
             "driver_trials": trials, "driver_mean_T": res.mean}
@@ -253,6 +255,25 @@ def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: floa
 
 
 # --------------------------------------------------------------------------------------------------------
+
+
+def bench_report(groups: int = 600, redundancy: int = 8, full: bool = False, chunk_size: int | None = None,
+                 devices=None, progress: bool = False) -> Report:
+    """``spare-jax bench``: every measurement of ``run_bench`` (3 s each, or 10 s and 200 SimPy trials with
+    ``full``), refused up front when N and r are out of range or a chunk does not fit the memory; a ``Report``
+    whose ``to_json()`` is what ``spare-jax bench --json`` prints."""
+    from ..kernels.driver import check_work_inputs
+    from ..model.bounds import chunk_bytes, memory_budget_bytes
+    from ..model.cluster import Sampling
+    from ..model.placement import check_groups_redundancy
+
+    check_groups_redundancy(groups, redundancy)
+    check_work_inputs(groups, Sampling(1, chunk_size=chunk_size, devices=devices), groups, 16)
+    if chunk_bytes(1024, groups * redundancy, 8) > memory_budget_bytes():  # the overhead kernel's chunk
+        raise ValueError(f"--groups {groups} x --redundancy {redundancy}: the overhead kernel's "
+                         "1024-trial chunk does not fit half the RAM; lower either")
+    return Report(run_bench(groups, redundancy, seconds=10.0 if full else 3.0, des_trials=200 if full else 60,
+                            devices=devices, chunk_size=chunk_size, progress=progress))
 
 
 def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import Scenario
@@ -24,21 +26,34 @@ def divisible_bound(groups: int, redundancy: int) -> float:
     return float(np.sum(s * surv[:groups]) / np.sum(s * surv[:groups] * (groups - k) / groups))
 
 
-def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16), rs=tuple(range(2, 13)),
-                 mc_rs=(4, 8, 12), mc_trials: int = 20_000, ttt_rs=tuple(range(1, 13)),
-                 restart_ms=(1, 4, 16), restart_epochs: int = 10_000, seed: int = 0, progress: bool = True) -> dict:  # noqa: ARG001 (logs go to stderr)
-    """Three experiments, one figure (``microbatches.png``) and their data:
+@dataclasses.dataclass(frozen=True)
+class RestartSweep:
+    """The proactive-restart experiment of ``microbatches``: the micro-batch counts ``ms`` it covers and the
+    ``epochs`` of each pool it searches on."""
 
-    1. ``microbatches_omega.csv``: Omega vs r for each m (exact theory; Monte Carlo at ``mc_rs``, ``mc_trials``
-       epochs each) with the perfect-divisibility bound (``divisible_bound``) and Rep (= r).
+    ms: tuple = (1, 4, 16)
+    epochs: int = 10_000
+
+
+def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16), rs=tuple(range(2, 13)),
+                 mc_rs=(4, 8, 12), sampling: Sampling = Sampling(20_000), ttt_rs=tuple(range(1, 13)),
+                 restarts: RestartSweep = RestartSweep()) -> dict:
+    """Three experiments, one figure (``microbatches.png``) and their data (progress: the logs on stderr):
+
+    1. ``microbatches_omega.csv``: Omega vs r for each m (exact theory; Monte Carlo at ``mc_rs``,
+       ``sampling.count`` epochs each, seed ``sampling.seed``) with the perfect-divisibility bound
+       (``divisible_bound``) and Rep (= r).
     2. ``microbatches_ttt.csv``: TTT vs r (closed form, tau* per point) for SPARe(m), Rep and checkpoint-only.
     3. ``microbatches_restart.csv``: the proactive restart (``ttt.policy.search_restart_depth``, pools of
-       ``restart_epochs`` epochs) for each m in ``restart_ms``: best D_max, r, tau and the gain over no restart.
+       ``restarts.epochs`` epochs of ``sampling.seed``) for each m in ``restarts.ms``: best D_max, r, tau and
+       the gain over no restart.
     """
     from .. import ttt
     from ..kernels.overhead import simulate_overhead
     from ..ttt.policy import restart_depth_window, search_restart_depth
 
+    seed = sampling.seed
+    mc_sampling = dataclasses.replace(sampling, out_dir=None, progress=False)  # a run per point: no --out, no bar
     model = FailureModel()
     omega_rows = []
     for r in rs:
@@ -49,9 +64,9 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                    "theory_time_avg_depth": th["time_avg_depth"], "divisible_bound": bound, "rep_overhead": r,
                    "mc_overhead": None, "mc_overhead_stderr": None, "mc_trials": None}
             if r in mc_rs:
-                mc = simulate_overhead(make_placement("stacked", groups, r), mc_trials, seed=seed,
+                mc = simulate_overhead(make_placement("stacked", groups, r), mc_sampling,
                                        scenario=Scenario(microbatches=m))
-                row.update(mc_overhead=mc.overhead, mc_overhead_stderr=mc.overhead_stderr, mc_trials=mc_trials,
+                row.update(mc_overhead=mc.overhead, mc_overhead_stderr=mc.overhead_stderr, mc_trials=sampling.count,
                            z_score=(mc.overhead - th["overhead"]) / mc.overhead_stderr)
             omega_rows.append(row)
             _log(f"  omega N={groups} r={r:>2} m={m:>2}: theory {th['overhead']:.4f}"
@@ -74,14 +89,14 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
     plotting.write_csv(os.path.join(out_dir, "microbatches_ttt.csv"), ttt_rows)
 
     restart_rows = []
-    for m in restart_ms:
+    for m in restarts.ms:
         spare = [x for x in ttt_rows if x["scheme"] == "spare" and x["microbatches"] == m]
         r_star = min(spare, key=lambda x: x["ttt_hours"])["redundancy"]
         # a restart policy makes deeper stacks cheaper (voluntary restarts replace most wipe-outs): search up
         # to the largest r of the TTT sweep
         window = restart_depth_window(r_star, max(ttt_rs), below=1, above=max(ttt_rs))
         res = search_restart_depth(groups, window, model, cfg,
-                                   Scenario(microbatches=m), epochs=restart_epochs, seed=seed)
+                                   Scenario(microbatches=m), epochs=restarts.epochs, seed=seed)
         for row in res["curve"]:
             restart_rows.append({"microbatches": m, **row})
         _log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "

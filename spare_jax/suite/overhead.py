@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.placement import make_placement
 from .common import _log, matplotlib_ticker
 
@@ -35,7 +36,7 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
             t_theory = time.perf_counter() - t0
             nt = int(trials.get(n, 1000))
             t0 = time.perf_counter()
-            mc = simulate_overhead(make_placement("stacked", n, r), nt, seed=seed, progress=progress)
+            mc = simulate_overhead(make_placement("stacked", n, r), Sampling(nt, seed, progress=progress))
             t_mc = time.perf_counter() - t0
             row = {"groups": n, "redundancy": r, "placement": "stacked", "trials": nt,
                    "mc_overhead": mc.overhead, "mc_overhead_stderr": mc.overhead_stderr,

@@ -7,6 +7,7 @@ Writes ``repair_wipeout.csv``, ``repair_ttt.csv`` and ``repair.png``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -14,9 +15,24 @@ import time
 import numpy as np
 
 from .. import plotting
+from ..model.cluster import Sampling
 from .common import _log
 
 NEVER = math.inf
+
+
+@dataclasses.dataclass(frozen=True)
+class RepairOptimum:
+    """Part (b) of ``repair_experiment``: r* (up to ``r_max``), TTT and SPARe's reduction against the best Rep
+    at N = ``groups`` for each repair time of ``ds`` (and "never"), on pools of ``epochs`` epochs with rejoins
+    (censored at ``max_time_runs`` x W x r_max), for a run of ``work_hours`` of work."""
+
+    groups: int = 600
+    ds: tuple = (10.0, 30.0, 100.0, 1000.0)
+    r_max: int = 6
+    epochs: int = 64
+    work_hours: float = 720.0
+    max_time_runs: float = 1.0
 
 
 def _static_uptime(n, r, model):
@@ -26,9 +42,12 @@ def _static_uptime(n, r, model):
 
 
 def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
-                      ds=(1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10_000.0), trials=64,
-                      mc_cap_hours=200.0, opt_n=600, opt_ds=(10.0, 30.0, 100.0, 1000.0), r_max=6, epochs=64,
-                      work_hours=720.0, max_time_runs=1.0, seed=0, law="fixed"):
+                      ds=(1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0, 3000.0, 10_000.0),
+                      sampling: Sampling = Sampling(64), mc_cap_hours=200.0, optimum: RepairOptimum = RepairOptimum(),
+                      law="fixed"):
+    """(a) The mean time to wipe-out vs the repair time D (each of ``ds``, law ``law``, and "never") for each r
+    of ``rs`` at N = ``n``: the theory, and the Monte Carlo (``sampling.count`` epochs of ``sampling.seed``)
+    where the theory is within ``mc_cap_hours``; (b) ``optimum`` (pools of the same seed)."""
     from ..model.failures import FailureModel
     from ..model.placement import make_placement
     from ..model.repair import Repair
@@ -39,6 +58,10 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
     from ..ttt.pool import optimize_pool
     from ..kernels.wipeout import simulate_wipeout
 
+    trials, seed = sampling.count, sampling.seed
+    mc_sampling = dataclasses.replace(sampling, out_dir=None, progress=False)  # a run per point: no --out, no bar
+    opt_n, opt_ds, r_max, epochs = optimum.groups, optimum.ds, optimum.r_max, optimum.epochs
+    work_hours, max_time_runs = optimum.work_hours, optimum.max_time_runs
     os.makedirs(out_dir, exist_ok=True)
     model = FailureModel()
     rows = []
@@ -54,10 +77,10 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
             mc = se = None
             if th / 60.0 <= mc_cap_hours:
                 if d == NEVER:
-                    w = simulate_wipeout(pl, trials, seed, model=model)
+                    w = simulate_wipeout(pl, mc_sampling, model=model)
                     mc, se = w.uptime_mean_min, w.uptime_stderr_min
                 else:
-                    res = simulate_repair(pl, trials, seed, model=model, repair=Repair(d, law))
+                    res = simulate_repair(pl, mc_sampling, model=model, repair=Repair(d, law))
                     mc, se = res.uptime_mean_min, res.uptime_stderr_min
             rows.append({"r": r, "repair_min": d, "theory_uptime_h": th / 60.0, "first_order_uptime_h": fo / 60.0,
                          "mc_uptime_h": None if mc is None else mc / 60.0,

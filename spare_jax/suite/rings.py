@@ -6,41 +6,57 @@ import dataclasses
 import os
 
 from .. import plotting
+from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.scenario import DomainLevel, Scenario
+from ..rectlr.place import RingSearch
 from .common import _log
 
 ORDERS = ("contiguous", "interleaved", "searched")
 
 
-def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12), domain_size: int = 5,
-             domain_mtbf_min: float = 50_000.0, job_mtbf_min: float = 2000.0, epochs: int = 20_000,
-             search_steps: int = 100, preset: str = "cluster-100k", job_shares=(0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3),
-             r_max: int = 20, seed: int = 0, progress: bool = True) -> dict:
+@dataclasses.dataclass(frozen=True)
+class JobShareSweep:
+    """The second experiment of ``ring_ttt``: on the ``preset`` cluster, r* (searched up to ``r_max``) and
+    time-to-train for each job-wide share of all interruptions in ``shares``."""
+
+    preset: str = "cluster-100k"
+    shares: tuple = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+    r_max: int = 20
+
+
+def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12),
+             domain: DomainLevel = DomainLevel(5, 50_000.0), job_mtbf_min: float = 2000.0,
+             sampling: Sampling = Sampling(20_000, progress=True), search: RingSearch = RingSearch(steps=100),
+             job_shares: JobShareSweep = JobShareSweep()) -> dict:
     """Two experiments, one figure (``ring_ttt.png``) and their data (``ring_ttt.csv``, ``ring_ttt_job_share.csv``):
 
-    1. SPARe's time-to-train vs r at N = ``groups`` with failure domains (``domain_size`` groups, MTBF
-       ``domain_mtbf_min``), for the contiguous, interleaved and searched (``place.search_ring`` per r) ring
-       orders, without and with job-wide interruptions (``job_mtbf_min``); Rep+CKPT on the same orders at the
-       divisors of N. Every point: a pool of ``epochs`` epochs, tau* on the pool (``ttt.pool``), ± 1 s.e.
-    2. On the ``preset`` cluster's group-failure rate (domains off, so the closed form is exact): r*, TTT and
-       SPARe's reduction against the best Rep when a share s of all interruptions is job-wide (the group
-       failures held fixed, job-wide rate s / (1 - s) times theirs).
+    1. SPARe's time-to-train vs r at N = ``groups`` with failure domains ``domain`` (``domain.size`` groups,
+       MTBF ``domain.mtbf_min``), for the contiguous, interleaved and searched (``place.search_ring`` per r,
+       as ``search`` says, its orders evaluated on 20,000 epochs) ring orders, without and with job-wide
+       interruptions (``job_mtbf_min``); Rep+CKPT on the same orders at the divisors of N. Every point: a pool
+       of ``sampling.count`` epochs of ``sampling.seed``, tau* on the pool (``ttt.pool``), ± 1 s.e.
+    2. On the ``job_shares.preset`` cluster's group-failure rate (domains off, so the closed form is exact): r*,
+       TTT and SPARe's reduction against the best Rep when a share s of all interruptions is job-wide (the group
+       failures held fixed, job-wide rate s / (1 - s) times theirs); ``sampling.progress``: the optimiser's bar.
     """
     from .. import ttt
     from ..rectlr.place import search_ring
     from ..model.presets import get_preset
     from ..ttt.pool import best_tau_pool, pool_theory, sample_scenario_epochs
 
+    epochs, seed, progress = sampling.count, sampling.seed, sampling.progress
+    domain_size, domain_mtbf_min = domain.size, domain.mtbf_min
+    preset, r_max = job_shares.preset, job_shares.r_max
     model = FailureModel()
     cfg = ttt.TrainingConfig()
     gpus = groups * model.gpus_per_group
-    domains = (DomainLevel(domain_size, domain_mtbf_min),)
+    domains = (domain,)
     rows = []
     searched = {}
     for r in rs:
-        found = search_ring(groups, r, model, Scenario(domains=domains), steps=search_steps, eval_trials=20_000,
-                            seed=seed)
+        found = search_ring(Cluster(groups, model, Scenario(domains=domains)), r, search=search,
+                            sampling=Sampling(20_000, seed))
         searched[r] = found.best_ring
         _log(f"  ring search r={r}: best {found.best_name} "
              + ", ".join(f"{o['name']} {o['uptime_min']:.0f}" for o in found.orders))
@@ -69,7 +85,7 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
     pcfg = dataclasses.replace(cfg, restart_min=s["restart"], work_hours=s["work_hours"])
     n = s["groups"]
     share_rows = []
-    for share in job_shares:
+    for share in job_shares.shares:
         mu = Scenario(job_fraction=share or None).job_rate_per_min(n, pmodel.group_mtbf_min)
         res = ttt.optimize_r_tau(n, r_max, pmodel, pcfg, job_rate=mu, progress=progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]

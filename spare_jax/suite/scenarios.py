@@ -3,11 +3,13 @@ SPARe's advantage over replication (``experiments/scenarios.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
@@ -23,15 +25,17 @@ def _ring(name: str, groups: int, seed: int):
     return name
 
 
-def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12), domain_size: int = 5,
-              domain_mtbf_min: float = 50_000.0, job_mtbf_min: float = 2000.0, trials: int = 50_000,
-              job_fractions=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3), r_max: int = 20, seed: int = 0, progress: bool = True) -> dict:
+def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12),
+              domain: DomainLevel = DomainLevel(5, 50_000.0), job_mtbf_min: float = 2000.0,
+              sampling: Sampling = Sampling(50_000, progress=True),
+              job_fractions=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3), r_max: int = 20) -> dict:
     """Two experiments, one figure (``scenarios.png``) and their data (``scenarios_uptime.csv``,
     ``scenarios_job_wide.csv``):
 
-    1. E[epoch uptime] vs r (Monte Carlo, ``trials`` epochs per point) for contiguous, interleaved and random
-       ring orders, with failure domains of ``domain_size`` groups (MTBF ``domain_mtbf_min``) alone and with
-       job-wide interruptions (``job_mtbf_min``), against the §1 exact uptime without domains.
+    1. E[epoch uptime] vs r (Monte Carlo, ``sampling.count`` epochs of ``sampling.seed`` per point; its chunks
+       and devices) for contiguous, interleaved and random ring orders, with failure domains ``domain`` (of
+       ``domain.size`` groups, MTBF ``domain.mtbf_min``) alone and with job-wide interruptions
+       (``job_mtbf_min``), against the §1 exact uptime without domains.
     2. ``ttt.optimize`` (closed form, exact for job-wide failures) with a fraction f of all interruptions
        job-wide: r*, tau*, TTT and the reduction against the best replication, and SPARe's TTT at the r* of
        f = 0 (how flat TTT(r) becomes: with frequent job-wide restarts r hardly matters). The job-wide rate
@@ -40,16 +44,19 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
     """
     from .. import ttt
 
+    trials, seed, progress = sampling.count, sampling.seed, sampling.progress
+    mc_sampling = dataclasses.replace(sampling, out_dir=None, progress=False)  # a run per point: no --out, no bar
+    domain_size, domain_mtbf_min = domain.size, domain.mtbf_min
     model = FailureModel()
     lam = model.group_rate_per_min
     rows = []
     for with_job in (False, True):
         for ring in RINGS:
             for r in rs:
-                sc = Scenario(domains=(DomainLevel(domain_size, domain_mtbf_min),), ring=_ring(ring, groups, seed),
+                sc = Scenario(domains=(domain,), ring=_ring(ring, groups, seed),
                               job_mtbf_min=job_mtbf_min if with_job else None)
                 pl = make_placement("stacked", groups, r)
-                mc = simulate_wipeout(pl, trials, seed=seed, scenario=sc)
+                mc = simulate_wipeout(pl, mc_sampling, scenario=sc)
                 rows.append({"groups": groups, "redundancy": r, "ring": ring, "job_mtbf_min": sc.job_mtbf_min,
                              "domain_size": domain_size, "domain_mtbf_min": domain_mtbf_min, "trials": trials,
                              "mc_epoch_uptime_min": mc.uptime_mean_min,

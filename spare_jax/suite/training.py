@@ -8,14 +8,16 @@ import os
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from .common import _log, dataclasses_replace
 
 
 def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21)), ckpt_costs=(1.0, 5.0, 10.0, 30.0),
-             runs: int = 120, seed: int = 0, progress: bool = True, model=None, cfg=None, mc_rs=None) -> list[dict]:
+             sampling: Sampling = Sampling(120, progress=True), model=None, cfg=None, mc_rs=None) -> list[dict]:
     """TTT (hours) and availability vs r for SPARe+CKPT, Rep+CKPT and CKPT at N groups: the closed form at its
-    optimal tau (lines) and the Monte Carlo at that tau (points with 95% CIs). ``mc_rs``: the r that get a
-    Monte Carlo (default: every r of ``rs``; the closed form covers all of ``rs``).
+    optimal tau (lines) and the Monte Carlo at that tau (points with 95% CIs): ``sampling.count`` training runs
+    per point on an epoch pool of ``sampling.seed`` (``sampling.progress``: its progress bar). ``mc_rs``: the r
+    that get a Monte Carlo (default: every r of ``rs``; the closed form covers all of ``rs``).
 
     Writes ``ttt_vs_r.csv`` and ``ttt_vs_r.png``.
     """
@@ -33,10 +35,10 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
             prof = ttt.epoch_profile(scheme, groups, r, model)
             rate = (1.0 / r) if scheme == "rep" else (1.0 if scheme == "none" else 0.4)
             need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses_replace(cfg, ckpt_cost_min=min(ckpt_costs)),
-                                     runs, rate)
+                                     sampling.count, rate)
             do_mc = mc_rs is None or r in mc_rs or scheme == "none"
-            pool = ttt.sample_epochs(scheme, groups, r, need, seed=seed, model=model, progress=progress) if do_mc \
-                else None
+            pool = ttt.sample_epochs(scheme, groups, r, need, seed=sampling.seed, model=model,
+                                     progress=sampling.progress) if do_mc else None
             for c in ckpt_costs:
                 cfg_c = dataclasses_replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)

@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from .. import plotting, theory
+from ..model.cluster import Sampling
 from ..model.placement import make_placement
 from ..kernels.wipeout import simulate_wipeout
 from .common import _log
@@ -39,7 +40,7 @@ def wipeout_validation(out_dir: str = "figures", groups=(600, 6000, 60000), rs=W
                 asym = theory.expected_failures_asymptotic(kind, n, r)
                 nt = int(trials.get(n, 20_000))
                 t0 = time.perf_counter()
-                mc = simulate_wipeout(make_placement(kind, n, r), nt, seed=seed, progress=progress)
+                mc = simulate_wipeout(make_placement(kind, n, r), Sampling(nt, seed, progress=progress))
                 t_mc = time.perf_counter() - t0
                 z = (mc.mean - mean) / mc.stderr
                 rows.append({"groups": n, "redundancy": r, "placement": kind, "trials": nt,

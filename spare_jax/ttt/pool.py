@@ -105,7 +105,8 @@ def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int,
     (rate 1/r); ``none``: r = 1 (rate 1; repair cannot help). ``max_time``: epochs censored there (treated as
     ending at ``max_time``; pick it longer than any run needs so runs never reach it)."""
     from ..model.placement import make_placement
-    from ..kernels.repair import repair_epochs
+    from ..kernels.repair import EpochOptions, repair_epochs
+    from ..model.cluster import Sampling
     from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
@@ -113,8 +114,8 @@ def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int,
     kind, r = scheme_placement(scheme, n, r)
     pl = make_placement(kind, n, r)
     adaptive = scheme == "spare" and r > 1
-    up, work, _ = repair_epochs(pl, epochs, seed, model=model, scenario=scenario, repair=repair,
-                                track_depth=adaptive, max_time=max_time, progress=progress)
+    up, work, _ = repair_epochs(pl, Sampling(epochs, seed, progress=progress), model=model, scenario=scenario,
+                                repair=repair, options=EpochOptions(track_depth=adaptive, max_time=max_time))
     if not adaptive:
         work = up / r
     rate = np.where(up > 0, work / np.where(up > 0, up, 1.0), 1.0 / r)
