@@ -155,7 +155,7 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
     (a traced scalar: one compile serves every interval; ``setup.ckpt_interval_min`` is not read). Returns a dict of per-run arrays:
     ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts) and
     ``censored`` (bool)."""
-    n, m = setup.groups, setup.microbatches
+    n = setup.groups
     c = run_ids.shape[0]
     scale_np, dom_idx_np, dom_mean_np = _tables(setup)
     scale = jnp.asarray(scale_np)

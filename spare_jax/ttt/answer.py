@@ -16,24 +16,7 @@ import types
 from ..model.cluster import Cluster, Sampling
 from ..model.training import Training
 from ..results import Report
-from .config import AGES, SCHEMES, check_ages, scheme_placement
-
-
-@dataclasses.dataclass(frozen=True)
-class Policy:
-    """What the run does about failures: the scheme (``spare``, ``rep``, ``none``), its redundancy r, the
-    proactive restart depth D_max (``spare`` only; None: never), and what a global restart does to the
-    surviving groups' failure clocks (``ages``: ``kept`` or ``renewed``)."""
-
-    scheme: str = "spare"
-    redundancy: int = 8
-    restart_depth: float | None = None
-    ages: str = "kept"
-
-    def __post_init__(self):
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {self.scheme!r}")
-        check_ages(self.ages)
+from .config import AGES, SCHEMES, Policy, check_ages, scheme_placement  # noqa: F401 (Policy: part of this API)
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),

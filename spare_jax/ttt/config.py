@@ -3,6 +3,8 @@ to the failure clocks. Shared by every time-to-train path (closed forms, epoch p
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..model.training import RESTART_SCALING, Training
 
 TrainingConfig = Training  # the name every time-to-train path uses
@@ -41,3 +43,20 @@ def scheme_placement(scheme: str, groups: int, redundancy: int) -> tuple[str, in
                              f"groups (N): r={redundancy}, N={groups}")
         return "block", redundancy
     return "stacked", redundancy
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """What the run does about failures: the scheme (``spare``, ``rep``, ``none``), its redundancy r, the
+    proactive restart depth D_max (``spare`` only; None: never), and what a global restart does to the
+    surviving groups' failure clocks (``ages``: ``kept`` or ``renewed``)."""
+
+    scheme: str = "spare"
+    redundancy: int = 8
+    restart_depth: float | None = None
+    ages: str = "kept"
+
+    def __post_init__(self):
+        if self.scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {self.scheme!r}")
+        check_ages(self.ages)

@@ -40,9 +40,11 @@ def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: 
     if model.distribution == "exponential" or ages == "renewed":
         return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress, job_rate, microbatches)
     if microbatches != 1:
-        raise ValueError("micro-batches are not simulated with kept ages yet; use ages='renewed'")
+        raise ValueError("the epoch pool has no micro-batches with kept ages (time_to_train answers that combination with whole "
+                         "training runs, ttt.runs); use ages='renewed' here")
     if job_rate:
-        raise ValueError("job-wide failures are not simulated with kept ages yet; use ages='renewed'")
+        raise ValueError("the epoch pool has no job-wide failures with kept ages (time_to_train answers that combination "
+                         "with whole training runs, ttt.runs); use ages='renewed' here")
     chains = 64 if chains is None else int(chains)
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
@@ -357,12 +359,14 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
         uptime_guess_min = theory.expected_uptime(surv, n, model.group_rate_per_min)
     kept = model.distribution != "exponential" and ages == "kept"
     if kept and ((scenario is not None and scenario.microbatches > 1) or restart_depth is not None):
-        raise ValueError("micro-batches and the proactive restart are not simulated with kept ages yet; use "
+        raise ValueError("the epoch pool has no micro-batches or proactive restart with kept ages (time_to_train answers "
+                         "that combination with whole training runs, ttt.runs); use "
                          "ages='renewed'")
     if scenario_pool and uptime_guess_min is None:
         raise ValueError("simulate_ttt_runs under a scenario needs uptime_guess_min (e.g. a pilot pool's mean)")
     if kept and (job_rate or scenario_pool):
-        raise ValueError("job-wide failures are not simulated with kept ages yet; use ages='renewed'")
+        raise ValueError("the epoch pool has no job-wide failures with kept ages (time_to_train answers that combination "
+                         "with whole training runs, ttt.runs); use ages='renewed' here")
     epochs = epochs_needed(uptime_guess_min, cfg, runs, rate_guess)
     per_chain = max(8, -(-epochs // runs))
     for _ in range(40):

@@ -140,7 +140,7 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
     """r* and tau* per scheme with repair, from whole training runs: for each r up to ``SCREEN_R_MAX``
     (rep: the divisors of N), tau by Daly on pilot runs, then ``SCREEN_RUNS`` runs; r* the least mean TTT.
     (A joint search over every lever, with its budget and common random numbers, is the planner's verdict.)"""
-    from .answer import Policy
+    from .config import Policy
 
     n, model, scen, repair = cluster.groups, cluster.model, cluster.scenario, cluster.repair
     top = min(r_max, SCREEN_R_MAX)
