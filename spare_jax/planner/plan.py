@@ -313,7 +313,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     stages = Stages("plan", 1 + len(SCHEMES) + n_sens, progress)
     stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
     whole = repair is not None or restart_depth is not None
-    base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair, restart_depth)
+    levers = {"repair": repair, "restart_depth": restart_depth} if whole else {}
+    base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, **levers)
     schemes, runs_hours, extra = {}, {}, {}
     for i, s in enumerate(SCHEMES, 1):
         e = base["schemes"][s]
