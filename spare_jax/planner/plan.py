@@ -165,28 +165,27 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
     return dataclasses.replace(scenario, **changes) if changes else scenario
 
 
-def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, repair=None, restart_depth=None):
+def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
     from .. import ttt
 
-    if repair is not None:  # whole training runs per (scheme, r): r* and tau*
-        from ..model.cluster import Cluster
-        from ..model.scenario import Scenario
-        from ..model.training import Training
-        from ..ttt.runs import screen_whole_runs
-
-        cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
-        training = Training(cfg.work_hours, cfg.ckpt_cost_min, cfg.restart_min, cfg.restart_scaling,
-                            cfg.reference_gpus)
-        return screen_whole_runs(cluster, training, r_max, restart_depth, seed)
     return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
 
 
+def _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed):
+    """r* and tau* per scheme with repair, from whole training runs (``ttt.runs.screen_whole_runs``)."""
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+    from ..ttt.runs import screen_whole_runs
+
+    cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
+    return screen_whole_runs(cluster, cfg, r_max, restart_depth, seed)
+
+
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
-    """Whole training runs (SPEC §12) at (r*, tau*) with every lever on: the per-run TTT in hours (from the
-    runs' histogram: 0.07% resolution) and the run's mean, standard error and slowdown."""
+    """Whole training runs at (r*, tau*) with every lever on: ``(None, fields)``, the fields of the scheme's
+    row from the runs (mean TTT and its standard error, 5-95% from the runs' histogram, slowdown)."""
     from ..model.cluster import Cluster, Sampling
     from ..model.scenario import Scenario
-    from ..model.training import Training
     from ..ttt import Policy
     from ..ttt.runs import whole_run_ttt
 
@@ -194,8 +193,7 @@ def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_de
     if scheme != "spare":
         scen = dataclasses.replace(scen, microbatches=1)
     cluster = Cluster(n, model, scen, repair)
-    training = Training(cfg.work_hours, cfg.ckpt_cost_min, cfg.restart_min, cfg.restart_scaling,
-                        cfg.reference_gpus, float(entry["ckpt_interval_min"]))
+    training = dataclasses.replace(cfg, ckpt_interval_min=float(entry["ckpt_interval_min"]))
     policy = Policy(scheme, int(entry["r_star"]), restart_depth if scheme == "spare" else None, "kept")
     rep = whole_run_ttt(cluster, training, policy, Sampling(count=runs, seed=seed, progress=progress)).to_json()
     extra = {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
@@ -274,6 +272,10 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched (default
     ``DEFAULT_R_MAX``, or ``DEFAULT_R_MAX_POOL`` under a scenario with no closed form), ``epochs``
     the pool per (scheme, r) under a scenario with no closed form (default ``DEFAULT_POOL_EPOCHS``).
+    ``repair`` (a ``model.repair.Repair``): r* and tau* per scheme screened on whole training runs
+    (``ttt.runs.screen_whole_runs``). With ``repair`` or ``restart_depth`` (D_max, spare only), each scheme's
+    Monte Carlo at (r*, tau*) is whole training runs with every lever on (micro-batches included), and its
+    TTT is their mean.
     """
     from ..ttt import TrainingConfig
 
@@ -313,8 +315,10 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     stages = Stages("plan", 1 + len(SCHEMES) + n_sens, progress)
     stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
     whole = repair is not None or restart_depth is not None
-    levers = {"repair": repair, "restart_depth": restart_depth} if whole else {}
-    base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress, **levers)
+    if repair is not None:
+        base = _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed)
+    else:
+        base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
     schemes, runs_hours, extra = {}, {}, {}
     for i, s in enumerate(SCHEMES, 1):
         e = base["schemes"][s]

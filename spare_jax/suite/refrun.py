@@ -237,7 +237,7 @@ def _check(setup: RunSetup) -> None:
     if setup.scheme == "rep" and n % r:
         raise ValueError("rep needs r | N")
     if setup.scheme == "elastic" and setup.repair_time_min is None:
-        raise ValueError("elastic without repair is refused (SPEC §12)")
+        raise ValueError("elastic without repair is refused: a group that never rejoins makes it a slow none")
     if setup.scheme == "elastic" and setup.elastic_data not in ("rebalance", "shrink"):
         raise ValueError(f"unknown elastic_data {setup.elastic_data!r}")
     if setup.repair_time_min is not None and setup.repair_law not in ("fixed", "exp", "lognormal"):

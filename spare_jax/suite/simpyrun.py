@@ -81,7 +81,7 @@ class _Run:
         if s.scheme == "rep" and n % r:
             raise ValueError(f"rep needs r | N (N = {n}, r = {r})")
         if s.scheme == "elastic" and s.repair_time_min is None:
-            raise ValueError("elastic without repair is refused (SPEC §12)")
+            raise ValueError("elastic without repair is refused: a group that never rejoins makes it a slow none")
         if s.spares is not None and s.hardware_repair_min is None:
             raise ValueError("a finite spare pool needs hardware_repair_min")
         if s.repair_time_min is not None and s.repair_law not in ("fixed", "exp", "lognormal"):

@@ -257,7 +257,8 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
             raise ValueError("with repair (--repair-time), give one --microbatches and one --restart-depth: the "
                              "joint search over them is the planner's verdict (plan); optimize screens r and tau")
         scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
-        res = screen_whole_runs(Cluster(groups, model, scen, repair), training, space.r_max, ds[0], space.seed)
+        res = screen_whole_runs(dataclasses.replace(cluster, scenario=scen), training, space.r_max, ds[0],
+                                space.seed)
         if not space.curves:
             res.pop("curves")
         return Report({**res, **cluster.failure_clock()})

@@ -117,7 +117,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "events_mean": res["events_mean"],
         "work_hours": w, "ckpt_cost_min": training.ckpt_cost_min, "restart_min": restart,
         "distribution": cluster.model.distribution, "ages": policy.ages,
-        "method": "whole-run kernel (SPEC §12)",
+        "method": "whole training runs, event by event",
     }
     if cluster.repair is not None:
         out.update(cluster.repair.describe())
@@ -166,5 +166,5 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
     return {"schemes": {s: schemes[s] for s in order}, "curves": {s: curves[s] for s in order},
             "groups": n, "gpus": cluster.gpus, "restart_min": training.restart_for(cluster.gpus),
             "ckpt_cost_min": training.ckpt_cost_min, "work_hours": training.work_hours, **repair.describe(),
-            "method": f"whole training runs (SPEC §12): r screened on {SCREEN_RUNS} runs each, tau by Daly "
+            "method": f"whole training runs: r screened on {SCREEN_RUNS} runs each, tau by Daly "
                       "on pilot runs"}
