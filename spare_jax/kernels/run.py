@@ -383,8 +383,8 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     words = as_uint32_key_words(int(sampling.seed))
     ndev = len(select_devices(sampling.devices))
     chunk = sampling.chunk_size
-    if chunk is None:  # a chunk runs until its longest run ends: no more lanes than runs
-        chunk = min(-(-runs // ndev) * ndev, max(ndev, 256))
+    if chunk is None:  # no more lanes than runs; up to 2048 of them (fewer at large N: memory)
+        chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // setup.groups)))
     static = dataclasses.replace(setup, ckpt_interval_min=0.0)
     fn = jitted_run_kernel(static, int(max_events))
     aux = (words, np.uint32(runs), np.float32(setup.ckpt_interval_min))

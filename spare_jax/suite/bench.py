@@ -254,6 +254,49 @@ def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: floa
             "driver_fraction_of_roofline": driver_rate * ops / peak}
 
 
+def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
+    """Events/s of the whole-run kernel (``kernels.run``, after compilation) against the independent NumPy
+    reference (``suite.refrun``) and the SimPy simulation (``suite.simpyrun``) of the same runs, in one
+    run: ``simpyrun.bench_setup()`` (spare, N = 64, r = 3, m = 4, group MTBF 3000 min, fixed 300-min
+    repair, W = 48 h, C = 2, R = 10, tau = 60). The two Python simulators run whole runs for about
+    ``seconds`` each; their mean TTTs sit beside the kernel's as a check."""
+    from ..kernels.run import simulate_runs, summarize
+    from ..model.cluster import Sampling
+    from .refrun import reference_runs
+    from .simpyrun import bench_setup, simpy_runs
+
+    setup = bench_setup()
+    simulate_runs(setup, Sampling(count=runs, seed=1, chunk_size=runs))  # compile
+    t0 = time.perf_counter()
+    k = summarize(simulate_runs(setup, Sampling(count=runs, seed=0, chunk_size=runs)))
+    jax_rate = k["events_mean"] * runs / (time.perf_counter() - t0)
+
+    def python_rate(simulate):
+        events, ttts, t0, seed = 0, [], time.perf_counter(), 0
+        while True:
+            out = simulate(setup, 4, seed)
+            events += int(np.sum(out["events"]))
+            ttts.extend(np.asarray(out["ttt_min"], float).tolist())
+            seed += 1
+            dt = time.perf_counter() - t0
+            if dt >= seconds:
+                return events / dt, ttts
+
+    ref_rate, ref_ttt = python_rate(reference_runs)
+    des_rate, des_ttt = python_rate(simpy_runs)
+
+    def hours(x):
+        return [float(np.mean(x)) / 60.0, float(np.std(x, ddof=1) / math.sqrt(len(x))) / 60.0]
+
+    return {"runs_events_per_s": jax_rate, "runs_reference_events_per_s": ref_rate,
+            "runs_simpy_events_per_s": des_rate, "runs_speedup_vs_reference": jax_rate / ref_rate,
+            "runs_speedup_vs_simpy": jax_rate / des_rate, "runs_kernel_runs": runs,
+            "runs_setup": "spare N=64 r=3 m=4, group MTBF 3000 min, fixed 300-min repair, W=48 h, C=2, R=10, "
+                          "tau=60",
+            "runs_check_ttt_hours": {"jax": [k["ttt_min"] / 60.0, k["ttt_stderr_min"] / 60.0],
+                                     "reference": hours(ref_ttt), "simpy": hours(des_ttt)}}
+
+
 # --------------------------------------------------------------------------------------------------------
 
 
@@ -280,11 +323,11 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
               chunk_size: int | None = None, overhead_chunk: int = 1024, devices=None,
               progress: bool = False) -> dict:
     """All measurements in one run; returns the dict printed by ``spare-jax bench``. ``progress``: one line
-    on stderr as each of its 10 stages starts."""
+    on stderr as each of its 11 stages starts."""
     from ..kernels.driver import select_devices
     from ..stages import Stages
 
-    st = Stages("bench", 10, progress)
+    st = Stages("bench", 11, progress)
     from ..kernels.overhead import overhead_kernel
     from ..kernels.wipeout import wipeout_kernel
 
@@ -370,6 +413,8 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     # with repair last thousands of events and the NumPy loop would dominate the bench)
     st.stage(f"repair kernel against NumPy (compile, then 2 x {seconds:g} s)")
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
+    st.stage(f"whole training runs: kernel against the NumPy reference and SimPy (compile, then 2 x {seconds:g} s)")
+    runs = bench_runs(seconds)
     two_process_trials = int(min(4e6, max(1e5, jax_rate * 2 * seconds)))
     st.stage(f"wipe-out as 2 processes x 1 core against 1 process x 2 cores ({two_process_trials:,} trials each)")
     processes = bench_processes(groups, redundancy, trials=two_process_trials)
@@ -388,7 +433,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
         "overhead_trials_per_s": over_rate, "overhead_numpy_trials_per_s": onp_rate,
         "overhead_speedup_vs_numpy": over_rate / onp_rate,
         "overhead_m8_trials_per_s": over_rate_m8, "overhead_m8_slowdown": over_rate / over_rate_m8,
-        **repair, **processes,
+        **repair, **runs, **processes,
         "check_mean_T": {"exact": exact, "jax": [jax_mean, jax_se], "numpy": list(mean_se(np_t)),
                          "simpy": list(mean_se(des_t))},
         "backend": jax.default_backend(), "devices": len(devs), "device_kind": devs[0].device_kind,
