@@ -333,7 +333,6 @@ def _cli(args, capsys):
 @pytest.mark.parametrize("args,needle", [
     (["overhead", "-N", "20", "-r", "3", "--microbatches", "0"], "--microbatches"),
     (["overhead", "-N", "20", "-r", "3", "--microbatches", "2.5"], "--microbatches"),
-    (["overhead", "-N", "20", "-r", "3", "--microbatches", "4", "--repair-time", "30"], "--microbatches"),
     (["wipeout", "-N", "20", "-r", "3", "--microbatches", "4"], "unrecognized"),  # does not apply: refused
     (["ttt", "-N", "20", "-r", "3", "--restart-depth", "1"], "--restart-depth"),
     (["ttt", "-N", "20", "-r", "4", "--scheme", "rep", "--restart-depth", "2"], "--restart-depth"),

@@ -15,6 +15,7 @@ from spare_jax.model.failures import FailureModel
 from spare_jax.kernels.overhead import simulate_overhead
 from spare_jax.model.placement import make_placement
 from spare_jax.model.repair import Repair
+from spare_jax.model.scenario import Scenario
 from spare_jax.kernels.repair import EpochOptions, simulate_repair
 
 
@@ -130,3 +131,23 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
     assert out["rare_wipeouts"] is True
     lo, hi = out["p_wipeout_within_run_ci95_low"], out["p_wipeout_within_run_ci95_high"]
     assert lo <= out["p_wipeout_within_run"] <= hi
+
+
+def test_microbatch_depth_never_repaired_equals_static_overhead():
+    """With m = 4 micro-batches the repair kernel tracks the capacity c*/m; a repair that never comes
+    (D -> inf) is the static epoch, whose overhead the static kernel measures independently."""
+    pl = make_placement("stacked", 40, 3)
+    model = FailureModel()
+    scen = Scenario(microbatches=4)
+    st = simulate_overhead(pl, Sampling(2048, 3), model=model, scenario=scen)
+    res = simulate_repair(pl, Sampling(2048, 5), model=model, scenario=scen, repair=Repair(1e12, "fixed"),
+                          options=EpochOptions(track_depth=True))
+    zo = z(res.overhead, res.overhead_stderr, st.overhead_sampled, st.overhead_sampled_stderr)
+    zd = z(res.time_avg_depth, res.time_avg_depth_stderr, st.time_avg_depth, st.time_avg_depth_stderr)
+    print(f"m=4, D=inf: Omega {res.overhead:.4f} vs static {st.overhead_sampled:.4f} (z {zo:+.2f}); depth "
+          f"{res.time_avg_depth:.4f} vs {st.time_avg_depth:.4f} (z {zd:+.2f})")
+    assert abs(zo) < 4 and abs(zd) < 4
+    # and the depth is finer than whole shards: below the m = 1 overhead of the same epochs
+    whole = simulate_repair(pl, Sampling(2048, 5), model=model, repair=Repair(1e12, "fixed"),
+                            options=EpochOptions(track_depth=True))
+    assert res.overhead < whole.overhead

@@ -129,14 +129,22 @@ def _min_first(v):
     return val, jnp.where(v == val[..., None], iota, v.shape[-1]).min(axis=-1)
 
 
-def _depth_of_down(down, placement: Placement):
+def _depth_of_down(down, placement: Placement, microbatches: int = 1):
     """d*(down set) per lane (``down``: ``bool[L, N]`` in ring positions, no shard lost): 1 when nothing is
     down; for ``stacked`` the least d in 2..r-1 passing the queue test (``depth.feasible_stacked``), else r;
-    for ``block`` max over blocks of ceil(r / survivors)."""
-    from .depth import depth_block, feasible_stacked
+    for ``block`` max over blocks of ceil(r / survivors). With ``microbatches = m > 1``: the least capacity
+    c* in micro-batches per group (depth c*/m; ``depth.least_capacity_stacked``, ``depth.capacity_block``)."""
+    from .depth import capacity_block, depth_block, feasible_stacked, least_capacity_stacked
 
     r = placement.redundancy
     alive = ~down
+    m = int(microbatches)
+    if m > 1:
+        if placement.kind == "block":
+            return jnp.maximum(capacity_block(alive, r, m), m).astype(jnp.int32)
+        if placement.kind != "stacked":
+            raise ValueError("depth with repair needs the stacked or block placement")
+        return jnp.maximum(least_capacity_stacked(down, r, m), m).astype(jnp.int32)
     if placement.kind == "block":
         return jnp.maximum(depth_block(alive, r), 1).astype(jnp.int32)
     if placement.kind != "stacked":
@@ -182,6 +190,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     """
     max_events, track_depth, max_time = options.max_events, options.track_depth, options.max_time
     n, r = placement.groups, placement.redundancy
+    mb = int(scenario.microbatches)  # with track_depth: the depth is c*/m
     c = trial_ids.shape[0]
     if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
         lanes = 256 if jax.default_backend() == "cpu" else c // 4
@@ -290,8 +299,11 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             t_prev, d_cur, work, dint = acc
             seg = jnp.where(active, t_event - t_prev, 0.0)
             dc = d_cur.astype(jnp.float32)
-            work, dint = work + seg / dc, dint + seg * dc
-            d_new = _depth_of_down(down.reshape(lanes, n), placement)
+            if mb == 1:
+                work, dint = work + seg / dc, dint + seg * dc
+            else:  # d_cur is the capacity c* in micro-batches: depth c*/m
+                work, dint = work + seg * jnp.float32(mb) / dc, dint + seg * dc / jnp.float32(mb)
+            d_new = _depth_of_down(down.reshape(lanes, n), placement, mb)
             acc = (jnp.where(active, t_event, t_prev), jnp.where(active & ~finish, d_new, d_cur), work, dint)
         # a finished lane keeps its end (time, job-wide, censored) until the refill writes it out
         t_end, job_end, cens_end = res
@@ -302,7 +314,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
 
     thresh = max(1, lanes // 8)
     zeros_f = jnp.zeros((lanes,), jnp.float32)
-    acc0 = (zeros_f, jnp.ones((lanes,), jnp.int32), zeros_f, zeros_f) if track_depth else ()
+    acc0 = (zeros_f, jnp.full((lanes,), mb, jnp.int32), zeros_f, zeros_f) if track_depth else ()
 
     def inner_cond(st):  # run events until an eighth of the lanes is idle (or, at the end, all are)
         n_idle = lanes - st[1].sum(dtype=jnp.int32)

@@ -59,7 +59,7 @@ import numpy as np
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
 from ..model.repair import Repair
 from ..model.runsetup import RunSetup
-from .depth import capacity_block
+from .depth import capacity_block, least_capacity_stacked
 from .repair import _min_first, _row_bits
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
@@ -69,45 +69,6 @@ INIT_STREAM = 0x4FFFFF00  # the initial clocks (+1 domains, +2 job-wide)
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events")
-
-
-def _capacity_stacked(down, r: int, m: int):
-    """Least capacity c in m..r m (micro-batches per group) covering the ``stacked`` ring with the groups up,
-    per run (``down``: ``bool[C, N]``); 0 where no c does (a shard lost: a wipe-out).
-
-    The queue test of ``kernels.depth.feasible_stacked`` (prefix sums and running maxima as associative
-    scans, which XLA runs faster than its cumulative reductions on CPU). Feasibility is monotone in c, and
-    no c below the count bound ``ceil(N m / alive)`` passes; with few groups down the bound itself passes, so
-    it is tried first and the bisection over the rest runs only in the steps where some run needs it."""
-    n = down.shape[-1]
-    alive = n - down.sum(axis=1, dtype=jnp.int32)
-    a2 = jnp.concatenate([~down, ~down], axis=-1).astype(jnp.int32)
-    prefix = jnp.concatenate([jnp.zeros(a2.shape[:-1] + (1,), jnp.int32),
-                              jax.lax.associative_scan(jnp.add, a2, axis=1)], axis=-1)
-    steps = m * jnp.arange(2 * n + 1, dtype=jnp.int32)
-
-    def feasible(c):
-        q = c[:, None] * prefix - steps
-        run_max = jax.lax.associative_scan(jnp.maximum, q, axis=1)
-        slack = q[:, r:] - run_max[:, : 2 * n + 1 - r]
-        return jnp.all(slack >= -(r - 1) * m, axis=1) & (c * alive >= n * m)
-
-    bound = jnp.clip(-(-(n * m) // jnp.maximum(alive, 1)), m, r * m).astype(jnp.int32)
-    ok_bound = feasible(bound)
-
-    def bisect(_):
-        hi = jnp.full(bound.shape, r * m, jnp.int32)
-        ok = feasible(hi)
-        lo = bound - 1
-        for _ in range(max(0, math.ceil(math.log2(r * m - m + 1)))):
-            mid = (lo + hi) // 2
-            f = feasible(mid) & (mid > lo)
-            hi = jnp.where(f, mid, hi)
-            lo = jnp.where(f | (mid <= lo), lo, mid)
-        return jnp.where(ok, hi, 0)
-
-    slow = jax.lax.cond(jnp.any(~ok_bound), bisect, lambda _: bound, None)
-    return jnp.where(ok_bound, bound, slow)
 
 
 def _rate(down, setup: RunSetup):
@@ -129,7 +90,7 @@ def _rate(down, setup: RunSetup):
     if r == 1:
         wiped = alive < n
         return wiped, jnp.ones(alive.shape, jnp.float32), jnp.ones(alive.shape, jnp.float32)
-    cap = _capacity_stacked(down, r, m)
+    cap = least_capacity_stacked(down, r, m)
     wiped = cap == 0
     depth = jnp.maximum(cap, m).astype(jnp.float32) / jnp.float32(m)
     return wiped, 1.0 / depth, depth

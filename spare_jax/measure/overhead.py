@@ -16,8 +16,6 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
     """Measure the overhead of SPARe on ``cluster`` at redundancy ``redundancy`` over ``sampling.count``
     epochs (restart to wipe-out; with ``cluster.repair``, failed groups rejoin during the epoch)."""
     if cluster.repair is not None:
-        if cluster.scenario.microbatches > 1:
-            raise ValueError("--microbatches with repair (--repair-time) is not simulated yet; drop one of them")
         return _with_repair(cluster, redundancy, placement, sampling)
     from .. import theory
     from ..kernels.overhead import simulate_overhead
@@ -84,6 +82,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
         "rep_overhead": float(placement.redundancy), "mc_epoch_uptime_min": res.uptime_mean_min,
         "mc_epoch_uptime_stderr_min": res.uptime_stderr_min, "mc_work_mean_min": res.work_mean_min,
         "censored": res.censored, "p_epoch_end_job_wide": res.p_ended_by_job,
+        **({} if scenario.microbatches == 1 else {"microbatches": scenario.microbatches}),
         **({} if scenario.is_default else {"scenario": scenario.describe()}),
         "elapsed_s": time.perf_counter() - t0,
         **cluster.failure_clock(),
