@@ -61,7 +61,7 @@ from ..model.failures import (
     FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key, threefry2x32, trial_bits)
 from ..model.cluster import Sampling
 from ..model.placement import Placement
-from ..model.repair import REPAIR_LAWS, Repair, check_model  # noqa: F401  (part of this module's API)
+from ..model.repair import REPAIR_LAWS, Repair  # noqa: F401  (part of this module's API)
 
 REPAIR_STREAM = 0x10000000  # + event index: the per-event draws (repair time or a fresh clock, domain clock)
 DOMAIN_REPAIR_STREAM = 0x20000000  # + event index: the repair times of a domain event's members
@@ -200,12 +200,21 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     size = nb * width
     mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
     mean_j = jnp.asarray(mean)
+    if model.distribution == "exponential":
+        def clock(e, i=slice(None)):  # a fresh group clock from a standard exponential e
+            return e * mean_j[i]
+    else:  # Weibull: scale x e^(1/k), the scale of each group's mean (lemons: the model's scale / multiplier)
+        wscale_j = jnp.asarray(mean * np.float32(model.weibull_scale_min / model.group_mtbf_min))
+        inv_k = jnp.float32(1.0 / model.weibull_shape)
+
+        def clock(e, i=slice(None)):
+            return e ** inv_k * wscale_j[i]
     stack = jnp.asarray(placement.stack)  # shards of each ring position
     holders = jnp.asarray(placement.holders)  # ring positions holding each shard
     inf = jnp.float32(jnp.inf)
     nd = dom_mean.size
     # every trial's initial clocks: the static kernels' streams
-    init_t = exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)) * mean_j
+    init_t = clock(exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)))
     if size > n:
         init_t = jnp.concatenate([init_t, jnp.full((c, size - n), inf)], axis=1)
     if nd:
@@ -245,7 +254,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
         is_grp = active & ~is_job & ~is_dom
         bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2 if nd else 1)
         was_down = down[rows * n + i]
-        fresh = tg + exponential_from_bits(bits[:, 0]) * mean_j[i]  # a rejoined group's next failure
+        fresh = tg + clock(exponential_from_bits(bits[:, 0]), i)  # a rejoined group's next failure
         back = tg + repair.sample(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
         new = jnp.where(is_grp, jnp.where(was_down, fresh, back), tg)
         down = down.at[rows * n + i].set(was_down ^ is_grp, unique_indices=True)
@@ -438,7 +447,6 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
 
     if repair is None:
         raise ValueError("simulate_repair needs a Repair (repair time and law)")
-    check_model(model)
     trials = _check_int("trials", sampling.count)
     seed = _check_int("seed", sampling.seed, lo=0)
     max_events = _check_int("max_events", options.max_events)
@@ -510,7 +518,6 @@ def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureMod
 
     if sampling.out_dir is not None:
         raise ValueError("repair_epochs keeps its epochs in memory: it takes no out_dir")
-    check_model(model)
     scenario = Scenario() if scenario is None else scenario
     scenario.check(placement.groups)
     epochs, track_depth = int(sampling.count), bool(options.track_depth)

@@ -65,10 +65,8 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
     """Omega = E[U]/E[W] over restart -> wipe-out epochs in which failed groups rejoin."""
     from ..kernels.repair import EpochOptions, simulate_repair
     from ..model.placement import make_placement
-    from ..model.repair import check_model
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
-    check_model(model)
     check_work_inputs(cluster.groups, sampling, cluster.groups, 4)
     placement = make_placement(placement, cluster.groups, redundancy, seed=sampling.seed)
     t0 = time.perf_counter()

@@ -88,19 +88,19 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
     """The epoch runs from the restart to the wipe-out (or a job-wide end), failed groups rejoining."""
     from ..kernels.repair import simulate_repair
     from ..model.placement import make_placement
-    from ..model.repair import check_model
     from ..theory.repair import (
         EXACT_REPAIR_MAX_N, TRANSIENT_CLI_WORK, TheoryTooCostly, exact_repair_ctmc, first_order_uptime,
         transient_uptime)
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
-    check_model(model)
     check_work_inputs(cluster.groups, sampling, cluster.groups, 4)
     placement = make_placement(placement, cluster.groups, redundancy, seed=sampling.seed)
-    first = first_order_uptime(placement, model, repair, scenario)
-    skipped = None
+    exponential = model.distribution == "exponential"  # the repair theory is for exponential clocks
+    first = first_order_uptime(placement, model, repair, scenario) if exponential else None
+    skipped, trans = None, None
     try:  # bounded work: a lognormal repair of large sigma needs a convolution kernel of millions of cells
-        trans = transient_uptime(placement, model, repair, scenario, max_work=TRANSIENT_CLI_WORK)
+        if exponential:
+            trans = transient_uptime(placement, model, repair, scenario, max_work=TRANSIENT_CLI_WORK)
     except TheoryTooCostly as exc:
         trans, skipped = None, f"skipped: {exc}"
     horizon = work_hours * 60.0
@@ -111,7 +111,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
     res = simulate_repair(placement, sampling, model=model, scenario=scenario, repair=repair)
     elapsed = time.perf_counter() - t0
     exact = None
-    if repair.law == "exp" and placement.groups <= EXACT_REPAIR_MAX_N:
+    if exponential and repair.law == "exp" and placement.groups <= EXACT_REPAIR_MAX_N:
         exact = exact_repair_ctmc(placement, model, repair.repair_time_min, scenario)
     se = res.uptime_stderr_min
     z = None if exact is None or se <= 0 else (res.uptime_mean_min - exact["uptime_min"]) / se

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from .bounds import REPAIR_SIGMA_MAX
-from .failures import FailureModel, check_positive
+from .failures import check_positive
 
 REPAIR_LAWS = ("fixed", "exp", "lognormal")
 
@@ -64,8 +64,3 @@ class Repair:
             out["repair_sigma"] = self.sigma
         return out
 
-
-def check_model(model: FailureModel) -> None:
-    if model.distribution != "exponential":
-        raise ValueError("repair (--repair-time) supports exponential group failures only for now "
-                         "(Weibull ages across repairs are not modelled)")

@@ -1,4 +1,4 @@
-"""An independent, event-by-event reference simulator of one whole training run (SPEC §12).
+"""An independent, event-by-event reference simulator of one whole training run (docs/runs.md).
 
 This is the yardstick the whole-run kernel is tested against, written from the specification alone (SPEC
 §1, §10 and §12) and kept deliberately plain: a priority queue of timed events, one Python object per run,

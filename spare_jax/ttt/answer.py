@@ -135,60 +135,6 @@ def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
             or (kept and (scen.microbatches > 1 or policy.restart_depth is not None or job)))
 
 
-def _with_repair(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:
-    """A pool of restart -> wipe-out epochs with rejoins (U and the work rate W/U per epoch), tau* on it, the
-    renewal-reward estimate, and ``sampling.count`` runs assembled from consecutive epochs (the pool grown
-    until they fit)."""
-    from ..model.placement import check_groups_redundancy
-    from ..model.repair import check_model
-    from .montecarlo import simulate_ttt
-    from .pool import best_tau_pool, pool_theory, sample_repair_epochs
-
-    model, cfg, scenario, repair, groups = cluster.model, training, cluster.scenario, cluster.repair, cluster.groups
-    check_model(model)
-    kind, r = scheme_placement(policy.scheme, groups, policy.redundancy)
-    check_groups_redundancy(groups, r)
-    gpus = cluster.gpus
-    t0 = time.perf_counter()
-    epochs, runs = 2000, sampling.count
-    pool = sample_repair_epochs(policy.scheme, groups, r, epochs, sampling.seed, model, scenario, repair,
-                                progress=sampling.progress)
-    tau = training.ckpt_interval_min if training.ckpt_interval_min is not None else best_tau_pool(pool, cfg, gpus)[0]
-    est = pool_theory(pool, tau, cfg, gpus)
-    mc = None
-    for _ in range(12):
-        try:
-            mc = simulate_ttt(pool, tau, cfg, gpus, max_runs=runs)
-        except ValueError:
-            mc = None
-        if mc is not None and mc["runs"] >= runs:
-            break
-        have = 1 if mc is None else max(mc["runs"], 1)
-        epochs = int(math.ceil(epochs * max(1.5, 1.2 * runs / have)))
-        if epochs > 2_000_000:
-            break
-        pool = sample_repair_epochs(policy.scheme, groups, r, epochs, sampling.seed, model, scenario, repair,
-                                    progress=sampling.progress)
-    out = {"scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind, **repair.describe(),
-           "ckpt_interval_min": tau, "renewal_ttt_hours": est["ttt_hours"],
-           "renewal_ttt_stderr_hours": est["ttt_stderr_hours"], "renewal_epochs": est["epochs"],
-           "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
-           "mc_work_rate_mean": float((pool.uptime * pool.work_rate).sum() / pool.uptime.sum()),
-           "work_hours": cfg.work_hours, "ckpt_cost_min": cfg.ckpt_cost_min, "restart_min": cfg.restart_for(gpus),
-           "epochs_sampled": int(pool.uptime.size), "approximation": "work rate W/U constant within an epoch",
-           "elapsed_s": None}
-    if mc is not None:
-        half = 1.96 * mc["ttt_stderr_hours"]
-        out.update({"runs": mc["runs"], "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-                    "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
-                    "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
-                    "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"]})
-    if not scenario.is_default:
-        out["scenario"] = scenario.describe()
-    out["elapsed_s"] = time.perf_counter() - t0
-    return Report({**out, **cluster.failure_clock()})
-
-
 def _check_ckpt_count(tau, cfg, prof) -> None:
     """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
     checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
@@ -249,7 +195,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
 
     model, scenario, repair, groups = cluster.model, cluster.scenario, cluster.repair, cluster.groups
     if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
-                               or scenario.microbatches > 1):
+                               or scenario.microbatches > 1 or model.distribution != "exponential"):
         from .runs import screen_whole_runs
 
         ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
@@ -263,10 +209,8 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
             res.pop("curves")
         return Report({**res, **cluster.failure_clock()})
     if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
-        from ..model.repair import check_model
         from .pool import optimize_pool
 
-        check_model(model)
         res = optimize_pool(groups, space.r_max, model, training, scenario, epochs=space.epochs or 2000,
                             seed=space.seed, progress=progress, repair=repair)
         res["approximation"] = "work rate W/U constant within an epoch (see docs/repair.md)"
