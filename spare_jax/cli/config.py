@@ -122,7 +122,7 @@ def _apply_config(parser, argv):
         tables.append(scenario_table)
         if levels is not None:
             if "domain_size" not in known:
-                raise ValueError(f"--config: 'spare-jax {command}' takes no failure domains (scenario.domains) yet")
+                raise ValueError(f"--config: 'spare-jax {command}' takes no failure domains (scenario.domains)")
             defaults["scenario_domains"] = levels
     tables.append(cfg.get(command, {}))
     for table in tables:
