@@ -16,12 +16,14 @@ ARGS = ["wipeout", "-N", "48", "-r", "3", "--trials", "3001", "--seed", "5", "--
         "--quiet"]
 OVERHEAD = ["overhead", "-N", "24", "-r", "4", "--epochs", "301", "--seed", "2", "--chunk-size", "64", "--json",
             "--quiet"]
+REPAIR = ["wipeout", "-N", "24", "-r", "2", "--trials", "601", "--seed", "3", "--repair-time", "30", "--chunk-size",
+          "64", "--json", "--quiet"]
 # many small blocks whose sizes process 0 decides from its own timing (the block size doubles while a block
 # takes under 0.5 s): a process slowed down would, left to itself, choose other blocks than its peer
 STUTTER = ["wipeout", "-N", "600", "-r", "8", "--trials", "120000", "--seed", "7", "--chunk-size", "512",
            "--json", "--quiet"]
 SPLIT_KEYS = ("processes", "trials_per_process", "epochs_per_process")
-TIMING_KEYS = ("elapsed_s", "trials_per_s", "epochs_per_s")
+TIMING_KEYS = ("elapsed_s", "trials_per_s", "epochs_per_s", "events_per_s")
 
 
 _STARTED = []  # every process a test starts: killed at its end, whatever happened
@@ -84,7 +86,7 @@ def _check_split(result, trials, nproc, chunk):
     assert all(abs(t - trials / nproc) <= chunk for t in split)
 
 
-@pytest.mark.parametrize("args", [ARGS, OVERHEAD], ids=["wipeout", "overhead"])
+@pytest.mark.parametrize("args", [ARGS, OVERHEAD, REPAIR], ids=["wipeout", "overhead", "repair"])
 def test_two_processes_give_the_json_of_one(args, tmp_path):
     env = _env(tmp_path, devices=2)
     ref = _one_process(args, env)

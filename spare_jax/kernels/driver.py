@@ -312,8 +312,8 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
     if out_dir and jax.process_count() > 1:
-        raise ValueError("--out with several processes resumes the device-reduced runs (wipeout and overhead "
-                         "without repair); this run keeps per-chunk files on one host: drop --out")
+        raise ValueError("--out with several processes resumes the device-reduced runs (wipeout, overhead, "
+                         "whole training runs); this run keeps per-chunk files on one host: drop --out")
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)

@@ -56,7 +56,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .driver import ExactSum, as_uint32_key_words, exact_mean_var, exact_units, run_chunked
+from . import devsum
+from .driver import ExactSum, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced
 from ..model.failures import (
     FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key, threefry2x32, trial_bits)
 from ..model.cluster import Sampling
@@ -413,6 +414,8 @@ class RepairResult:
     time_avg_depth: float | None = None
     time_avg_depth_stderr: float | None = None
     work_mean_min: float | None = None
+    processes: int = 1
+    trials_per_process: tuple = ()
 
     @property
     def wiped(self) -> int:
@@ -462,51 +465,95 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
     if track_depth and placement.kind not in ("stacked", "block"):
         raise ValueError("depth with repair needs the stacked or block placement")
     fn = _jitted(placement, model, scenario, repair, EpochOptions(max_events, track_depth, max_time))
-    from .overhead import _Ratio
-    om_ratio, dep_ratio = _Ratio(), _Ratio()
+    from .driver import select_devices
+
     chunk_size = sampling.chunk_size
-    if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch
-        chunk_size = min(DEFAULT_CHUNK, trials)  # (a chunk is padded to its size: no work on padding)
-    up, up2, fl, fl2 = ExactSum(), ExactSum(), ExactSum(), ExactSum()
-    counts = np.zeros(3, np.int64)  # ended by job, censored, events
-
-    def consume(index, host, saved=None):
-        if saved is None:
-            uptime = np.asarray(host[0], np.float64)
-            fails = np.asarray(host[1], np.float64)
-            saved = {"sums": np.array([str(exact_units(x)) for x in (uptime, uptime * uptime, fails, fails * fails)]),
-                     "counts": np.array([int(np.sum(host[2])), int(np.sum(host[3])),
-                                         int(np.sum(host[4], dtype=np.int64))], np.int64)}
-            if track_depth:
-                a, b = _Ratio(), _Ratio()
-                a.add(uptime, host[5])
-                b.add(host[6], uptime)
-                saved["om"] = np.array([str(x) for x in a.state()])
-                saved["dep"] = np.array([str(x) for x in b.state()])
-        if track_depth:
-            om_ratio.load(saved["om"])
-            dep_ratio.load(saved["dep"])
-        for acc, s in zip((up, up2, fl, fl2), saved["sums"]):
-            acc.total += int(s)
-        counts[:] += saved["counts"]
-        return saved
-
+    if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch; chunks
+        ndev = len(select_devices(sampling.devices))  # of equal size, so the last one is not mostly padding
+        chunks = -(-trials // DEFAULT_CHUNK)
+        chunk_size = -(-(-(-trials // chunks)) // ndev) * ndev
     params = {"kind": "repair", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
               "repair": repr(repair), "max_events": max_events,
               **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
-    info = run_chunked(lambda ids: fn(words, ids), trials, chunk_size, consume, width=n, devices=sampling.devices,
-                       desc=f"repair N={n} r={placement.redundancy}", progress=sampling.progress,
-                       out_dir=sampling.out_dir,
-                       params=params, bytes_per_item=4)
+    zeros = _zeros_repair(track_depth)
+    totals, info = run_reduced(lambda words, ids: fn(words, ids), _reduce_repair(track_depth), zeros, trials,
+                               chunk_size, width=n, aux=words,
+                               cache_key=("repair", placement.kind, placement.stack.tobytes(), model, scenario,
+                                          repair, max_events, track_depth, max_time),
+                               limb_keys=tuple(k for k in zeros() if k not in _COUNT_KEYS),
+                               devices=sampling.devices, desc=f"repair N={n} r={placement.redundancy}",
+                               progress=sampling.progress, out_dir=sampling.out_dir, params=params,
+                               bytes_per_item=4)
+    if totals["bad"][0]:
+        raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
+                         "the parameters are outside the range the model handles)")
+
+    def exact(key):  # a device limb total as an ExactSum (units 2^-1126)
+        out = ExactSum()
+        shift = devsum.X2_UNIT_SHIFT if key in _SQUARE_KEYS else devsum.X_UNIT_SHIFT
+        out.total = totals[key] << (ExactSum.SHIFT - shift)
+        return out
+
+    up, up2, fl, fl2 = (exact(k) for k in ("up", "up2", "fl", "fl2"))
+    counts = [totals["ended_by_job"][0], totals["censored"][0], round(exact("events").value)]
+    if track_depth:
+        from .overhead import _Ratio
+
+        om_ratio, dep_ratio = _Ratio(), _Ratio()
+        om_ratio.sums = [up, exact("work"), up2, exact("work2"), exact("up_work")]
+        dep_ratio.sums = [exact("dint"), up, exact("dint2"), up2, exact("dint_up")]
     um, uv = exact_mean_var(up, up2, trials)
     fm, fv = exact_mean_var(fl, fl2, trials)
     res = RepairResult(n, placement.redundancy, placement.kind, trials, seed, repair, um, uv, fm, fv,
-                       int(counts[0]), int(counts[1]), int(counts[2]), info["chunk_size"], info["devices"], max_time)
+                       int(counts[0]), int(counts[1]), int(counts[2]), info["chunk_size"], info["devices"], max_time,
+                       processes=info["processes"], trials_per_process=tuple(info["trials_per_process"]))
     if track_depth:
         res.overhead, res.overhead_stderr, _, res.work_mean_min = om_ratio.result(trials)
         res.time_avg_depth, res.time_avg_depth_stderr, _, _ = dep_ratio.result(trials)
     return res
+
+
+_COUNT_KEYS = ("ended_by_job", "censored", "bad")
+_SQUARE_KEYS = ("up2", "fl2", "work2", "dint2", "up_work", "dint_up")
+
+
+def _reduce_repair(track_depth: bool):
+    """Device-side sums of a sub-chunk of epochs: exact limb sums (``devsum``) of the uptime, the failures
+    and the events with the squares the standard errors need (with ``track_depth`` also the work and depth
+    integrals, their squares and products with the uptime: ``overhead._Ratio``'s five sums), and the counts
+    of epochs ended by a job-wide failure or censored. The same exact totals as summing the host arrays."""
+
+    def reduce(out, valid):
+        up, fails = out[0], out[1].astype(jnp.float32)
+        stats = {}
+        stats["up"], stats["up2"], bad = devsum.exact_sums_f32(up, valid)
+        stats["fl"], stats["fl2"], _ = devsum.exact_sums_f32(fails, valid)
+        stats["events"] = devsum.exact_sums_f32(out[4].astype(jnp.float32), valid)[0]
+        if track_depth:
+            work, dint = out[5], out[6]
+            stats["work"], stats["work2"], bad_w = devsum.exact_sums_f32(work, valid)
+            stats["dint"], stats["dint2"], bad_d = devsum.exact_sums_f32(dint, valid)
+            stats["up_work"] = devsum.exact_product_sums(up, work, valid)[0]
+            stats["dint_up"] = devsum.exact_product_sums(dint, up, valid)[0]
+            bad = bad + bad_w + bad_d
+        stats["ended_by_job"] = (out[2] & valid).sum(dtype=jnp.int32)[None]
+        stats["censored"] = (out[3] & valid).sum(dtype=jnp.int32)[None]
+        stats["bad"] = bad[None]
+        return stats
+
+    return reduce
+
+
+def _zeros_repair(track_depth: bool):
+    def zeros():
+        z = {k: jnp.zeros(devsum.X2_LIMBS if k in _SQUARE_KEYS else devsum.X_LIMBS, jnp.uint32)
+             for k in ("up", "up2", "fl", "fl2", "events")
+             + (("work", "work2", "dint", "dint2", "up_work", "dint_up") if track_depth else ())}
+        z.update({k: jnp.zeros(1, jnp.int32) for k in _COUNT_KEYS})
+        return z
+
+    return zeros
 
 
 def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureModel = FailureModel(),

@@ -81,6 +81,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
         "mc_epoch_uptime_stderr_min": res.uptime_stderr_min, "mc_work_mean_min": res.work_mean_min,
         "censored": res.censored, "p_epoch_end_job_wide": res.p_ended_by_job,
         **({} if scenario.microbatches == 1 else {"microbatches": scenario.microbatches}),
+        **work_split(res, "epochs"),
         **({} if scenario.is_default else {"scenario": scenario.describe()}),
         "elapsed_s": time.perf_counter() - t0,
         **cluster.failure_clock(),

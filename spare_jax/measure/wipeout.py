@@ -132,7 +132,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
         "p_epoch_end_job_wide": res.p_ended_by_job, "censored": res.censored,
         **({} if scenario.is_default else {"scenario": scenario.describe()}),
         "events": res.events, "events_per_s": res.events / elapsed if elapsed > 0 else None,
-        "chunk_size": res.chunk_size, "devices": res.devices, "elapsed_s": elapsed,
+        "chunk_size": res.chunk_size, "devices": res.devices, **work_split(res, "trials"), "elapsed_s": elapsed,
         **cluster.failure_clock(),
     })
 
