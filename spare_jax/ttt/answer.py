@@ -135,6 +135,36 @@ def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
             or (kept and (scen.microbatches > 1 or policy.restart_depth is not None or job)))
 
 
+def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Report:
+    """Weibull clocks with kept ages, or under a scenario with no closed form: r and tau screened on whole
+    training runs. Without a scenario kernel the renewed model's closed-form r* per scheme centres the
+    window (r* - 2 .. r* + 2); otherwise r = 2 .. 8."""
+    from .closed_form import optimize_r_tau
+    from .runs import screen_whole_runs
+
+    ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
+    if len(ms) > 1 or len(ds) > 1:
+        raise ValueError("with Weibull clocks (kept ages, or under domains, lemons or a ring order), give one "
+                         "--microbatches and one --restart-depth (optimize screens r and tau on whole training "
+                         "runs for one of each; run it once per value to compare)")
+    n, scenario = cluster.groups, cluster.scenario
+    scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
+    grid = None
+    if not scenario.needs_kernel:
+        renewed = optimize_r_tau(n, space.r_max, cluster.model, training, ages="renewed",
+                                 job_rate=scenario.job_rate_per_min(n, cluster.model.group_mtbf_min))
+        grid = {}
+        for s, e in renewed["schemes"].items():
+            lo, hi = max(1, int(e["r_star"]) - 2), min(space.r_max, int(e["r_star"]) + 2)
+            ok = [r for r in range(lo, hi + 1) if (s != "rep" or n % r == 0) and r < n and (s == "none" or r > 1)]
+            grid[s] = [1] if s == "none" else ok
+    res = screen_whole_runs(dataclasses.replace(cluster, scenario=scen), training, space.r_max, ds[0], space.seed,
+                            grid, space.ages)
+    if not space.curves:
+        res.pop("curves")
+    return Report({**res, **cluster.failure_clock()})
+
+
 def _check_ckpt_count(tau, cfg, prof) -> None:
     """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
     checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
@@ -200,14 +230,17 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
 
         ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
         if len(ms) > 1 or len(ds) > 1:
-            raise ValueError("with repair (--repair-time), give one --microbatches and one --restart-depth: the "
-                             "joint search over them is the planner's verdict (plan); optimize screens r and tau")
+            raise ValueError("with repair (--repair-time), give one --microbatches and one --restart-depth "
+                             "(optimize screens r and tau on whole training runs for one of each; run it once per "
+                             "value to compare)")
         scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
         res = screen_whole_runs(dataclasses.replace(cluster, scenario=scen), training, space.r_max, ds[0],
                                 space.seed)
         if not space.curves:
             res.pop("curves")
         return Report({**res, **cluster.failure_clock()})
+    if model.distribution != "exponential" and (space.ages == "kept" or scenario.needs_kernel):
+        return _optimize_weibull(cluster, training, space)
     if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
         from .pool import optimize_pool
 

@@ -136,23 +136,25 @@ SCREEN_R_MAX = 6  # with repair a failed group rejoins: the best r is small (dep
 
 
 def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_depth: float | None = None,
-                      seed: int = 0) -> dict:
-    """r* and tau* per scheme with repair, from whole training runs: for each r up to ``SCREEN_R_MAX``
-    (rep: the divisors of N), tau by Daly on pilot runs, then ``SCREEN_RUNS`` runs; r* the least mean TTT.
-    (A joint search over every lever, with its budget and common random numbers, is the planner's verdict.)"""
+                      seed: int = 0, grid: dict | None = None, ages: str = "kept") -> dict:
+    """r* and tau* per scheme from whole training runs: for each r of ``grid`` (scheme -> list of r; default
+    2..``SCREEN_R_MAX`` capped at ``r_max``, rep: the divisors of N), tau by Daly on pilot runs, then
+    ``SCREEN_RUNS`` runs; r* the least mean TTT. (Not a joint search over every lever with common random
+    numbers: one m and one D_max.)"""
     from .config import Policy
 
     n, model, scen, repair = cluster.groups, cluster.model, cluster.scenario, cluster.repair
     top = min(r_max, SCREEN_R_MAX)
-    grid = {"spare": [r for r in range(2, top + 1) if r < n] or [1], "none": [1],
-            "rep": [r for r in range(2, top + 1) if n % r == 0] or [1]}
+    default = {"spare": [r for r in range(2, top + 1) if r < n] or [1], "none": [1],
+               "rep": [r for r in range(2, top + 1) if n % r == 0] or [1]}
+    grid = {s: list((grid or {}).get(s) or default[s]) for s in default}
     schemes, curves = {}, {}
     for scheme, rs in grid.items():
         points = []
         own = scen if scheme == "spare" else dataclasses.replace(scen, microbatches=1)
         one = Cluster(n, model, own, repair)
         for r in rs:
-            policy = Policy(scheme, r, restart_depth if scheme == "spare" else None, "kept")
+            policy = Policy(scheme, r, restart_depth if scheme == "spare" else None, ages)
             rep = whole_run_ttt(one, training, policy, Sampling(count=SCREEN_RUNS, seed=seed)).to_json()
             points.append({"r": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
                            "availability_pct": rep["availability_pct"], "restarts_mean": rep["restarts_mean"]})
@@ -165,6 +167,7 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
     order = ("spare", "rep", "none")
     return {"schemes": {s: schemes[s] for s in order}, "curves": {s: curves[s] for s in order},
             "groups": n, "gpus": cluster.gpus, "restart_min": training.restart_for(cluster.gpus),
-            "ckpt_cost_min": training.ckpt_cost_min, "work_hours": training.work_hours, **repair.describe(),
+            "ckpt_cost_min": training.ckpt_cost_min, "work_hours": training.work_hours,
+            **({} if repair is None else repair.describe()), "distribution": model.distribution, "ages": ages,
             "method": f"whole training runs: r screened on {SCREEN_RUNS} runs each, tau by Daly "
                       "on pilot runs"}
