@@ -113,8 +113,8 @@ def _tables(setup: RunSetup):
 
 def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) with checkpoint interval ``tau``
-    (a traced scalar: one compile serves every interval; ``setup.ckpt_interval_min`` is not read). Returns a dict of per-run arrays:
-    ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts) and
+    (a traced scalar: one compile serves every interval; ``setup.ckpt_interval_min`` is not read). Returns a
+    dict of per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts) and
     ``censored`` (bool)."""
     n = setup.groups
     c = run_ids.shape[0]
