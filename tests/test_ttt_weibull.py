@@ -201,7 +201,9 @@ def test_cli_ages(capsys):
     assert outs["kept"]["runs"] == 6
     assert main([*base, "--distribution", "weibull", "--weibull-shape", "0.7", "--ages", "kept"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["theory_ttt_hours"] is None and data["renewed_theory_ttt_hours"] > 0 and data["runs"] == 6
+    # kept Weibull ages: whole training runs (every clock new at the start, clocks running during a restart)
+    assert data["theory_ttt_hours"] is None and data["runs"] == 6
+    assert data["method"] == "whole training runs, event by event"
     # optimize with kept Weibull ages has no closed form: whole training runs answer it (they were refused
     # before the whole-run kernel), r screened around the renewed model's r*
     assert main(["optimize", "-N", "24", "--r-max", "3", "--work-hours", "20", "--json", "--quiet",

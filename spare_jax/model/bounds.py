@@ -95,8 +95,6 @@ GROUP_MTBF_RANGE = (1e-3, 1e7)
 TTT_EPOCHS_MAX = 2_000_000
 # ... and most epochs x N x max(r, 2) failure times (about 2 minutes of sampling on a 2-core CPU)
 TTT_CELLS_MAX = 2.5e9
-# ... and most checkpoints in one epoch (25 x the mean uptime / (tau + C)): the MC lists them per run
-TTT_CKPTS_MAX = 1e7
 
 
 def flag(name: str) -> str:

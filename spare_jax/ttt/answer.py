@@ -46,18 +46,15 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     check_work_inputs(groups, sampling, groups * max(r, 2), 8)
     gpus = cluster.gpus
     theory_ttt, tau, yd, renewed_ttt, pool_est = None, training.ckpt_interval_min, None, None, None
-    # closed form: exponential (kept = renewed) or renewed ages; Weibull with kept ages: the renewed model's
-    # closed form gives the default tau and a reference number, the Monte Carlo the answer. Domains, ring
-    # orders and lemons have no closed form: a pilot pool of epochs gives tau and the renewal-reward estimate
-    kept = model.distribution != "exponential" and policy.ages == "kept"
+    # closed form: exponential (kept = renewed) or renewed ages (kept Weibull ages run whole training runs,
+    # ``needs_whole_runs``). Domains, ring orders, lemons and the proactive restart have no closed form: a
+    # pilot pool of epochs gives tau and the renewal-reward estimate
     job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
     if scenario.needs_kernel or policy.restart_depth is not None:
         from .epochs import apply_restart_depth
         from .montecarlo import _sample_epochs_iid
         from .pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
 
-        if kept:
-            raise ValueError("--restart-depth is simulated for i.i.d. epochs: exponential failures or --ages renewed")
         if scenario.needs_kernel:
             pilot = sample_scenario_epochs(policy.scheme, groups, r, DEFAULT_POOL_EPOCHS, sampling.seed, model,
                                            scenario, progress=sampling.progress)
@@ -68,20 +65,15 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         prof = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
         if tau is None:
             tau = best_tau_pool(pilot, cfg, gpus)[0]
-        _check_ckpt_count(tau, cfg, prof)
         th = pool_est = pool_theory(pilot, tau, cfg, gpus)
     else:
-        prof = epoch_profile(policy.scheme, groups, r, model, ages="renewed" if kept else policy.ages,
-                                 job_rate=job_rate, microbatches=scenario.microbatches)
+        prof = epoch_profile(policy.scheme, groups, r, model, ages=policy.ages, job_rate=job_rate,
+                             microbatches=scenario.microbatches)
         if tau is None:
             tau = best_tau_grid(prof, cfg, gpus)[0]
-        _check_ckpt_count(tau, cfg, prof)
         th = ttt_theory(prof, tau, cfg, gpus)
-        if kept:
-            renewed_ttt = th["ttt_hours"]
-        else:
-            theory_ttt = th["ttt_hours"]
-            yd = young_daly(prof, cfg, gpus)
+        theory_ttt = th["ttt_hours"]
+        yd = young_daly(prof, cfg, gpus)
     rate_guess = 1 / th["ttt_over_w"] / th["availability"]
     _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs_needed(prof.mean_uptime_min, cfg, runs, rate_guess),
                        prof, th)
@@ -124,15 +116,14 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
 
 
 def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
-    """Whether no closed form or epoch pool answers this combination and the whole-run kernel does:
-    repair; Weibull clocks under domains, lemons or a ring order; kept Weibull ages with micro-batches, the
-    proactive restart or job-wide failures."""
+    """Whether no closed form or epoch pool follows a training run as it happens and the whole-run kernel
+    answers: repair; Weibull clocks under domains, lemons or a ring order; Weibull clocks with kept ages
+    (a run starts with every clock new and the clocks keep running during a restart, which the pool of
+    epochs cut from a stationary chain does not follow)."""
     scen, model = cluster.scenario, cluster.model
     weibull = model.distribution != "exponential"
     kept = weibull and policy.ages == "kept"
-    job = scen.job_rate_per_min(cluster.groups, model.group_mtbf_min) > 0
-    return (cluster.repair is not None or (weibull and scen.needs_kernel)
-            or (kept and (scen.microbatches > 1 or policy.restart_depth is not None or job)))
+    return cluster.repair is not None or (weibull and scen.needs_kernel) or kept
 
 
 def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Report:
@@ -163,18 +154,6 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     if not space.curves:
         res.pop("curves")
     return Report({**res, **cluster.failure_clock()})
-
-
-def _check_ckpt_count(tau, cfg, prof) -> None:
-    """Before any sum over checkpoints: refuse an interval that would list more than ``TTT_CKPTS_MAX``
-    checkpoints in a long (tail) epoch, 25 x the mean uptime (the closed form and the MC list them)."""
-    from ..model.bounds import TTT_CKPTS_MAX
-
-    ckpts = 25.0 * prof.mean_uptime_min / (tau + cfg.ckpt_cost_min)
-    if ckpts > TTT_CKPTS_MAX:
-        raise ValueError(f"--ckpt-interval {tau:g} (+ --ckpt-cost {cfg.ckpt_cost_min:g}) is too short for epochs of "
-                         f"{prof.mean_uptime_min:.3g} min on average: a long epoch would hold about {ckpts:.3g} "
-                         f"checkpoints (limit {TTT_CKPTS_MAX:.3g}); use a longer interval")
 
 
 def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> None:

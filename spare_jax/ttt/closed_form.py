@@ -32,6 +32,9 @@ class EpochProfile:
     survival: np.ndarray
     work: np.ndarray
     mean_uptime_min: float
+    # ``none`` with exponential clocks: the constant interruption rate (per minute), for the exact TTT
+    # (``none_ttt_exact``); None elsewhere
+    interruption_rate: float | None = None
 
     def as_jax(self):
         return (jnp.asarray(self.t, jnp.float32), jnp.asarray(np.log(np.maximum(self.survival, 1e-300)), jnp.float32),
@@ -91,7 +94,25 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     dt = np.diff(t)
     work = np.concatenate([[0.0], np.cumsum(0.5 * (rate[1:] + rate[:-1]) * dt)])
     mean_uptime = float(np.sum(0.5 * (s_t[1:] + s_t[:-1]) * dt))
-    return EpochProfile(scheme, n, r, t, s_t, work, mean_uptime)
+    exact = n * model.group_rate_per_min + job_rate if scheme == "none" and model.distribution == "exponential" \
+        else None
+    return EpochProfile(scheme, n, r, t, s_t, work, mean_uptime, exact)
+
+
+def none_ttt_exact(rate: float, taus, ckpt: float, restart: float, work_min: float):
+    r"""The exact expected TTT (minutes) of checkpointing alone with a constant interruption rate
+    ``rate``: ``K = ceil(W / tau)`` intervals, the last one partial (``W - (K-1) tau`` of work), each
+    followed by its checkpoint C; an interruption loses the interval (and its checkpoint) and costs a
+    restart R during which nothing fails. An interval of wall length L takes in expectation
+    ``(e^{rate L} - 1)(1 / rate + R)`` (geometric retries), so
+    ``E[TTT] = (K - 1) g(tau + C) + g(W - (K - 1) tau + C)``, ``g(L) = (e^{rate L} - 1)(1/rate + R)``.
+    Returns ``(ttt_min, expected interruptions)`` for each tau."""
+    taus = np.atleast_1d(np.asarray(taus, np.float64))
+    k = np.ceil(work_min / taus - 1e-9)
+    last = work_min - (k - 1) * taus
+    ex_full, ex_last = np.expm1(rate * (taus + ckpt)), np.expm1(rate * (last + ckpt))
+    fails = (k - 1) * ex_full + ex_last
+    return fails * (1.0 / rate + restart), fails
 
 
 def _ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts: int, xp=jnp):
@@ -118,22 +139,58 @@ def _ckpts_to_grid_end(t_end: float, tau: float, ckpt: float) -> int:
 
 
 _BLOCK_ELEMS = 1 << 22  # (taus x checkpoints) terms per block of the numpy sum
-MAX_CLOSED_FORM_TERMS = 5e8  # checkpoints summed for one tau (about a minute on 2 cores): refused beyond
 GRID_MAX_TERMS = 1e6  # checkpoints per tau of best_tau_grid's search grid
 JAX_MAX_CKPTS = 1 << 21  # largest static checkpoint count of the differentiable (optax) sum
 
 
+GEOMETRIC_MIN_TERMS = 1e6  # beyond this many checkpoints per tau, ``_expected_work_by_cells``
+
+
+def _expected_work_by_cells(tau: float, ckpt: float, t, log_s, h) -> float:
+    r"""``E[Y] = \sum_i S(c_i) \Delta H_i`` (``c_i = i (tau + C)``, ``\Delta H_i = H(c_i - C) - H(c_i - tau - C)``)
+    with log S and H interpolated linearly on the grid ``t``, exactly as the block sum, in O(grid) work
+    whatever tau: the checkpoints whose interval ``[c_i - tau - C, c_i]`` lies inside one grid cell j have
+    ``S(c_i) = exp(log S_j + (c_i - t_j) b_j)`` and ``\Delta H_i = tau h'_j``, a geometric series summed in
+    closed form; the few that straddle a grid point are summed term by term."""
+    period = tau + ckpt
+    t0, t1 = t[:-1], t[1:]
+    width = t1 - t0
+    ok = width > 0
+    bs = np.where(ok, np.diff(log_s) / np.where(ok, width, 1.0), 0.0)
+    bh = np.where(ok, np.diff(h) / np.where(ok, width, 1.0), 0.0)
+    first = np.ceil(t0 / period) + 1.0  # c_i - period >= t_j
+    last = np.floor(t1 / period)  # c_i <= t_{j+1}
+    n = np.maximum(last - first + 1.0, 0.0)
+    x = period * bs
+    with np.errstate(over="ignore", invalid="ignore"):
+        ratio = np.where(np.abs(x) > 1e-300, np.expm1(n * x) / np.where(x != 0, np.expm1(x), 1.0), n)
+        lead = np.exp(log_s[:-1] + (first * period - t0) * bs)
+        cells = np.where(n > 0, lead * ratio * tau * bh, 0.0)
+    # the straddling checkpoints: every i up to the grid end that no cell holds
+    total = _ckpts_to_grid_end(float(t[-1]), tau, ckpt)
+    some = n > 0  # the cells' index ranges are disjoint and in order: the gaps between them, and the ends
+    lo = np.concatenate([[1.0], last[some] + 1.0])
+    hi = np.concatenate([first[some] - 1.0, [float(total)]])
+    count = np.maximum(hi - lo + 1.0, 0.0).astype(np.int64)
+    offsets = np.arange(count.sum()) - np.repeat(np.cumsum(count) - count, count)
+    c = (np.repeat(lo, count) + offsets) * period
+    surv = np.exp(np.interp(c, t, log_s, right=-1e4))
+    gain = np.interp(c - ckpt, t, h) - np.interp(c - period, t, h)
+    return float(cells.sum() + np.sum(surv * gain))
+
+
 def _ttt_closed_form_np(taus, ckpt, restart, work_min, t, log_s, h, mean_uptime) -> np.ndarray:
     r"""The closed form (float64, numpy) for an array of tau values, with ``E[Y] = \sum_i S(c_i) \Delta H_i``
-    summed in blocks of checkpoints until every tau's checkpoints pass the end of the profile grid (no cap on
-    their number: tau + C of 0.001 min over a 10^4-min grid is 10^7 terms, summed in ~ 3 blocks per 10^7)."""
+    summed in blocks of checkpoints until every tau's checkpoints pass the end of the profile grid; beyond
+    ``GEOMETRIC_MIN_TERMS`` checkpoints (tau + C of 0.001 min over a 10^4-min grid is 10^7) the same sum is
+    taken grid cell by grid cell (``_expected_work_by_cells``), in a time that does not grow as tau shrinks."""
     taus = np.atleast_1d(np.asarray(taus, np.float64))
     period = taus + ckpt
     total = np.array([_ckpts_to_grid_end(float(t[-1]), float(x), ckpt) for x in taus])
-    if total.max() > MAX_CLOSED_FORM_TERMS:
-        raise ValueError(f"ckpt_interval {taus[np.argmax(total)]:g} min (+ ckpt_cost {ckpt:g}) is too short for "
-                         f"epochs of up to {t[-1]:.3g} min: the closed form would sum {total.max():.3g} checkpoints "
-                         f"(limit {MAX_CLOSED_FORM_TERMS:.0e}); use a longer interval")
+    if total.max() > GEOMETRIC_MIN_TERMS:  # many checkpoints per grid cell: sum them cell by cell
+        acc = np.array([_expected_work_by_cells(float(x), ckpt, t, log_s, h) for x in taus])
+        with np.errstate(divide="ignore"):
+            return work_min * (mean_uptime + restart) / acc
     block = int(min(total.max(), max(1024, _BLOCK_ELEMS // taus.size)))
     acc = np.zeros(taus.size)
     start = 0
@@ -160,9 +217,18 @@ def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | 
     low = max(0.05, daly / 20, float(profile.t[-1]) / GRID_MAX_TERMS - cfg.ckpt_cost_min)
     taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 8, 2 * low)), points))
     log_s = np.log(np.maximum(profile.survival, 1e-300))
-    with np.errstate(divide="ignore"):  # intervals too short to commit anything give TTT = inf
-        vals = _ttt_closed_form_np(taus, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, profile.t, log_s,
-                                   profile.work, profile.mean_uptime_min)
+    with np.errstate(divide="ignore", over="ignore"):  # intervals too short to commit anything: TTT = inf
+        vals = _closed_form_values(profile, taus, cfg, restart, log_s)
+    if profile.interruption_rate is not None:
+        # exact ``none``: for a fixed count K of intervals the TTT grows with tau (the last interval shrinks
+        # and g is convex), so the optimum is an even split W / K; every K the grid spans is tried
+        work = cfg.work_hours * 60.0
+        ks = np.arange(max(1.0, math.floor(work / taus[-1])), math.ceil(work / taus[0]) + 1)
+        even = work / ks
+        with np.errstate(over="ignore"):
+            exact = _closed_form_values(profile, even, cfg, restart, log_s)
+        best = int(np.argmin(exact))
+        return float(even[best]), float(exact[best])
     best = int(np.argmin(vals))
     # refine with a parabola in log tau
     if 0 < best < points - 1:
@@ -177,16 +243,28 @@ def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | 
     return float(taus[best]), float(vals[best])
 
 
+def _closed_form_values(profile: EpochProfile, taus, cfg: "TrainingConfig", restart: float, log_s) -> np.ndarray:
+    """TTT (minutes) for each tau: exact for ``none`` with a constant rate, else the renewal-reward form."""
+    if profile.interruption_rate is not None:
+        return none_ttt_exact(profile.interruption_rate, taus, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0)[0]
+    return _ttt_closed_form_np(taus, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, profile.t, log_s,
+                               profile.work, profile.mean_uptime_min)
+
+
 def ttt_theory(profile: EpochProfile, tau_min: float, cfg: TrainingConfig = TrainingConfig(),
                gpus: float | None = None) -> dict:
     """Closed-form time-to-train and availability for one interval tau (minutes)."""
     if not (isinstance(tau_min, (int, float)) and math.isfinite(tau_min) and tau_min > 0):
         raise ValueError(f"ckpt_interval (tau) must be a positive number of minutes, got {tau_min!r}")
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
-    ttt = float(_ttt_closed_form_np([tau_min], cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0, profile.t,
-                                    np.log(np.maximum(profile.survival, 1e-300)), profile.work,
-                                    profile.mean_uptime_min)[0])
+    with np.errstate(over="ignore"):
+        ttt = float(_closed_form_values(profile, [tau_min], cfg, restart,
+                                        np.log(np.maximum(profile.survival, 1e-300)))[0])
     epochs = ttt / (profile.mean_uptime_min + restart)
+    if profile.interruption_rate is not None:
+        with np.errstate(over="ignore"):
+            epochs = float(none_ttt_exact(profile.interruption_rate, [tau_min], cfg.ckpt_cost_min, restart,
+                                          cfg.work_hours * 60.0)[1][0])
     return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / cfg.work_hours,
             "availability": profile.mean_uptime_min / (profile.mean_uptime_min + restart),
             "goodput": cfg.work_hours * 60.0 / ttt, "expected_restarts": epochs,
@@ -243,7 +321,7 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
     start = young_daly(profile, cfg, gpus)["daly_min"]
     tau_floor = max(0.05, 0.02 * start)
     max_ckpts = _ckpts_to_grid_end(float(profile.t[-1]), tau_floor, cfg.ckpt_cost_min)
-    if max_ckpts > JAX_MAX_CKPTS:
+    if max_ckpts > JAX_MAX_CKPTS or profile.interruption_rate is not None:  # (exact ``none``: even splits)
         tau = best_tau_grid(profile, cfg, gpus)[0]
         return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
     t, log_s, h = profile.as_jax()

@@ -31,9 +31,11 @@ class EpochPool:
     work_rate: np.ndarray | None = None
     # micro-batches (SPEC §10.6): the depth of each breakpoint segment (float64[L]; None: 1..r)
     depths: np.ndarray | None = None
-    # proactive restart (SPEC §10.7, ``apply_restart_depth``): the epoch ended voluntarily at ``uptime`` with a
-    # checkpoint (all its work committed, the checkpoint's C added to the cycle) instead of a wipe-out
+    # proactive restart (``apply_restart_depth``): the depth reached D_max at ``uptime`` before the wipe-out at
+    # ``wipeout`` (float64[E], the epoch's own end): computing stops there and a checkpoint starts (or the
+    # regular one in progress serves); it is exposed to the wipe-out like any other (``epoch_ends``)
     voluntary: np.ndarray | None = None
+    wipeout: np.ndarray | None = None
 
 
 def pool_committed(pool: "EpochPool", upto, tau, period, rows=None):
@@ -45,23 +47,45 @@ def pool_committed(pool: "EpochPool", upto, tau, period, rows=None):
     return _committed(b, upto, tau, period, pool.depths)
 
 
-def epoch_yield(pool: "EpochPool", tau, period, ckpt_cost: float):
-    """Per epoch ``(committed work Y, cycle time without the restart)``: a wipe-out keeps the work of the
-    completed checkpoints (``floor(U / T)`` of them) and lasts U; a voluntary end (``pool.voluntary``) commits
-    everything computed by U and lasts ``U + C`` (its closing checkpoint)."""
+def epoch_ends(pool: "EpochPool", tau, period, ckpt_cost: float):
+    """Per epoch, at checkpoint interval tau: ``(committed work Y, busy time, lost time, reach)``.
+
+    A wipe-out at U keeps the work of the completed checkpoints (``floor(U / T)`` of them, T = tau + C),
+    lasts U and loses ``U - floor(U / T) T``. An epoch whose depth reached D_max at s (``pool.voluntary``)
+    stops computing there: a checkpoint starts at s (or, at s within a regular checkpoint, that one serves,
+    ending at ``(floor(s / T) + 1) T``); if it completes before the epoch's wipe-out it commits everything
+    and ends the epoch (voluntary, nothing lost), else the wipe-out abandons it. ``reach``: the latest time
+    by which the final checkpoint of a run can start and still complete in this epoch (``U - C``; ``s`` and
+    ``U - C`` whichever is first, with D_max)."""
     ups = pool.uptime
     upto = np.floor(ups / period) * period
-    extra = 0.0
+    busy, reach = ups, np.maximum(ups - ckpt_cost, 0.0)
+    lost = ups - upto
     if pool.voluntary is not None:
-        upto = np.where(pool.voluntary, ups, upto)
-        extra = np.where(pool.voluntary, ckpt_cost, 0.0)
-    return pool_committed(pool, upto, tau, period), ups + extra
+        vol, s = pool.voluntary, ups
+        end = pool.wipeout if pool.wipeout is not None else np.full(ups.shape, np.inf)
+        k = np.floor(s / period)
+        in_ckpt = s - k * period >= tau
+        done_at = np.where(in_ckpt, (k + 1) * period, s + ckpt_cost)  # the proactive (or serving) checkpoint
+        ok = vol & (done_at <= end)
+        failed = vol & ~ok  # abandoned: the wipe-out at ``end`` keeps the checkpoints completed before s
+        upto = np.where(ok, s, np.where(failed, k * period, upto))
+        busy = np.where(ok, done_at, np.where(failed, end, busy))
+        lost = np.where(ok, 0.0, np.where(failed, end - k * period, lost))
+        reach = np.where(vol, np.minimum(s, np.maximum(end - ckpt_cost, 0.0)), reach)
+    return pool_committed(pool, upto, tau, period), busy, lost, reach
+
+
+def epoch_yield(pool: "EpochPool", tau, period, ckpt_cost: float):
+    """Per epoch ``(committed work Y, cycle time without the restart)`` (``epoch_ends``)."""
+    y, busy, _, _ = epoch_ends(pool, tau, period, ckpt_cost)
+    return y, busy
 
 
 def apply_restart_depth(pool: "EpochPool", restart_depth: float | None) -> "EpochPool":
-    """The proactive-restart policy (SPEC §10.7) on a ``spare`` pool: an epoch ends voluntarily (checkpoint,
-    then restart) at the first breakpoint where the depth reaches ``restart_depth``, if that comes before its
-    wipe-out. ``None`` (or a depth above the deepest level) returns the pool unchanged. Rep and none have a
+    """The proactive-restart policy on a ``spare`` pool: an epoch stops computing (checkpoint, then restart)
+    at the first breakpoint where the depth reaches ``restart_depth``, if that comes before its wipe-out
+    (kept in ``wipeout``: the checkpoint is exposed to it, ``epoch_ends``). ``None`` (or a depth above the deepest level) returns the pool unchanged. Rep and none have a
     constant depth and are returned unchanged."""
     import dataclasses
 
@@ -77,7 +101,8 @@ def apply_restart_depth(pool: "EpochPool", restart_depth: float | None) -> "Epoc
     start = b[:, reach[0]]  # the level with depth >= D_max begins here (level i spans b[i] .. b[i+1])
     voluntary = start < pool.uptime
     up = np.where(voluntary, start, pool.uptime)
-    return dataclasses.replace(pool, uptime=up, breakpoints=np.minimum(b, up[:, None]), voluntary=voluntary)
+    return dataclasses.replace(pool, uptime=up, breakpoints=np.minimum(b, up[:, None]), voluntary=voluntary,
+                               wipeout=pool.uptime.copy())
 
 
 def _level_depths(r: int, m: int):

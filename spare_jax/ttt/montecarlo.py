@@ -16,7 +16,7 @@ from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
 from .config import TrainingConfig, check_ages, scheme_placement
 from .epochs import (  # noqa: F401  (kept importable from here)
-    EpochPool, _committed, _compute_time, _level_depths, apply_restart_depth, epoch_yield, pool_committed)
+    EpochPool, _committed, _compute_time, _level_depths, apply_restart_depth, epoch_ends, pool_committed)
 
 
 def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
@@ -277,11 +277,14 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
     period = tau_min + cfg.ckpt_cost_min
     work = cfg.work_hours * 60.0
     ups = pool.uptime
-    m = np.floor(ups / period)
-    committed, cycle = epoch_yield(pool, tau_min, period, cfg.ckpt_cost_min)
-    vol = np.zeros(ups.size, bool) if pool.voluntary is None else pool.voluntary
+    committed, cycle, lost_ep, reach = epoch_ends(pool, tau_min, period, cfg.ckpt_cost_min)
     cum = np.concatenate([[0.0], np.cumsum(committed)])
-    runs = []
+    # the last interval is partial: the moment the work computed (committed or not) reaches W a final
+    # checkpoint starts, and the run ends when it completes. Epoch e can finish the run only if that
+    # checkpoint completes before the epoch ends: the work computed by ``reach[e]`` (``epoch_ends``) plus
+    # what earlier epochs committed reaches W
+    reach_work = pool_committed(pool, reach, tau_min, period)
+    ends = []  # (first epoch, last epoch, work still needed in the last)
     n_ep = ups.size
     if pool.chain is None:
         segments = [(0, n_ep)]
@@ -290,36 +293,44 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
         segments = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
     for seg_start, seg_end in segments:
         start, in_seg = seg_start, 0
-        while (start < seg_end and (max_runs is None or len(runs) < max_runs)
+        while (start < seg_end and (max_runs is None or len(ends) < max_runs)
                and (runs_per_chain is None or in_seg < runs_per_chain)):
-            # first epoch e >= start whose committed work completes the run
-            e = int(np.searchsorted(cum, cum[start] + work, side="left")) - 1
-            if e >= seg_end:
+            target = cum[start] + work
+            # committed work only grows, and reach_work >= committed: the finishing epoch is at or before
+            # the first epoch whose own committed work completes the run
+            last = min(int(np.searchsorted(cum, target - 1e-9, side="left")) - 1, seg_end - 1)
+            if last < start:
+                last = start
+            cand = cum[start:last + 1] + reach_work[start:last + 1] >= target - 1e-9
+            if not cand.any():
                 break
-            e = max(e, start)
-            before = cum[e] - cum[start]
-            # checkpoint index within epoch e at which committed work reaches W
-            ends = np.arange(1, int(m[e]) + 1) * period
-            if vol[e]:  # the closing checkpoint of a voluntary end commits the rest
-                ends = np.append(ends[ends < ups[e]], ups[e])
-            inside = pool_committed(pool, ends, tau_min, period, rows=np.full(ends.size, e))
-            hit = np.nonzero(before + inside >= work - 1e-9)[0]
-            if hit.size == 0:  # pragma: no cover - guarded by the cumulative search
-                break
-            t_end = ends[hit[0]] + (cfg.ckpt_cost_min if vol[e] and hit[0] == ends.size - 1 else 0.0)
-            restarts = e - start
-            wall = float(np.sum(cycle[start:e]) + restarts * restart + t_end)
-            uptime = float(np.sum(ups[start:e]) + t_end)
-            lost = float(np.sum(ups[start:e]) - np.sum(m[start:e] * period))
-            if pool.voluntary is not None:  # a voluntary end loses nothing
-                lost -= float(np.sum(np.where(vol[start:e], ups[start:e] - m[start:e] * period, 0.0)))
-            runs.append((wall, uptime, restarts, lost))
+            e = start + int(np.argmax(cand))
+            ends.append((start, e, target - cum[e]))
             start = e + 1
             in_seg += 1
+    runs = np.zeros((len(ends), 4))
+    if ends:
+        first, last, need = (np.array(x) for x in zip(*ends))
+        # the moment the work of epoch ``last`` reaches ``need``: bisection on the (monotone) work computed
+        # by time t, a fixed number of steps whatever tau (no walk over the epoch's checkpoints)
+        lo, hi = np.zeros(last.size), reach[last].copy()
+        for _ in range(64):
+            mid = 0.5 * (lo + hi)
+            ok = pool_committed(pool, mid, tau_min, period, rows=last) >= need - 1e-9
+            hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+        t_end = hi + cfg.ckpt_cost_min
+        csum_cycle = np.concatenate([[0.0], np.cumsum(cycle)])
+        csum_up = np.concatenate([[0.0], np.cumsum(ups)])
+        csum_lost = np.concatenate([[0.0], np.cumsum(lost_ep)])
+        restarts = last - first
+        runs[:, 0] = csum_cycle[last] - csum_cycle[first] + restarts * restart + t_end
+        runs[:, 1] = csum_up[last] - csum_up[first] + t_end
+        runs[:, 2] = restarts
+        runs[:, 3] = csum_lost[last] - csum_lost[first]
     if len(runs) < 2:
         raise ValueError(f"the epoch pool ({n_ep} epochs) is too small for two runs of W = {cfg.work_hours} h; "
                          "sample more epochs")
-    arr = np.array(runs)
+    arr = runs
     wall = arr[:, 0] / 60.0
     return {"runs": len(runs), "ttt_hours": float(wall.mean()),
             "ttt_stderr_hours": float(wall.std(ddof=1) / math.sqrt(len(runs))),
