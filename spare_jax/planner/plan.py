@@ -70,9 +70,12 @@ class PlanResult:
     notes: list
     sources: list = dataclasses.field(default_factory=list)  # [{parameter, value, source}]
     preset: dict | None = None  # the preset's description, sources and assumptions, when one was used
+    verdict: dict | None = None  # ``planner.verdict.verdict``: what to run, by how much, with uncertainty
+    bound: dict | None = None  # the TTT of a run whose group failures cost nothing (``planner.verdict.bound``)
 
     def as_json(self) -> dict:
-        out = {"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity}
+        out = {} if self.verdict is None else {"verdict": self.verdict, "bound": self.bound}
+        out.update({"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity})
         if self.fit is not None:
             out["fit"] = self.fit
         out["notes"] = self.notes
@@ -379,8 +382,17 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         inputs["gpus_per_node"] = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
     if fit is not None:
         inputs["fit_law"] = fit_law
+    from .verdict import bound, verdict
+
+    if restart_depth is not None and "spare" in schemes:
+        schemes["spare"]["restart_depth"] = restart_depth
+    if scenario is not None and scenario.microbatches > 1 and "spare" in schemes:
+        schemes["spare"]["microbatches"] = scenario.microbatches
+    job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
+    best_possible = bound(work_hours, ckpt_cost_min, cfg.restart_for(float(gpus)),
+                          1.0 / job_rate if job_rate > 0 else None)
     return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), base["curves"], runs_hours,
-                      notes)
+                      notes, verdict=verdict(schemes, best_possible), bound=best_possible)
 
 
 SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2.0, "restart x2"),
@@ -441,7 +453,8 @@ def format_table(result: PlanResult) -> str:
     """The readable tables: one row per scheme, then the sensitivity (text, fixed-width columns)."""
     inp = result.inputs
     deadline = inp.get("deadline_hours")
-    lines = [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
+    lines = [] if result.verdict is None else ["verdict: " + result.verdict["text"], ""]
+    lines += [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
              f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
              f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
              f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
@@ -459,6 +472,9 @@ def format_table(result: PlanResult) -> str:
     lines += _columns(head, rows)
     lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
                  f"{_runs_text(result.schemes)} at (r*, tau*)")
+    if result.bound is not None:
+        lines.append(f"bound: {result.bound['ttt_hours']:,.1f} h at tau = {result.bound['ckpt_interval_min']:,.4g} "
+                     f"min ({result.bound['what']}); no strategy beats it")
     if result.sensitivity:
         lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
                       "'keep r*': TTT h with the base r*"]

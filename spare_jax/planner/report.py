@@ -185,7 +185,11 @@ def render_html(result: PlanResult) -> str:
                  + (f" Price: {_e(price_text(inp))}." if "gpu_hour_price" in inp else "") + "</p>")
 
     schemes = result.schemes
-    best = min(schemes, key=lambda s: schemes[s]["ttt_hours"])
+    if result.verdict is not None:
+        parts.insert(parts.index(f"<h1>{_e(title)}</h1>") + 1,
+                     f'<p class="verdict"><b>Verdict.</b> {_e(result.verdict["text"])}</p>')
+    best = result.verdict["scheme"] if result.verdict is not None and result.verdict["scheme"] in schemes \
+        else min(schemes, key=lambda s: schemes[s]["ttt_hours"])
     head = ["scheme", "r*", "τ* (min)", "expected TTT (h)", "5–95% (h)",
             f"P(TTT > {deadline:g} h)" if deadline is not None else "P(TTT > deadline)", "availability (%)",
             "failures endured", "GPU-hours", cost_head(inp)]
@@ -195,9 +199,16 @@ def render_html(result: PlanResult) -> str:
         rows.append([s, e["r_star"], f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
                      _fmt(e["p_over_deadline"], ".2f"), f"{e['availability_pct']:.1f}",
                      f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
+    if result.bound is not None:
+        b = result.bound
+        rows.append(["bound", "-", f"{b['ckpt_interval_min']:.4g}", f"{b['ttt_hours']:,.0f}", "-", "-", "-", "-",
+                     f"{b['ttt_hours'] * inp['gpus']:,.0f}",
+                     f"{b['ttt_hours'] * inp['gpus'] * inp.get('gpu_hour_price', 0.0):,.0f}"])
     parts += ["<h2>Plan per scheme</h2>", _table(head, rows, best_row=list(schemes).index(best)),
               '<p class="small">spare: SPARe stacks with adaptive reordering; rep: replica sets (r divides N); '
-              "none: checkpoint/restart only. Expected TTT from the optimiser "
+              "none: checkpoint/restart only; bound: a run whose group failures cost nothing (only "
+              "job-wide interruptions, checkpoints and restarts), which no strategy beats. Expected TTT from "
+              "the optimiser "
               f"({_e(inp['method'])}); the 5–95% range and P(TTT &gt; deadline) from "
               f"{_e(_runs_text(schemes))} at (r*, τ*). "
               "Failures endured: E[T] − 1 of the i.i.d. theory at r* (group failures absorbed before the "
