@@ -502,9 +502,9 @@ def model_text(inp: dict) -> str:
             f"a pool of {inp['spares']:,} spare node sets, hardware repair {inp['hardware_repair_min']:g} min")
     if inp.get("repair_time_min") is not None:
         law = inp.get("repair_law", "fixed")
-        return "; ".join(p for p in parts if p != "none") + (
-            f"; repair without a global restart: {inp['repair_time_min']:g} min ({law}"
-            + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")") + (pool and "; " + pool)
+        repair = (f"repair without a global restart: {inp['repair_time_min']:g} min ({law}"
+                  + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")")
+        return "; ".join([p for p in parts if p != "none"] + [repair] + ([pool] if pool else []))
     if (not parts or parts == ["none"]) and not pool:
         return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
     return "; ".join([p for p in parts if p != "none"] + ["no repair"] + ([pool] if pool else []))
