@@ -168,8 +168,9 @@ def _policy_search_args(p):
     p.set_defaults(microbatches=None)
 
 
-def _repair_args(p):
-    """Repair without a global restart; off by default (the paper's model)."""
+def _repair_args(p, spares: bool = False):
+    """Repair without a global restart; off by default (the paper's model). ``spares``: also the finite spare
+    pool (``--spares``, ``--hardware-repair``), where whole training runs answer (ttt, optimize, plan)."""
     g = p.add_argument_group("repair without a global restart (default off)")
     g.add_argument("--repair-time", type=_bounded("repair_time"), default=None,
                    help=_help("mean minutes for a failed group to rejoin while the others keep going "
@@ -178,6 +179,14 @@ def _repair_args(p):
                    help="law of the repair time (default fixed; lognormal keeps the mean)")
     g.add_argument("--repair-sigma", type=_bounded("repair_sigma"), default=None,
                    help=_help("log-sd of the lognormal repair law (default 1.0)", "repair_sigma"))
+    if spares:
+        g.add_argument("--spares", type=_bounded("spares"), default=None,
+                       help=_help("a finite pool of K spare node sets: a failed group takes a free one or waits "
+                                  "for one, first come first served, and a global restart waits until every "
+                                  "down group has one (default: unlimited; with --hardware-repair)", "spares"))
+        g.add_argument("--hardware-repair", type=_bounded("hardware_repair"), default=None,
+                       help=_help("minutes a failed group's node set spends in hardware repair before it returns "
+                                  "to the pool as a spare (with --spares; default: none)", "hardware_repair"))
 
 
 def _run_args(p):

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "sampled epochs)", "ckpt_interval"))
     _ages_arg(p)
     _scenario_args(p)
-    _repair_args(p)
+    _repair_args(p, spares=True)
     _microbatch_args(p, restart=True)
     p.set_defaults(func=cmd_ttt, title="Time-to-train")
 
@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "a ring order, lemons; default 20000)", "pool_epochs"))
     p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
                    help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
-    _repair_args(p)
+    _repair_args(p, spares=True)
     _policy_search_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
@@ -213,6 +213,9 @@ def _refuse_unused(args) -> None:
         raise ValueError("-r/--redundancy: --scheme none is checkpointing only (r = 1); drop -r or pick spare/rep")
     if cmd == "optimize":
         policy = len(args.microbatch_set or [1]) > 1 or args.restart_depths is not None
+        if getattr(args, "spares", None) is not None and named("epochs"):
+            raise ValueError("--epochs: with --spares optimize screens r and tau on whole training runs, not on "
+                             "epoch pools; drop the flag")
         if not repair and not policy and named("epochs", "pool_seed"):
             scenario = _scenario(args, args.groups)
             if not scenario.needs_kernel:

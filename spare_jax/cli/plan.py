@@ -106,7 +106,7 @@ def add_plan_parser(sub) -> None:
                               "deadline_hours"))
     _scenario_args(p, mtbf_flags=False)
     _microbatch_args(p, restart=True)
-    _repair_args(p)
+    _repair_args(p, spares=True)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--r-max", type=_bounded("r_max"), default=None,
                    help=_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "

@@ -85,17 +85,26 @@ def _scenario_table(section, path):
 
 
 def _repair(args):
-    """The ``Repair`` of the flags, or None when ``--repair-time`` is not given."""
+    """The ``Repair`` of the flags (with the spare pool of ``--spares``/``--hardware-repair`` where the command
+    takes them), or None when neither ``--repair-time`` nor ``--spares`` is given."""
+    spares, hardware = getattr(args, "spares", None), getattr(args, "hardware_repair", None)
+    if spares is None and hardware is not None:
+        raise ValueError("--hardware-repair goes with --spares: it is the time a failed group's node set takes "
+                         "to come back to a finite spare pool; give --spares K or drop it")
+    if spares is not None and hardware is None:
+        raise ValueError("--spares needs --hardware-repair H: the minutes a failed group's node set spends in "
+                         "hardware repair before it returns to the pool as a spare")
     if args.repair_time is None:
         if args.repair_law is not None or args.repair_sigma is not None:
             raise ValueError("--repair-law and --repair-sigma need --repair-time")
-        return None
+        if spares is None:
+            return None
     if args.repair_sigma is not None and args.repair_law != "lognormal":
         raise ValueError("--repair-sigma goes with --repair-law lognormal")
     from ..model.repair import Repair
 
     return Repair(args.repair_time, args.repair_law or "fixed",
-                  1.0 if args.repair_sigma is None else args.repair_sigma)
+                  1.0 if args.repair_sigma is None else args.repair_sigma, spares, hardware)
 
 
 def _model(args):

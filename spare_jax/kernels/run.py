@@ -8,6 +8,11 @@ the final one and whether a proactive restart follows it; per ring position whet
 its next time (an up group's failure time, a repairing group's rejoin time, or +inf for a group that waits
 for the next global restart); each failure domain's next event; the next job-wide failure; and the current
 work rate ``1/d`` (depth ``d = c/m``, ``c`` the least capacity in micro-batches that covers every shard).
+With a finite spare pool (``setup.spares`` = K, ``setup.hardware_repair_min`` = H; static: without it none
+of this state exists and every number is what it was before the pool) also: the free spares; per ring
+position a *ticket* (``WAITING_NONE`` unless the group waits for a spare: tickets are handed out in
+increasing order, so the least ticket is the first come); the next ticket; the node sets away in hardware
+repair as a ring buffer of their return times (head, count); whether the restart in progress is stalling.
 
 Every step takes, for every run still going, the earliest of four events and applies it exactly as SPEC
 §12 says:
@@ -28,6 +33,23 @@ Every step takes, for every run still going, the earliest of four events and app
 * a job-wide failure: the work since the last checkpoint is lost and a restart starts; nothing during a
   restart.
 
+A finite spare pool (SPEC §12 "Spares"). Every group failure (own clock or domain event, in any phase)
+sends the group's node set away for exactly H: its return time is appended to the ring buffer. The failed
+group takes a free spare at once (then its repair D starts, while computing or checkpointing; during a
+restart, or without repair, it holds the spare, down, until the restart ends) or waits with the next
+ticket; a domain event's groups take spares, then tickets, in increasing physical id. A fifth event, the
+earliest return (first at a tie): the pool gains a spare, and the group with the least ticket takes it
+(and starts its repair D then, outside a restart). A job-wide failure breaks nothing. A restart cancels
+repairs in flight: those groups keep their spares (their next time becomes +inf) and are replaced at its
+end. When R has elapsed and some group still waits, the restart *stalls* (its end becomes +inf); the
+return that serves the last waiting group sets the end to that instant, and the restart ends at the next
+step (same time). The stall time is summed per run (``stall``, minutes). Why a ring buffer of N + K:
+H is the same for every node set, so they return in the order they left (first in, first out); a group
+can have several node sets away at once (it fails, takes a spare, rejoins and fails again within H), so
+one return time per group would not do; and the node sets away are at most N + K (there are N + K node
+sets, and a group that waits holds none), so N + K slots never overflow. The state per run is O(N + K),
+K bounded like N (``model.bounds``); K <= N is no cap: a group can use up several spares within H.
+
 The computing-time counter restarts when a checkpoint or a restart starts. Work accrues at ``1/d`` while
 computing (``shrink``: ``alive/N``); ``slowdown`` = computing time / work computed (committed or lost).
 
@@ -37,10 +59,11 @@ depth stays r, a wipe-out when a whole block is down; ``elastic``: a wipe-out on
 depth ``ceil(N m / alive) / m`` (``rebalance``) or work rate ``alive / N`` (``shrink``).
 
 Random numbers. Run ``i``'s k-th event draws its scalars from ``trial_bits(words, [i], 2, stream=RUN_STREAM
-+ k)`` (a repair time or a new clock; a domain's or the job's next event) and, at a domain event or the end
-of a restart, one number per group from stream ``WIDE_STREAM + k``. A run processes one event per step, so
-its k-th event is at step k whatever the chunk: results depend on (seed, run id) only, never on the chunk
-size or the device count. Initial clocks: streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
++ k)`` (a repair time, also one that starts when a returning spare is taken, or a new clock; a domain's or
+the job's next event) and, at a domain event or the end of a restart, one number per group from stream
+``WIDE_STREAM + k``. A run processes one event per step, so its k-th event is at step k whatever the chunk:
+results depend on (seed, run id) only, never on the chunk size or the device count. Initial clocks:
+streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
 
 A run that has not finished after ``max_events`` events is returned *censored* and counted; the caller
 refuses to print a mean over censored runs.
@@ -68,7 +91,8 @@ WIDE_STREAM = 0x60000000  # + event index: one draw per group (a domain event's 
 INIT_STREAM = 0x4FFFFF00  # the initial clocks (+1 domains, +2 job-wide)
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
-           "proactive_restarts", "ckpts", "events")
+           "proactive_restarts", "ckpts", "events", "stall")
+WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
 
 
 def _rate(down, setup: RunSetup):
@@ -114,8 +138,8 @@ def _tables(setup: RunSetup):
 def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) with checkpoint interval ``tau``
     (a traced scalar: one compile serves every interval; ``setup.ckpt_interval_min`` is not read). Returns a
-    dict of per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts) and
-    ``censored`` (bool)."""
+    dict of per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
+    the stall, minutes, 0 without a finite spare pool) and ``censored`` (bool)."""
     n = setup.groups
     c = run_ids.shape[0]
     scale_np, dom_idx_np, dom_mean_np = _tables(setup)
@@ -134,6 +158,15 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
     renewed = setup.ages == "renewed"
     inf = jnp.float32(jnp.inf)
     positions = jnp.arange(n, dtype=jnp.int32)
+    finite = setup.spares is not None  # a finite spare pool (static: without it no spare state is kept)
+    if finite:
+        ring_np = np.asarray(setup.ring, np.int32)
+        pos_of_np = np.argsort(ring_np).astype(np.int32)  # physical group -> ring position
+        ring_idx, pos_of = jnp.asarray(ring_np), jnp.asarray(pos_of_np)
+        hw = jnp.float32(setup.hardware_repair_min)
+        slots = n + int(setup.spares)  # node sets away at once: at most N + K (see the module docstring)
+        slot_idx = jnp.arange(slots, dtype=jnp.int32)
+        no_ticket = jnp.int32(WAITING_NONE)
 
     def clock(u, start, sc):  # a new group clock from time ``start``
         return start + sc * (-jnp.log1p(-u)) ** inv_k
@@ -157,6 +190,10 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
           "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
+    if finite:
+        zi = jnp.zeros((c,), jnp.int32)
+        st.update(free=jnp.full((c,), int(setup.spares), jnp.int32), ticket=jnp.full((c, n), no_ticket),
+                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, stalling=zb)
 
     def cond(s):
         return jnp.any((s["phase"] != DONE) & (s["k"] < max_events))
@@ -174,12 +211,21 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
         t_w = t + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
         t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
         t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
-        is_ph = act & (t_ph <= t_rand)
-        is_g = act & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
-        is_d = act & ~is_ph & ~is_g & (dmin <= jt)
-        is_j = act & ~is_ph & ~is_g & ~is_d
+        if finite:  # a node set's return from hardware repair goes first at a tie
+            t_hw = jnp.where(s["ret_count"] > 0,
+                             jnp.take_along_axis(s["ret"], s["ret_head"][:, None], axis=1)[:, 0], inf)
+            is_hw = act & (s["ret_count"] > 0) & (t_hw <= jnp.minimum(t_ph, t_rand))
+            t_rand = jnp.minimum(t_rand, t_hw)
+        else:
+            is_hw = jnp.zeros_like(act)
+        is_ph = act & ~is_hw & (t_ph <= t_rand)
+        is_g = act & ~is_hw & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
+        is_d = act & ~is_hw & ~is_ph & ~is_g & (dmin <= jt)
+        is_j = act & ~is_hw & ~is_ph & ~is_g & ~is_d
         tn = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
         dt = jnp.maximum(tn - t, 0.0)
+        if finite:
+            s["stall"] = jnp.where(act & (phase == RESTART) & s["stalling"], s["stall"] + dt, s["stall"])
         gain = jnp.where(act & computing, dt * s["rate"], 0.0)
         s["comp"] = jnp.where(act & computing, s["comp"] + dt, s["comp"])
         s["compute"] = jnp.where(act & computing, s["compute"] + dt, s["compute"])
@@ -188,6 +234,10 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
         s["t"] = tn
         u = bits_to_uniform(_row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
         rs_end = is_ph & (phase == RESTART)
+        if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
+            waiting = s["ticket"] != no_ticket
+            stall_now = rs_end & jnp.any(waiting, axis=1)
+            rs_end = rs_end & ~stall_now
         dom_hit = is_d & working
         need_wide = rs_end | dom_hit
         u_wide = jax.lax.cond(
@@ -218,22 +268,66 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
         fail = is_g & ~was_down
         rejoin = is_g & was_down
         g_scale = scale[gi]
-        g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale),
-                           jnp.where(working, repair_end(u[:, 0], tn), inf))
+        if finite:  # the failed group takes a free spare, or waits (its ticket: first come, first served)
+            has_spare = s["free"] > 0
+            fail_wait = fail & ~has_spare
+            free = s["free"] - (fail & has_spare)
+            ticket = jnp.where(onehot & fail_wait[:, None], s["tickets"][:, None], s["ticket"])
+            tickets = s["tickets"] + fail_wait
+            g_repair = jnp.where(working & has_spare, repair_end(u[:, 0], tn), inf)
+        else:
+            g_repair = jnp.where(working, repair_end(u[:, 0], tn), inf)
+        g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale), g_repair)
         nxt = jnp.where(onehot & is_g[:, None], g_next[:, None], nxt)
         down = jnp.where(onehot & is_g[:, None], fail[:, None], down)
         s["failures"] = s["failures"] + fail
+        pushed = fail.astype(jnp.int32)  # node sets sent to hardware repair at this event
 
         # a domain event: its up members go down as one event (nothing during a restart)
         if nd:
             members = jnp.any(dom_idx[None, :, :] == di[:, None, None], axis=1) & ~down & dom_hit[:, None]
-            nxt = jnp.where(members, repair_end(u_wide, tn[:, None]), nxt)
+            if finite:  # the first ``free`` of them by physical id take spares, the others wait in that order
+                hit = members.sum(axis=1, dtype=jnp.int32)
+                rank = (jnp.cumsum(members[:, pos_of], axis=1, dtype=jnp.int32) - 1)[:, ring_idx]
+                served = members & (rank < free[:, None])
+                queued = members & ~served
+                nxt = jnp.where(served, repair_end(u_wide, tn[:, None]), jnp.where(queued, inf, nxt))
+                ticket = jnp.where(queued, tickets[:, None] + rank - free[:, None], ticket)
+                tickets = tickets + jnp.maximum(hit - free, 0)
+                free = jnp.maximum(free - hit, 0)
+                pushed = pushed + hit
+            else:
+                nxt = jnp.where(members, repair_end(u_wide, tn[:, None]), nxt)
             down = down | members
             s["failures"] = s["failures"] + members.sum(axis=1)
             new_dom = tn - jnp.log1p(-u[:, 1]) * dom_mean[di]
             which = jnp.arange(nd, dtype=jnp.int32)[None, :] == di[:, None]
             s["dom"] = jnp.where(which & is_d[:, None], new_dom[:, None], s["dom"])
         s["job"] = jnp.where(is_j, tn - jnp.log1p(-u[:, 1]) * job_mean, s["job"])
+
+        serve_last = None
+        if finite:
+            # every group failure sends its node set away for exactly H: appended to the ring of return times
+            # (they return in the order they left, H being the same for all)
+            head, count = s["ret_head"], s["ret_count"]
+            rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
+            s["ret"] = jnp.where(rel < pushed[:, None], (tn + hw)[:, None], s["ret"])
+            count = count + pushed
+            # a node set returns: the pool gains a spare; the first waiting group takes it, and starts its
+            # repair (none during a restart or without repair: it holds the spare, down, until the restart ends)
+            s["ret_head"] = jnp.where(is_hw, (head + 1) % slots, head)
+            s["ret_count"] = count - is_hw
+            tmin, ti = _min_first(ticket)
+            serve = is_hw & (tmin != no_ticket)
+            sel = (positions[None, :] == ti[:, None]) & serve[:, None]
+            free = free + (is_hw & ~serve)
+            ticket = jnp.where(sel, no_ticket, ticket)
+            serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
+            nxt = jnp.where(sel, serve_repair[:, None], nxt)
+            # during the stall, the last waiting group served ends the restart now (its end is the next event)
+            serve_last = serve & s["stalling"] & ~jnp.any(ticket != no_ticket, axis=1)
+            s["free"], s["ticket"], s["tickets"] = free, ticket, tickets
+            s["stalling"] = (s["stalling"] | stall_now) & ~rs_end
 
         # depth after a change of the groups up while computing or checkpointing
         changed = (is_g | dom_hit) & working
@@ -255,6 +349,8 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
         new_phase = jnp.where(rs_end, COMPUTE, new_phase)
         new_phase = jnp.where(to_restart, RESTART, new_phase)
         s["pend"] = jnp.where(start_ck | pro_ck, tn + cost, jnp.where(to_restart, tn + restart, s["pend"]))
+        if finite:
+            s["pend"] = jnp.where(stall_now, inf, jnp.where(serve_last, tn, s["pend"]))
         s["comp"] = jnp.where(start_ck | pro_ck | to_restart | rs_end, 0.0, s["comp"])
         s["lost"] = s["lost"] + jnp.where(to_restart, s["wu"], 0.0)
         s["wu"] = jnp.where(to_restart, 0.0, s["wu"])
@@ -344,8 +440,9 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     words = as_uint32_key_words(int(sampling.seed))
     ndev = len(select_devices(sampling.devices))
     chunk = sampling.chunk_size
+    width = setup.groups if setup.spares is None else 2 * setup.groups + setup.spares  # + the return times
     if chunk is None:  # no more lanes than runs; up to 2048 of them (fewer at large N: memory)
-        chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // setup.groups)))
+        chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // width)))
     static = dataclasses.replace(setup, ckpt_interval_min=0.0)
     fn = jitted_run_kernel(static, int(max_events))
     aux = (words, np.uint32(runs), np.float32(setup.ckpt_interval_min))
@@ -356,7 +453,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
     params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
               "max_events": int(max_events)}
-    totals, info = run_reduced(per_trial, _reduce, _zeros, runs, chunk, width=setup.groups * 4,
+    totals, info = run_reduced(per_trial, _reduce, _zeros, runs, chunk, width=width * 4,
                                aux=aux, cache_key=("runs", static, int(max_events)),
                                limb_keys=limb_keys, devices=sampling.devices,
                                desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",

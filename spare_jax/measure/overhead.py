@@ -16,6 +16,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
     """Measure the overhead of SPARe on ``cluster`` at redundancy ``redundancy`` over ``sampling.count``
     epochs (restart to wipe-out; with ``cluster.repair``, failed groups rejoin during the epoch)."""
     if cluster.repair is not None:
+        cluster.repair.check_epochs("overhead")
         return _with_repair(cluster, redundancy, placement, sampling)
     from .. import theory
     from ..kernels.overhead import simulate_overhead

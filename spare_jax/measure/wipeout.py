@@ -23,6 +23,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
     epochs stop at W and the report gives P(a wipe-out within W) with its exact interval.
     """
     if cluster.repair is not None:
+        cluster.repair.check_epochs("wipeout")
         return _with_repair(cluster, redundancy, placement, sampling, work_hours)
     from .. import theory
     from ..kernels.wipeout import simulate_wipeout

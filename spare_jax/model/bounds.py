@@ -22,6 +22,8 @@ library functions use ``check`` for the same values where it is cheap. Why each 
   sampling than ``TTT_CELLS_MAX``).
 * ``repair_sigma``: at most ``REPAIR_SIGMA_MAX`` = 3 (see there); the repair theory's work is bounded too
   (``theory.repair.TRANSIENT_CLI_WORK``: beyond it the CLI reports the theory as skipped, with the reason).
+* ``spares``: K <= 200,000 (as N): the whole-run kernel keeps N + K hardware-repair return times per run;
+  ``hardware_repair``: H in minutes, the range of ``repair_time``.
 * ``chunk_size``: at most 2^24 trials, and its working set (``chunk_bytes``) must fit half the RAM.
 """
 
@@ -70,6 +72,9 @@ BOUNDS = {
     # repair without a global restart (SPEC §10.5): float32 times stay finite and resolvable; 1e12 = "never"
     "repair_time": ("float", 1e-3, 1e12, "min"),
     "repair_sigma": ("float", 1e-3, REPAIR_SIGMA_MAX, ""),
+    # a finite spare pool (SPEC §12): the whole-run kernel keeps N + K return times per run
+    "spares": ("int", 0, 200_000, ""),
+    "hardware_repair": ("float", 1e-3, 1e12, "min"),
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
     # ring search (spare-jax place)
     "search_steps": ("int", 0, 1_000_000, "swap steps"),

@@ -1,7 +1,8 @@
 """The repair law of a cluster: a failed group rejoins after a repair time, without a global restart.
 
 The law (``Repair``) is part of the model; the event-driven kernel that simulates it is
-``spare_jax.kernels.repair`` and its closed forms are in ``spare_jax.theory.repair``.
+``spare_jax.kernels.repair`` and its closed forms are in ``spare_jax.theory.repair``. A finite spare pool
+(``spares``, ``hardware_repair_min``) is simulated by whole training runs only (``spare_jax.kernels.run``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from .bounds import REPAIR_SIGMA_MAX
+from .bounds import check as check_bound
 from .failures import check_positive
 
 REPAIR_LAWS = ("fixed", "exp", "lognormal")
@@ -23,21 +25,30 @@ class Repair:
     """Repair without a global restart (SPEC §10.5).
 
     Attributes:
-      repair_time_min: mean repair time D, minutes.
+      repair_time_min: mean repair time D, minutes (None: no repair, only with a finite spare pool: a failed
+        group then claims a spare and holds it, down, until the next global restart).
       law: ``fixed``, ``exp`` or ``lognormal``.
       sigma: log-sd of the lognormal law (mean kept at D).
-      spares: a finite spare pool (not implemented yet: refused).
-      hardware_repair_min: time for a broken group's hardware to return to the pool (with ``spares``).
+      spares: a finite spare pool of K node sets (None: unlimited, every failed group has one at once).
+        Simulated by whole training runs only (``kernels.run``; SPEC §12 "Spares").
+      hardware_repair_min: H, the time a failed group's node set spends in hardware repair before it returns
+        to the pool as a spare (required with ``spares``, refused without).
     """
 
-    repair_time_min: float
+    repair_time_min: float | None
     law: str = "fixed"
     sigma: float = 1.0
     spares: int | None = None
     hardware_repair_min: float | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "repair_time_min", check_positive("repair time (minutes)", self.repair_time_min))
+        if self.repair_time_min is None:
+            if self.spares is None:
+                raise ValueError("a repair needs a repair time (--repair-time); without one it only describes a "
+                                 "finite spare pool (--spares with --hardware-repair)")
+        else:
+            object.__setattr__(self, "repair_time_min",
+                               check_positive("repair time (minutes)", self.repair_time_min))
         if self.law not in REPAIR_LAWS:
             raise ValueError(f"repair law must be one of {', '.join(REPAIR_LAWS)}, got {self.law!r}")
         s = self.sigma
@@ -45,8 +56,28 @@ class Repair:
                 or not 0 < s <= REPAIR_SIGMA_MAX):
             raise ValueError(f"repair sigma must be a number in (0, {REPAIR_SIGMA_MAX:g}], got {s!r}")
         object.__setattr__(self, "sigma", float(s))
-        if self.spares is not None or self.hardware_repair_min is not None:
-            raise ValueError("a finite spare pool (spares, hardware_repair) is not implemented yet")
+        if self.spares is None:
+            if self.hardware_repair_min is not None:
+                raise ValueError("--hardware-repair goes with --spares: it is the time a failed group's node set "
+                                 "takes to come back to a finite spare pool; give --spares K or drop it")
+            return
+        object.__setattr__(self, "spares", check_bound("spares", self.spares, "--spares"))
+        if self.hardware_repair_min is None:
+            raise ValueError("--spares needs --hardware-repair H: the minutes a failed group's node set spends in "
+                             "hardware repair before it returns to the pool as a spare")
+        object.__setattr__(self, "hardware_repair_min",
+                           float(check_bound("hardware_repair", self.hardware_repair_min, "--hardware-repair")))
+
+    @property
+    def has_repair(self) -> bool:
+        """Whether a failed group rejoins after a repair time (False: only a finite spare pool)."""
+        return self.repair_time_min is not None
+
+    def check_epochs(self, what: str) -> None:
+        """Refuse a finite spare pool where epochs with rejoins (``kernels.repair``) would ignore it."""
+        if self.spares is not None:
+            raise ValueError(f"{what}: a finite spare pool (--spares, --hardware-repair) is simulated by whole "
+                             "training runs only (spare-jax ttt, optimize, plan); drop it here")
 
     def sample(self, u):
         """Repair times (float32 minutes) from uniforms on (0, 1) (one per repair)."""
@@ -59,8 +90,12 @@ class Repair:
         return jnp.exp(jnp.float32(m) + jnp.float32(self.sigma) * jax.scipy.special.ndtri(u))
 
     def describe(self) -> dict:
-        out = {"repair_time_min": self.repair_time_min, "repair_law": self.law}
-        if self.law == "lognormal":
-            out["repair_sigma"] = self.sigma
+        out = {"repair_time_min": self.repair_time_min}
+        if self.repair_time_min is not None:
+            out["repair_law"] = self.law
+            if self.law == "lognormal":
+                out["repair_sigma"] = self.sigma
+        if self.spares is not None:
+            out.update(spares=self.spares, hardware_repair_min=self.hardware_repair_min)
         return out
 

@@ -40,7 +40,8 @@ class RunSetup:
       job_mtbf_min: mean time between job-wide failures (None: none).
       repair_time_min, repair_law (``fixed``, ``exp``, ``lognormal``), repair_sigma: repair without a global
         restart (None: a failed group waits for the next global restart).
-      spares, hardware_repair_min: the finite spare pool (None: unlimited).
+      spares, hardware_repair_min: the finite spare pool of K node sets and the hardware repair time H (None:
+        unlimited). With or without repair (SPEC §12 "Spares").
       work_min: W, failure-free computing. ckpt_cost_min: C. restart_min: R (already scaled to the cluster).
       ckpt_interval_min: tau, in computing time. restart_depth: D_max (None: never restart on purpose).
       elastic_data: ``rebalance`` or ``shrink`` (``elastic`` only).
@@ -86,6 +87,7 @@ class RunSetup:
         """The run of ``scheme`` with redundancy r on ``cluster`` (``model.cluster.Cluster``) with the costs of
         ``training`` (``model.training.Training``) and checkpoint interval ``tau_min``."""
         n, model, scen, rep = cluster.groups, cluster.model, cluster.scenario, cluster.repair
+        repair_time = None if rep is None or rep.repair_time_min is None else float(rep.repair_time_min)
         if scheme not in RUN_SCHEMES:
             raise ValueError(f"scheme must be one of {', '.join(RUN_SCHEMES)}, got {scheme!r}")
         r = 1 if scheme in ("none", "elastic") else int(redundancy)
@@ -97,7 +99,7 @@ class RunSetup:
         return cls(scheme=scheme, groups=n, redundancy=r, microbatches=int(scen.microbatches),
                    ring=tuple(int(x) for x in scen.ring_order(n)), group_mtbf_min=mtbf, weibull_shape=shape,
                    ages=ages, domains=domains, job_mtbf_min=1.0 / job_rate if job_rate > 0 else None,
-                   repair_time_min=None if rep is None else float(rep.repair_time_min),
+                   repair_time_min=repair_time,
                    repair_law="fixed" if rep is None else rep.law, repair_sigma=1.0 if rep is None else rep.sigma,
                    spares=None if rep is None else rep.spares,
                    hardware_repair_min=None if rep is None else rep.hardware_repair_min,

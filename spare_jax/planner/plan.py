@@ -514,14 +514,16 @@ def model_text(inp: dict) -> str:
         parts.append(f"failure rate fitted from a log ({inp['fit_law']} law)")
     if inp.get("restart_depth") is not None:
         parts.append(f"proactive restart at depth {inp['restart_depth']:g} (spare)")
+    pool = ("" if inp.get("spares") is None else
+            f"a pool of {inp['spares']:,} spare node sets, hardware repair {inp['hardware_repair_min']:g} min")
     if inp.get("repair_time_min") is not None:
         law = inp.get("repair_law", "fixed")
-        return "; ".join(p for p in parts if p != "none") + (
-            f"; repair without a global restart: {inp['repair_time_min']:g} min ({law}"
-            + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")")
-    if not parts or parts == ["none"]:
+        repair = (f"repair without a global restart: {inp['repair_time_min']:g} min ({law}"
+                  + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")")
+        return "; ".join([p for p in parts if p != "none"] + [repair] + ([pool] if pool else []))
+    if (not parts or parts == ["none"]) and not pool:
         return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
-    return "; ".join(p for p in parts if p != "none") + "; no repair"
+    return "; ".join([p for p in parts if p != "none"] + ["no repair"] + ([pool] if pool else []))
 
 
 def ttt_text(entry: dict) -> str:

@@ -27,6 +27,11 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         raise ValueError(f"--restart-depth applies to --scheme spare only ({policy.scheme} has a constant depth)")
     if cluster.scenario.microbatches > 1 and policy.scheme != "spare":
         raise ValueError(f"--microbatches applies to --scheme spare only ({policy.scheme} computes whole replicas)")
+    if policy.scheme == "none" and cluster.repair is not None and cluster.repair.spares is None:
+        raise ValueError("--scheme none with --repair-time: every group failure is a wipe-out, whose global "
+                         "restart replaces the group, so a repair never completes and the repair time changes "
+                         "nothing; drop --repair-time (with a finite pool, --spares and --hardware-repair, the "
+                         "restart waits for spares and the run is simulated)")
     if needs_whole_runs(cluster, policy):
         from .runs import whole_run_ttt
 
@@ -117,9 +122,9 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
 
 def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
     """Whether no closed form or epoch pool follows a training run as it happens and the whole-run kernel
-    answers: repair; Weibull clocks under domains, lemons or a ring order; Weibull clocks with kept ages
-    (a run starts with every clock new and the clocks keep running during a restart, which the pool of
-    epochs cut from a stationary chain does not follow)."""
+    answers: repair or a finite spare pool; Weibull clocks under domains, lemons or a ring order; Weibull
+    clocks with kept ages (a run starts with every clock new and the clocks keep running during a restart,
+    which the pool of epochs cut from a stationary chain does not follow)."""
     scen, model = cluster.scenario, cluster.model
     weibull = model.distribution != "exponential"
     kept = weibull and policy.ages == "kept"
@@ -204,14 +209,15 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
 
     model, scenario, repair, groups = cluster.model, cluster.scenario, cluster.repair, cluster.groups
     if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
-                               or scenario.microbatches > 1 or model.distribution != "exponential"):
+                               or scenario.microbatches > 1 or model.distribution != "exponential"
+                               or repair.spares is not None):
         from .runs import screen_whole_runs
 
         ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
         if len(ms) > 1 or len(ds) > 1:
-            raise ValueError("with repair (--repair-time), give one --microbatches and one --restart-depth "
-                             "(optimize screens r and tau on whole training runs for one of each; run it once per "
-                             "value to compare)")
+            raise ValueError("with repair (--repair-time) or spares (--spares), give one --microbatches and one "
+                             "--restart-depth (optimize screens r and tau on whole training runs for one of each; "
+                             "run it once per value to compare)")
         scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
         res = screen_whole_runs(dataclasses.replace(cluster, scenario=scen), training, space.r_max, ds[0],
                                 space.seed)

@@ -1,11 +1,13 @@
 """Time-to-train from whole training runs (SPEC §12): the answer wherever no closed form or epoch pool
-applies — repair with any other lever, micro-batches or the proactive restart with kept Weibull ages,
-Weibull clocks under a scenario, the elastic scheme.
+applies — repair with any other lever, a finite spare pool, micro-batches or the proactive restart with kept
+Weibull ages, Weibull clocks under a scenario, the elastic scheme.
 
 ``whole_run_ttt(cluster, training, policy, sampling)`` runs ``sampling.count`` training runs of the
 whole-run kernel (``kernels.run``) and reports the mean time-to-train with its standard error and 95%
 interval, the slowdown (computing time / work computed) with its standard error, and with repair the
-stationary ``theory_slowdown`` = 1/E[1/d(S)] (S: each group down independently with p = D/(MTBF + D)).
+stationary ``theory_slowdown`` = 1/E[1/d(S)] (S: each group down independently with p = D/(MTBF + D));
+with a finite spare pool the mean stall per run (``mc_stall_hours_mean``: restarts waiting for spares
+beyond R, unavailable time like R) and the pool (``spares``, ``hardware_repair_min``).
 
 The checkpoint interval, when not given: Daly's interval ``sqrt(2 C M) - C`` (``M`` the mean computing
 time between interruptions) with M measured on a pilot of runs at a first interval (Young's, from the
@@ -58,12 +60,13 @@ def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling)
 
 def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int) -> float | None:
     """1/E[1/d(S)] over the stationary down-sets (each group down with p = D/(MTBF + D), given no shard
-    lost); None where the groups are not alike (lemons, per-group MTBFs, domains) or there is no repair."""
+    lost); None where the groups are not alike (lemons, per-group MTBFs, domains), there is no repair or the
+    spare pool is finite."""
     from ..theory.depth import depth_cdf_bernoulli, level_depths
 
     rep, scen = cluster.repair, cluster.scenario
-    if rep is None or scen.uneven or scen.domains:
-        return None
+    if rep is None or rep.repair_time_min is None or rep.spares is not None or scen.uneven or scen.domains:
+        return None  # (a finite spare pool: groups are not down independently)
     m = scen.microbatches
     if scheme == "rep":
         return float(redundancy)
@@ -98,6 +101,8 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     ttt_h, se_h = res["ttt_min"] / 60.0, res["ttt_stderr_min"] / 60.0
     restart = training.restart_for(gpus)
     wall = res["ttt_min"]
+    spares = cluster.repair is not None and cluster.repair.spares is not None
+    down_wall = res["restarts_mean"] * restart + (res["stall_mean"] if spares else 0.0)  # restarts (+ stalls)
     q05, q50, q90, q95, q99 = (x / 60.0 for x in ttt_quantiles(raw, (0.05, 0.5, 0.9, 0.95, 0.99)))
     out = {
         "scheme": policy.scheme, "groups": cluster.groups, "redundancy": r, "placement": kind,
@@ -109,7 +114,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "theory_ttt_hours": None,
         "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
         "theory_slowdown": theory_slowdown(cluster, policy.scheme, r),
-        "availability_pct": 100.0 * (wall - res["restarts_mean"] * restart) / wall,
+        "availability_pct": 100.0 * (wall - down_wall) / wall,
         "goodput": 60.0 * w / wall, "ttt_over_w": ttt_h / w, "restarts_mean": res["restarts_mean"],
         "wipeouts_mean": res["wipeouts_mean"], "job_failures_mean": res["job_failures_mean"],
         "proactive_restarts_mean": res["proactive_restarts_mean"], "group_failures_mean": res["failures_mean"],
@@ -121,6 +126,8 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     }
     if cluster.repair is not None:
         out.update(cluster.repair.describe())
+    if spares:  # the wall time restarts waited for spares beyond R (SPEC §12 "Spares"), per run
+        out["mc_stall_hours_mean"] = res["stall_mean"] / 60.0
     if not cluster.scenario.is_default or cluster.scenario.microbatches > 1:
         out["scenario"] = cluster.scenario.describe()
     if cluster.scenario.microbatches > 1:
