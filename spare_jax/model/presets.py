@@ -13,11 +13,20 @@ switch/cable, 7.6% host maintenance, 1.4% silent data corruption, the rest other
 power supply, ...). Parallelism of the 405B run on 16K GPUs: TP 8 x PP 16 x DP 128.
 Meta FT-HSDP (Meta, "Fault-tolerant HSDP", ~100k GPUs, 2025): a synchronous global restart takes about
 10 min, restarting only the failed replica about 3 min.
+
+Which interruptions scale with the GPU count. A source measures its job-wide interruptions (software bugs,
+host maintenance, silent data corruption: no redundancy masks them) on a cluster of its own size
+(``Preset.job_wide``: the MTBF and that GPU count). On a cluster of ``G`` GPUs they come either at a fixed
+rate per GPU (``per-gpu``, what the presets assume: the MTBF scales as ``measured GPUs / G``) or at a fixed
+rate per job (``per-job``: the measured MTBF whatever the size). The two agree at the source's own size;
+at 600k GPUs from Llama 3's 16,384 they differ by the ratio of the sizes, 36.6x.
 """
 
 from __future__ import annotations
 
 import dataclasses
+
+JOB_SCALINGS = ("per-gpu", "per-job")
 
 LLAMA3 = {
     "gpus": 16_384, "days": 54.0, "interruptions": 419,
@@ -41,9 +50,61 @@ class Preset:
     sources: tuple = ()
     assumptions: tuple = ()
     derived: dict = dataclasses.field(default_factory=dict)  # how the settings follow from the sources
+    job_wide: dict = dataclasses.field(default_factory=dict)  # {mtbf_min, gpus}: as the source measured them
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def job_mtbf_min(self, gpus: float, scaling: str = "per-gpu") -> float | None:
+        """The job-wide MTBF in minutes on a cluster of ``gpus`` GPUs (None: the preset has no job-wide
+        interruptions). ``per-gpu``: the preset's own figure (``settings["job_mtbf"]``, at its
+        ``reference_gpus``) times ``reference_gpus / gpus``, so exactly the preset's figure at its own size;
+        ``per-job``: the MTBF its source measured (``job_wide["mtbf_min"]``), whatever the size."""
+        check_job_scaling(scaling)
+        if "job_mtbf" not in self.settings:
+            return None
+        if scaling == "per-job":
+            return self.job_wide["mtbf_min"]
+        return job_mtbf_at(self.settings["job_mtbf"], self.settings["reference_gpus"], gpus, "per-gpu")
+
+    def under(self, scaling: str) -> "Preset":
+        """This preset with its job-wide MTBF (at its own size) under ``scaling``: itself for ``per-gpu`` (how
+        the presets are built), for a preset without job-wide interruptions and for one at its source's size."""
+        check_job_scaling(scaling)
+        if scaling == "per-gpu" or "job_mtbf" not in self.settings \
+                or self.job_wide["gpus"] == self.settings["reference_gpus"]:
+            return self
+        note = (f"per-job: the job-wide MTBF its source measured on {self.job_wide['gpus']:,.0f} GPUs, kept at "
+                f"{self.settings['reference_gpus']:,.0f} GPUs")
+        return dataclasses.replace(self, settings={**self.settings, "job_mtbf": self.job_wide["mtbf_min"]},
+                                   derived={**self.derived, "job-wide scaling": note})
+
+
+def check_job_scaling(scaling) -> str:
+    if scaling not in JOB_SCALINGS:
+        raise ValueError(f"job scaling must be one of {', '.join(JOB_SCALINGS)}, got {scaling!r}")
+    return scaling
+
+
+def job_mtbf_at(mtbf_min: float, measured_gpus: float, gpus: float, scaling: str = "per-gpu") -> float:
+    r"""The MTBF of job-wide interruptions on a cluster of ``gpus`` GPUs, from ``mtbf_min`` measured on
+    ``measured_gpus`` GPUs.
+
+    ``per-gpu``: every GPU brings job-wide interruptions at the same rate ``1 / (mtbf_min measured_gpus)``
+    (a software bug or a maintenance event per GPU-hour), so on G GPUs
+
+    .. math::  M_{job}(G) = M_{job}(G_0) \, G_0 / G .
+
+    ``per-job``: the job as a whole meets them at a fixed rate (a bug in the training code, a job-level hang),
+    ``M_job(G) = M_job(G_0)``. Equal at ``G = G_0``; at ``G = 600,000`` from ``G_0 = 16,384`` the per-gpu MTBF
+    is 36.6 times shorter.
+    """
+    from .failures import check_positive
+
+    check_job_scaling(scaling)
+    mtbf_min = check_positive("job-wide MTBF (minutes)", mtbf_min)
+    ratio = check_positive("measured GPUs", measured_gpus) / check_positive("GPUs", gpus)
+    return mtbf_min * ratio if scaling == "per-gpu" else mtbf_min
 
 
 def _from_llama3_rates(name: str, description: str, gpus: int, gpus_per_group: int, domain_groups: int,
@@ -69,6 +130,8 @@ def _from_llama3_rates(name: str, description: str, gpus: int, gpus_per_group: i
     domains = ({"size": domain_groups, "mtbf": n_domains / (domain_share * cluster_rate), "name": "switch"},)
     # per-GPU MTBF and cluster MTBF mean what they mean in plan and in every command's JSON: group failures
     # only (the failures redundancy can mask); the all-interruptions figures are labelled so
+    # the job-wide MTBF as Llama 3 measured it, on its own 16,384 GPUs (per-job: kept at any size)
+    job_wide = {"mtbf_min": 1.0 / (job_share * (src["gpus"] / per_gpu_mtbf)), "gpus": float(src["gpus"])}
     derived = {
         "gpu_mtbf_hours": per_gpu_mtbf / group_share / 60.0,
         "gpu_mtbf_hours (all interruptions)": per_gpu_mtbf / 60.0,
@@ -78,7 +141,7 @@ def _from_llama3_rates(name: str, description: str, gpus: int, gpus_per_group: i
         "group_mtbf_min": per_gpu_mtbf / gpus_per_group / group_share,
         "domains": n_domains,
     }
-    return Preset(name, description, settings, domains, sources, assumptions, derived)
+    return Preset(name, description, settings, domains, sources, assumptions, derived, job_wide)
 
 
 PRESETS = {
@@ -106,8 +169,9 @@ PRESETS = {
         sources=(LLAMA3_SOURCE, FT_HSDP_SOURCE),
         assumptions=(
             "per-GPU interruption rate and root-cause shares of Llama 3 (same hardware generation)",
-            "job-wide: software bugs + host maintenance + SDC = 21.9% of interruptions; job-wide interruptions "
-            "scale with the GPU count like the others",
+            "job-wide: software bugs + host maintenance + SDC = 21.9% of interruptions at Llama 3's size; here "
+            "they scale with the GPU count like the others (per GPU; --job-scaling per-job keeps Llama 3's "
+            "job-wide MTBF instead)",
             "switch/cable faults (8.4%) are domain events over 4 groups (4,096 GPUs)",
             "restart 10 min (FT-HSDP); checkpoint cost: the default 5 min; work: the default 720 h",
         )),
@@ -120,9 +184,9 @@ def get_preset(name: str) -> Preset:
     return PRESETS[name]
 
 
-def presets_report():
-    """Every preset with its settings, derived figures, sources and assumptions: the ``Report`` that
-    ``spare-jax presets --json`` prints."""
+def presets_report(job_scaling: str = "per-gpu"):
+    """Every preset with its settings, derived figures, sources and assumptions, its job-wide MTBF under
+    ``job_scaling``: the ``Report`` that ``spare-jax presets --json`` prints."""
     from ..results import Report
 
-    return Report({name: p.as_dict() for name, p in PRESETS.items()})
+    return Report({name: p.under(job_scaling).as_dict() for name, p in PRESETS.items()})
