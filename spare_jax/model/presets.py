@@ -203,13 +203,14 @@ _RSC_ASSUMPTIONS = (
     "data-parallel groups of 128 GPUs (16 nodes), as in Llama 3; the source describes a multi-tenant research "
     "cluster, not one training job",
     "restart 60 min, checkpoint 5 min, work 720 h: the defaults, not from the source",
-    "the measured MTTF of 7.9 h for 1,024-GPU jobs (and 47.7 days for 8-GPU jobs) is about 3.5 x shorter than "
-    "the node-day rate gives at those sizes (28.8 h at 1,024 GPUs on RSC-1); jobs saw about 21-24 failures per "
-    "1,000 node-days. The preset keeps the cluster rate the source projects with; for the measured job "
-    "experience give --gpu-mtbf-hours 8,090 (7.9 h x 1,024)",
     "lemon nodes (a few nodes causing a large share of failures, in the source) are not modelled: add "
     "--lemon-fraction and --lemon-factor",
 )
+_RSC1_MEASURED_MTTF = (
+    "the measured MTTF of 7.9 h for 1,024-GPU jobs (and 47.7 days for 8-GPU jobs) is about 3.5 x shorter than "
+    "the node-day rate gives at those sizes (28.8 h at 1,024 GPUs on RSC-1); jobs saw about 21-24 failures per "
+    "1,000 node-days. The preset keeps the cluster rate the source projects with; for the measured job "
+    "experience give --gpu-mtbf-hours 8090 (7.9 h x 1,024)")
 
 PRESETS = {
     "paper-600k": Preset(
@@ -259,7 +260,8 @@ PRESETS = {
         "rsc1-16k", "Meta's RSC-1 research cluster: 16,384 A100 (2,048 nodes of 8) at 6.50 failures per 1,000 "
         "node-days, in 128 data-parallel groups of 128 GPUs",
         16_384, 128, RSC["rsc1_failures_per_1000_node_days"], sources=(RSC_SOURCE,),
-        assumptions=("16,384 GPUs: the source's 'about 16k', as a power of two", *_RSC_ASSUMPTIONS),
+        assumptions=("16,384 GPUs: the source's 'about 16k', as a power of two", *_RSC_ASSUMPTIONS,
+                     _RSC1_MEASURED_MTTF),
         outcomes=({"reported": "projected MTTF 1.8 h for a 16,384-GPU job on RSC-1",
                    "args": ["ttt", "--scheme", "none", "--runs", "2", "--work-hours", "10"],
                    "key": "cluster_mtbf_min", "value": 1.8 * 60, "rel_tol": 0.05},
@@ -270,8 +272,7 @@ PRESETS = {
         "rsc2-8k", "Meta's RSC-2 research cluster: 8,192 A100 (1,024 nodes of 8) at 2.34 failures per 1,000 "
         "node-days, in 64 data-parallel groups of 128 GPUs",
         8_192, 128, RSC["rsc2_failures_per_1000_node_days"], sources=(RSC_SOURCE,),
-        assumptions=("8,192 GPUs: the source's 'about 8k', as a power of two", *_RSC_ASSUMPTIONS[:-2],
-                     _RSC_ASSUMPTIONS[-1]),
+        assumptions=("8,192 GPUs: the source's 'about 8k', as a power of two", *_RSC_ASSUMPTIONS),
         outcome_note="the source's RSC-2 figure is its failure rate, the preset's input; the MTTFs it reports "
                      "are RSC-1's"),
     "ft-hsdp-100k": Preset(
