@@ -88,8 +88,21 @@ def _job_args(p):
     deprecated_alias(g, "--job-mtbf", a)
     g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
                    help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
+    _job_scaling_arg(g)
     p.set_defaults(cfg_job_mtbf=None, cfg_job_fraction=None)  # from --config: yield to either flag
     return g
+
+
+JOB_SCALING_HELP = ("how a --preset's job-wide interruptions, measured on its source's cluster, carry to this "
+                    "cluster's GPU count: per-gpu (a fixed rate per GPU: twice the GPUs, half the job-wide MTBF; "
+                    "default, as the presets are built) or per-job (a fixed rate per job: the source's job-wide "
+                    "MTBF at any size)")
+
+
+def _job_scaling_arg(p):
+    from ..model.presets import JOB_SCALINGS
+
+    p.add_argument("--job-scaling", choices=JOB_SCALINGS, default="per-gpu", help=JOB_SCALING_HELP)
 
 
 def _check_job_flags(args) -> None:

@@ -129,7 +129,7 @@ def cmd_presets(args) -> dict:
     from ..model.presets import PRESETS, presets_report
 
     if args.json:
-        return presets_report().to_json()
+        return presets_report(args.job_scaling).to_json()
 
     def num(v):
         if isinstance(v, (list, tuple)):
@@ -140,6 +140,7 @@ def cmd_presets(args) -> dict:
 
     flag = {"mtbf": "--reference-mtbf-min", "job_mtbf": "--job-mtbf-min"}  # dests whose flags carry a unit
     for name, p in PRESETS.items():
+        p = p.under(args.job_scaling)
         print(f"{name}: {p.description}")
         print("  settings: " + ", ".join(f"{flag.get(k, '--' + k.replace('_', '-'))} {num(v)}"
                                          for k, v in p.settings.items()))
@@ -147,6 +148,9 @@ def cmd_presets(args) -> dict:
             print(f"  domain level {d.get('name', '')}: {d['size']} groups, MTBF {num(float(d['mtbf']))} min per domain")
         for k, v in p.derived.items():
             print(f"  derived {k}: {num(v)}")
+        if p.job_wide:
+            print(f"  job-wide interruptions as measured: MTBF {num(p.job_wide['mtbf_min'])} min on "
+                  f"{num(p.job_wide['gpus'])} GPUs (--job-scaling carries them to another size)")
         for src in p.sources:
             print(f"  source: {src}")
         for a in p.assumptions:

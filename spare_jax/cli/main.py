@@ -128,7 +128,8 @@ def main(argv=None) -> int:
             result = args.func(args)
             _add_mtbf(args, result)
         if getattr(args, "preset", None) and isinstance(result, dict):
-            result = {"preset": args.preset, **result}
+            scaling = {"job_scaling": args.job_scaling} if "job_scaling" in args.given else {}
+            result = {"preset": args.preset, **scaling, **result}
         if not getattr(args, "printed", False):
             emit(args, args.title, result)
         # former flag names: one note each, once the run succeeded (bad input stays one line on stderr)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from .args import (
-    _ages_arg, _common, _failure_args, _microbatch_args, _policy_search_args, _repair_args, _run_args,
-    _scenario_args, _training_args)
+    _ages_arg, _common, _failure_args, _job_scaling_arg, _microbatch_args, _policy_search_args, _repair_args,
+    _run_args, _scenario_args, _training_args)
 from .base import _Parser, _bounded, _help
 from .deprecation import deprecated_alias
 from .values import _scenario
@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("presets", help="the --preset clusters: settings, sources and assumptions")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: text)")
     p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
+    _job_scaling_arg(p)
     p.set_defaults(func=cmd_presets, title="Presets")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")

@@ -11,7 +11,7 @@ import os
 
 from .args import _microbatch_args, _repair_args, _scenario_args
 from .base import _bounded, _help
-from .values import _repair, _scenario
+from .values import _preset_job_wide, _repair, _scenario
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -184,7 +184,7 @@ def cmd_plan(args) -> dict:
     preset, s = _resolve(args)
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
     n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
-    scenario = _scenario(args, n)
+    scenario = _scenario(args, n, gpus)
     fit = None
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
     if args.failure_log is not None:
@@ -271,8 +271,13 @@ def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
         pname = f"preset {preset.name}" if preset is not None else None
         desc = scenario.describe()
         if "job_mtbf_min" in desc:
-            from_preset = pname and args.job_mtbf is None and args.preset_job_mtbf == desc["job_mtbf_min"]
-            rows.append(("job-wide MTBF", f"{desc['job_mtbf_min']:.6g} min", pname if from_preset else "user input"))
+            src = "user input"
+            if _preset_job_wide(args):
+                src = pname
+                if args.job_scaling == "per-job" or inp["gpus"] != preset.settings["reference_gpus"]:
+                    how = "per GPU" if args.job_scaling == "per-gpu" else "per job"
+                    src += f", {how} from its source's {preset.job_wide['gpus']:,.0f} GPUs (--job-scaling)"
+            rows.append(("job-wide MTBF", f"{desc['job_mtbf_min']:.6g} min", src))
         if "job_fraction" in desc:
             rows.append(("job-wide fraction", f"{desc['job_fraction']:g}", "user input"))
         for d in desc.get("domains", []):

@@ -10,8 +10,17 @@ from .args import _check_job_flags
 from .base import _given
 
 
-def _scenario(args, groups: int):
-    """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N."""
+def _preset_job_wide(args) -> bool:
+    """Whether the job-wide rate comes from the preset: it has one, and no flag or ``--config`` sets
+    ``--job-mtbf-min`` or ``--job-fraction``."""
+    return (getattr(args, "preset_job_mtbf", None) is not None and args.job_mtbf is None
+            and args.job_fraction is None and getattr(args, "cfg_job_mtbf", None) is None
+            and getattr(args, "cfg_job_fraction", None) is None)
+
+
+def _scenario(args, groups: int, gpus: float | None = None):
+    """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N; a preset's job-wide
+    MTBF carried to this cluster's ``gpus`` (default N x --gpus-per-group) by ``--job-scaling``."""
     from ..model.scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
 
     domains = list(args.scenario_domains or [])
@@ -33,8 +42,17 @@ def _scenario(args, groups: int):
         job_mtbf, job_fraction = getattr(args, "cfg_job_mtbf", None), getattr(args, "cfg_job_fraction", None)
         if job_mtbf is not None and job_fraction is not None:
             raise ValueError("--config: job_mtbf and job_fraction: give one of them")
-        if job_mtbf is None and job_fraction is None:
-            job_mtbf = getattr(args, "preset_job_mtbf", None)
+    scaling = getattr(args, "job_scaling", "per-gpu")
+    if _preset_job_wide(args):
+        from ..model.presets import get_preset
+
+        job_mtbf = get_preset(args.preset).job_mtbf_min(groups * args.gpus_per_group if gpus is None else gpus,
+                                                        scaling)
+        check_bound("job_mtbf", job_mtbf, f"the preset's job-wide MTBF at this size (--job-scaling {scaling})")
+    elif "job_scaling" in getattr(args, "given", ()):
+        raise ValueError("--job-scaling carries a --preset's job-wide interruptions to another cluster size, and "
+                         "this run takes none from a preset (no preset, a preset without them, or --job-mtbf-min or "
+                         "--job-fraction, which describe this cluster itself): drop --job-scaling")
     if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
         raise ValueError("--lemon-fraction needs --lemon-factor")
     if args.lemon_fraction is None and (args.lemon_factor is not None or args.lemon_seed is not None):
