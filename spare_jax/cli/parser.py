@@ -92,9 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
             sample_help="Monte Carlo training runs", old_sample="--trials")
     _failure_args(p)
     _training_args(p)
-    p.add_argument("--scheme", choices=("spare", "rep", "none"), default="spare",
+    p.add_argument("--scheme", choices=("spare", "rep", "none", "elastic"), default="spare",
                    help="spare: SPARe+CKPT; rep: replica sets of r groups (r must divide N) + CKPT; none: "
-                        "checkpointing only, r = 1 (default spare)")
+                        "checkpointing only, r = 1; elastic: every group holds the whole model, a failed group "
+                        "leaves and rejoins after --repair-time while the others go on (needs --repair-time; "
+                        "whole training runs) (default spare)")
+    p.add_argument("--elastic-data", choices=("rebalance", "shrink"), default=None,
+                   help="with --scheme elastic: rebalance (the survivors share the whole batch, depth "
+                        "ceil(N m / alive) / m) or shrink (each survivor keeps its shard: a smaller batch, work "
+                        "rate alive / N) (default rebalance)")
     p.add_argument("--ckpt-interval", type=_bounded("ckpt_interval"), default=None,
                    help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum; "
                               "under a scenario with domains, a ring order or lemons: the optimum on the "

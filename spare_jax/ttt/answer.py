@@ -25,8 +25,11 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     checkpoint interval, or the optimum when it is None)."""
     if policy.restart_depth is not None and policy.scheme != "spare":
         raise ValueError(f"--restart-depth applies to --scheme spare only ({policy.scheme} has a constant depth)")
-    if cluster.scenario.microbatches > 1 and policy.scheme != "spare":
-        raise ValueError(f"--microbatches applies to --scheme spare only ({policy.scheme} computes whole replicas)")
+    if cluster.scenario.microbatches > 1 and policy.scheme not in ("spare", "elastic"):
+        raise ValueError(f"--microbatches applies to --scheme spare and elastic only ({policy.scheme} computes "
+                         "whole replicas)")
+    if policy.scheme == "elastic":
+        check_elastic(cluster)
     if policy.scheme == "none" and cluster.repair is not None and cluster.repair.spares is None:
         raise ValueError("--scheme none with --repair-time: every group failure is a wipe-out, whose global "
                          "restart replaces the group, so a repair never completes and the repair time changes "
@@ -120,6 +123,13 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     return Report({**out, **cluster.failure_clock()})
 
 
+def check_elastic(cluster: Cluster) -> None:
+    """Elastic training needs a repair time: a failed group that never rejoins makes it a slow ``none``."""
+    if cluster.repair is None or cluster.repair.repair_time_min is None:
+        raise ValueError("--scheme elastic needs --repair-time (the time to replace and restart one replica): "
+                         "without it a failed group never rejoins and the run is a slower checkpointing alone")
+
+
 def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
     """Whether no closed form or epoch pool follows a training run as it happens and the whole-run kernel
     answers: repair or a finite spare pool; Weibull clocks under domains, lemons or a ring order; Weibull
@@ -128,7 +138,8 @@ def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
     scen, model = cluster.scenario, cluster.model
     weibull = model.distribution != "exponential"
     kept = weibull and policy.ages == "kept"
-    return cluster.repair is not None or (weibull and scen.needs_kernel) or kept
+    return (policy.scheme == "elastic" or cluster.repair is not None or (weibull and scen.needs_kernel)
+            or kept)
 
 
 def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Report:

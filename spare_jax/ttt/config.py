@@ -10,6 +10,10 @@ from ..model.training import RESTART_SCALING, Training
 TrainingConfig = Training  # the name every time-to-train path uses
 
 SCHEMES = ("spare", "rep", "none")
+# ... and elastic training (every group holds the whole model; a failed group leaves and rejoins after
+# repair; only whole training runs answer it)
+RUN_SCHEMES = SCHEMES + ("elastic",)
+ELASTIC_DATA = ("rebalance", "shrink")
 AGES = ("kept", "renewed")
 """What a global restart does to the groups' failure clocks.
 
@@ -33,8 +37,10 @@ def scheme_placement(scheme: str, groups: int, redundancy: int) -> tuple[str, in
 
     ``rep`` with r not dividing N is refused: classic replication has no layout there (a silent fallback to
     ``stacked`` would report a different scheme under the name ``rep``)."""
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+    if scheme not in RUN_SCHEMES:
+        raise ValueError(f"scheme must be one of {', '.join(RUN_SCHEMES)}, got {scheme!r}")
+    if scheme == "elastic":
+        return "elastic", 1
     if scheme == "none":
         return "stacked", 1
     if scheme == "rep":
@@ -47,16 +53,21 @@ def scheme_placement(scheme: str, groups: int, redundancy: int) -> tuple[str, in
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    """What the run does about failures: the scheme (``spare``, ``rep``, ``none``), its redundancy r, the
-    proactive restart depth D_max (``spare`` only; None: never), and what a global restart does to the
-    surviving groups' failure clocks (``ages``: ``kept`` or ``renewed``)."""
+    """What the run does about failures: the scheme (``spare``, ``rep``, ``none``, ``elastic``), its
+    redundancy r, the proactive restart depth D_max (``spare`` only; None: never), what a global restart
+    does to the surviving groups' failure clocks (``ages``: ``kept`` or ``renewed``), and with ``elastic``
+    what the survivors compute (``elastic_data``: ``rebalance``, depth ceil(N m / alive) / m, or ``shrink``,
+    work rate alive / N)."""
 
     scheme: str = "spare"
     redundancy: int = 8
     restart_depth: float | None = None
     ages: str = "kept"
+    elastic_data: str = "rebalance"
 
     def __post_init__(self):
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {self.scheme!r}")
+        if self.scheme not in RUN_SCHEMES:
+            raise ValueError(f"scheme must be one of {', '.join(RUN_SCHEMES)}, got {self.scheme!r}")
         check_ages(self.ages)
+        if self.elastic_data not in ELASTIC_DATA:
+            raise ValueError(f"elastic_data must be one of {', '.join(ELASTIC_DATA)}, got {self.elastic_data!r}")

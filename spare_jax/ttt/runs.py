@@ -31,7 +31,7 @@ PILOT_RUNS = 8
 
 def _setup(cluster: Cluster, training: Training, policy, tau: float) -> RunSetup:
     return RunSetup.build(cluster, training, policy.scheme, policy.redundancy, tau, policy.restart_depth,
-                          policy.ages, getattr(policy, "elastic_data", "rebalance"))
+                          policy.ages, policy.elastic_data)
 
 
 def _daly(ckpt: float, mtbi: float) -> float:
@@ -58,7 +58,7 @@ def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling)
     return min(tau, 60.0 * training.work_hours)
 
 
-def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int) -> float | None:
+def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int, elastic_data: str = "rebalance") -> float | None:
     """1/E[1/d(S)] over the stationary down-sets (each group down with p = D/(MTBF + D), given no shard
     lost); None where the groups are not alike (lemons, per-group MTBFs, domains), there is no repair or the
     spare pool is finite."""
@@ -72,9 +72,18 @@ def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int) -> float | N
         return float(redundancy)
     if scheme == "none":
         return 1.0
+    p = rep.repair_time_min / (cluster.model.group_mtbf_min + rep.repair_time_min)
+    if scheme == "elastic":  # alive ~ Binomial(N, 1 - p), given at least one group up
+        import numpy as np
+        from scipy.stats import binom
+
+        n = cluster.groups
+        alive = np.arange(1, n + 1)
+        w = binom.pmf(alive, n, 1.0 - p)
+        rate = alive / n if elastic_data == "shrink" else m / np.ceil(n * m / alive)
+        return float(w.sum() / (w * rate).sum())
     if scheme != "spare":
         return None
-    p = rep.repair_time_min / (cluster.model.group_mtbf_min + rep.repair_time_min)
     cdf = depth_cdf_bernoulli("stacked", cluster.groups, redundancy, p, microbatches=m)[0]
     mass = cdf[1:] - cdf[:-1]
     inv = float((mass / level_depths(redundancy, m)).sum() / cdf[-1])
@@ -113,7 +122,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "mc_ttt_hours_p99": q99,
         "theory_ttt_hours": None,
         "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
-        "theory_slowdown": theory_slowdown(cluster, policy.scheme, r),
+        "theory_slowdown": theory_slowdown(cluster, policy.scheme, r, policy.elastic_data),
         "availability_pct": 100.0 * (wall - down_wall) / wall,
         "goodput": 60.0 * w / wall, "ttt_over_w": ttt_h / w, "restarts_mean": res["restarts_mean"],
         "wipeouts_mean": res["wipeouts_mean"], "job_failures_mean": res["job_failures_mean"],
@@ -134,6 +143,8 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         out["microbatches"] = cluster.scenario.microbatches
     if policy.restart_depth is not None:
         out["restart_depth"] = policy.restart_depth
+    if policy.scheme == "elastic":
+        out["elastic_data"] = policy.elastic_data
     out["elapsed_s"] = time.perf_counter() - t0
     return Report({**out, **cluster.failure_clock()})
 
