@@ -162,13 +162,13 @@ def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, caps
 
     seen = []
 
-    def screen(cluster, training, r_max, restart_depth=None, seed=0, grid=None, ages="kept"):
+    def screen(cluster, training, r_max, restart_depth=None, seed=0, grid=None, ages="kept",
+               schemes=("spare", "rep", "none")):
         seen.append(cluster.repair)
         entry = {"r_star": 2, "ckpt_interval_min": 60.0, "ttt_hours": 11.0, "availability_pct": 90.0,
                  "mean_uptime_min": 100.0, "ttt_over_w": 1.1}
-        return {"schemes": {s: dict(entry, r_star=1 if s == "none" else 2) for s in ("spare", "rep", "none")},
-                "curves": {s: [] for s in ("spare", "rep", "none")}, "groups": cluster.groups,
-                "method": "stub"}
+        return {"schemes": {s: dict(entry, r_star=1 if s == "none" else 2) for s in schemes},
+                "curves": {s: [] for s in schemes}, "groups": cluster.groups, "method": "stub"}
 
     monkeypatch.setattr(runs, "screen_whole_runs", screen)
     assert main(OPT + ["--spares", "3", "--hardware-repair", "900", "--repair-time", "30", "--json"]) == 0

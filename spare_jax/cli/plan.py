@@ -11,7 +11,7 @@ import os
 
 from .args import _microbatch_args, _repair_args, _scenario_args
 from .base import _bounded, _help
-from .values import _preset_job_wide, _repair, _scenario
+from .values import _preset_job_wide, _repair, _scenario, _scheme_list
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -108,6 +108,10 @@ def add_plan_parser(sub) -> None:
     _microbatch_args(p, restart=True)
     _repair_args(p, spares=True)
     m = p.add_argument_group("search and Monte Carlo")
+    m.add_argument("--schemes", type=_scheme_list, default=None, metavar="LIST",
+                   help="strategies compared, comma-separated from spare, rep, none, elastic (default "
+                        "spare,rep,none, and elastic with --repair-time: every group holds the whole model and a "
+                        "failed one rejoins after the repair while the others go on)")
     m.add_argument("--r-max", type=_bounded("r_max"), default=None,
                    help=_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "
                               f"{planmod.DEFAULT_R_MAX_POOL} under a scenario with no closed form -- domains, a ring "
@@ -212,7 +216,7 @@ def cmd_plan(args) -> dict:
                           work_hours=s["work_hours"][0], gpu_hour_price=s["gpu_hour_price"][0],
                           deadline_hours=args.deadline_hours, runs=args.runs, seed=args.seed, r_max=args.r_max,
                           epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet,
-                          repair=_repair(args), restart_depth=args.restart_depth)
+                          repair=_repair(args), restart_depth=args.restart_depth, schemes=args.schemes)
     result.inputs["currency"] = args.currency
     result.sources = _sources(args, result, s, mtbf_src, scenario, preset)
     if gpu_mtbf is not None and args.gpu_mtbf_hours is None:  # the preset's rate

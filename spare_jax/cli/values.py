@@ -153,3 +153,13 @@ def _training(args):
 
     return TrainingConfig(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
                           args.reference_gpus)
+
+
+def _scheme_list(text: str) -> tuple:
+    import argparse
+
+    items = tuple(x.strip() for x in str(text).split(","))
+    known = ("spare", "rep", "none", "elastic")
+    if not items or any(x not in known for x in items):
+        raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(known)}, got {text!r}")
+    return items

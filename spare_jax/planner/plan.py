@@ -174,14 +174,14 @@ def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
     return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
 
 
-def _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed):
+def _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed, schemes=SCHEMES):
     """r* and tau* per scheme with repair, from whole training runs (``ttt.runs.screen_whole_runs``)."""
     from ..model.cluster import Cluster
     from ..model.scenario import Scenario
     from ..ttt.runs import screen_whole_runs
 
     cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
-    return screen_whole_runs(cluster, cfg, r_max, restart_depth, seed)
+    return screen_whole_runs(cluster, cfg, r_max, restart_depth, seed, schemes=schemes)
 
 
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
@@ -204,6 +204,49 @@ def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_de
              "ttt_p95_hours": rep["mc_ttt_hours_p95"], "mc_slowdown": rep["mc_slowdown"],
              "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
     return None, extra
+
+
+ALL_SCHEMES = SCHEMES + ("elastic",)
+
+
+def _check_schemes(schemes, repair) -> tuple:
+    """The strategies to compare, in the table's order: refused when unknown, empty, or elastic without a
+    repair time."""
+    has_repair = repair is not None and repair.repair_time_min is not None
+    if schemes is None:
+        return SCHEMES + (("elastic",) if has_repair else ())
+    chosen = tuple(dict.fromkeys(schemes))
+    bad = [x for x in chosen if x not in ALL_SCHEMES]
+    if bad or not chosen:
+        raise ValueError(f"schemes must be a non-empty list of {', '.join(ALL_SCHEMES)}, got "
+                         f"{','.join(map(str, schemes)) or 'nothing'}")
+    if "elastic" in chosen and not has_repair:
+        raise ValueError("the elastic scheme needs a repair time (--repair-time: replacing and restarting one "
+                         "replica); without it a failed group never rejoins")
+    return tuple(x for x in ALL_SCHEMES if x in chosen)
+
+
+def _elastic(n, runs, cfg, model, scenario, repair, seed, progress, gpus, price) -> dict:
+    """Elastic training (every group holds the whole model; a failed group rejoins after repair): whole
+    training runs at Daly's interval on pilot runs, the row's fields from them."""
+    from ..model.cluster import Cluster, Sampling
+    from ..model.scenario import Scenario
+    from ..ttt import Policy
+    from ..ttt.runs import whole_run_ttt
+
+    scen = Scenario() if scenario is None else scenario
+    cluster = Cluster(n, model, scen, repair)
+    rep = whole_run_ttt(cluster, dataclasses.replace(cfg, ckpt_interval_min=None), Policy("elastic", 1),
+                        Sampling(count=runs, seed=seed, progress=progress)).to_json()
+    t = rep["mc_ttt_hours"]
+    return {"r_star": 1, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": t,
+            "ttt_p05_hours": rep["mc_ttt_hours_p05"], "ttt_p95_hours": rep["mc_ttt_hours_p95"],
+            "p_over_deadline": None, "availability_pct": rep["availability_pct"],
+            "failures_endured": float(n - 1), "gpu_hours": t * gpus, "cost": t * gpus * price,
+            "mc_runs": rep["runs"], "mc_ttt_hours": t, "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"],
+            "mean_uptime_min": None, "ttt_over_w": t / cfg.work_hours, "mc_slowdown": rep["mc_slowdown"],
+            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"],
+            "elastic_data": rep["elastic_data"]}
 
 
 def _failures_endured(scheme: str, n: int, r: int) -> float:
@@ -265,7 +308,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
          restart_min: float = 60.0, ckpt_cost_min: float = 5.0, work_hours: float = 720.0,
          gpu_hour_price: float = DEFAULT_PRICE, deadline_hours=None, runs: int = DEFAULT_RUNS, seed: int = 0,
          r_max: int | None = None, epochs: int | None = None, sensitivity: bool = True,
-         progress: bool = False, repair=None, restart_depth: float | None = None) -> PlanResult:
+         progress: bool = False, repair=None, restart_depth: float | None = None, schemes=None) -> PlanResult:
     """Plan a run (module docstring). Bad input: ValueError naming the parameter.
 
     ``gpus``, ``gpus_per_group``: whole numbers, ``gpus_per_group`` dividing ``gpus``. One of
@@ -278,7 +321,9 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     ``repair`` (a ``model.repair.Repair``): r* and tau* per scheme screened on whole training runs
     (``ttt.runs.screen_whole_runs``). With ``repair`` or ``restart_depth`` (D_max, spare only), each scheme's
     Monte Carlo at (r*, tau*) is whole training runs with every lever on (micro-batches included), and its
-    TTT is their mean.
+    TTT is their mean. ``schemes``: which strategies to compare (default ``spare``, ``rep``, ``none``, and
+    ``elastic`` where ``repair`` has a repair time; ``elastic`` is whole training runs at Daly's interval on
+    pilot runs, data policy rebalance).
     """
     from ..ttt import TrainingConfig
 
@@ -314,18 +359,24 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
 
     from ..stages import Stages
 
+    chosen = _check_schemes(schemes, repair)
     n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
-    stages = Stages("plan", 1 + len(SCHEMES) + n_sens, progress)
+    stages = Stages("plan", 1 + len(chosen) + n_sens, progress)
     stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
     whole = repair is not None or restart_depth is not None
     if repair is not None:
-        base = _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed)
+        base = _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed,
+                                   tuple(x for x in chosen if x != "elastic"))
     else:
         base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
     schemes, runs_hours, extra = {}, {}, {}
-    for i, s in enumerate(SCHEMES, 1):
+    for i, s in enumerate(chosen, 1):
+        if s == "elastic":
+            stages.stage(f"Monte Carlo {i}/{len(chosen)}: elastic ({runs} runs, whole training runs)")
+            schemes[s] = _elastic(n, runs, cfg, model, scenario, repair, seed, progress, gpus, gpu_hour_price)
+            continue
         e = base["schemes"][s]
-        stages.stage(f"Monte Carlo {i}/{len(SCHEMES)}: {s} at r = {int(e['r_star'])} ({runs} runs"
+        stages.stage(f"Monte Carlo {i}/{len(chosen)}: {s} at r = {int(e['r_star'])} ({runs} runs"
                      + (", whole training runs)" if whole else ")"))
         if whole:
             hours, extra[s] = _whole_runs(s, n, e, runs, cfg, model, scenario, repair, restart_depth, seed,
@@ -361,6 +412,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     if sensitivity:
         sens = _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, gpu_hour_price,
                             stages)
+        for row in sens:  # the optimiser's schemes among those compared
+            row["schemes"] = {k: v for k, v in row["schemes"].items() if k in schemes}
     inputs = {
         "gpus": gpus, "gpus_per_group": gpus_per_group, "groups": n, "gpu_mtbf_hours": per_gpu,
         "gpu_mtbf_from": how, "group_mtbf_hours": model.group_mtbf_min / 60.0,
@@ -391,7 +444,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
     best_possible = bound(work_hours, ckpt_cost_min, cfg.restart_for(float(gpus)),
                           1.0 / job_rate if job_rate > 0 else None)
-    return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), base["curves"], runs_hours,
+    curves = {k: v for k, v in base["curves"].items() if k in schemes}
+    return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), curves, runs_hours,
                       notes, verdict=verdict(schemes, best_possible), bound=best_possible)
 
 
@@ -478,12 +532,14 @@ def format_table(result: PlanResult) -> str:
     if result.sensitivity:
         lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
                       "'keep r*': TTT h with the base r*"]
-        head = ["input"] + [f"{s} {k}" for s in result.schemes for k in ("r*", "TTT h", "keep r*")]
-        rows = [["base"] + [x for s, e in result.schemes.items()
-                            for x in (str(e["r_star"]), f"{e['ttt_hours']:,.0f}", "")]]
+        sens = [s for s in result.schemes if s in result.sensitivity[0]["schemes"]]
+        head = ["input"] + [f"{s} {k}" for s in sens for k in ("r*", "TTT h", "keep r*")]
+        rows = [["base"] + [x for s in sens
+                            for x in (str(result.schemes[s]["r_star"]), f"{result.schemes[s]['ttt_hours']:,.0f}",
+                                      "")]]
         for row in result.sensitivity:
             cells = [row["label"]]
-            for s in result.schemes:
+            for s in sens:
                 e = row["schemes"][s]
                 keep = e["ttt_hours_at_base_r"]
                 cells += [str(e["r_star"]), f"{e['ttt_hours']:,.0f}",

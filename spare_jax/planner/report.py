@@ -128,7 +128,7 @@ def figure_sensitivity(result: PlanResult) -> str | None:
     if not result.sensitivity:
         return None
     labels = [row["label"] for row in result.sensitivity]
-    schemes = list(result.schemes)
+    schemes = [s for s in result.schemes if s in result.sensitivity[0]["schemes"]]
     fig, (ax,) = plotting.new_figure(width=7.5, height=0.45 * len(labels) * len(schemes) / 2 + 1.8)
     y = np.arange(len(labels))
     h = 0.8 / len(schemes)
@@ -225,12 +225,13 @@ def render_html(result: PlanResult) -> str:
                   + (", with the deadline" if deadline is not None else "") + ".</figcaption>", "</figure>"]
 
     if result.sensitivity:
-        head = ["input"] + [f"{s}: {k}" for s in schemes for k in ("r*", "TTT (h)", "TTT keeping r* (h)")]
-        rows = [["base"] + [x for s in schemes for x in (schemes[s]["r_star"], f"{schemes[s]['ttt_hours']:,.0f}",
-                                                          "")]]
+        sens = [s for s in schemes if s in result.sensitivity[0]["schemes"]]
+        head = ["input"] + [f"{s}: {k}" for s in sens for k in ("r*", "TTT (h)", "TTT keeping r* (h)")]
+        rows = [["base"] + [x for s in sens for x in (schemes[s]["r_star"], f"{schemes[s]['ttt_hours']:,.0f}",
+                                                       "")]]
         for row in result.sensitivity:
             cells = [row["label"]]
-            for s in schemes:
+            for s in sens:
                 e = row["schemes"][s]
                 keep = e["ttt_hours_at_base_r"]
                 cells += [e["r_star"], f"{e['ttt_hours']:,.0f}",

@@ -86,6 +86,9 @@ def verdict(schemes: dict, bound_entry: dict | None = None) -> dict:
                        ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=m_none,
                        ttt_ci95_low=m_none - Z95 * se_none, ttt_ci95_high=m_none + Z95 * se_none)
             out["not_shown_better"] = best
+    if text is None and len(schemes) == 1:
+        text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({_config(best, schemes[best])}): {mean:,.4g} h (95% "
+                f"CI {out['ttt_ci95_low']:,.4g}-{out['ttt_ci95_high']:,.4g}); the only strategy compared.")
     if text is None:
         if best == "none":
             why = _why_as_good(schemes, est, best)
@@ -98,12 +101,10 @@ def verdict(schemes: dict, bound_entry: dict | None = None) -> dict:
             nxt = [g for g in gaps if g["scheme"] != "none"]
             if nxt:
                 g = nxt[0]
-                text += (f", {g['ahead_pct']:.2g}% ({g['ahead_hours']:,.3g} +- {Z95 * g['ahead_stderr_hours']:,.2g} h) "
-                         f"faster than {NAMES[g['scheme']]} ({_config(g['scheme'], schemes[g['scheme']])})")
+                text += ", " + _margin(g) + f" {NAMES[g['scheme']]} ({_config(g['scheme'], schemes[g['scheme']])})"
             g = next((g for g in gaps if g["scheme"] == "none"), None)
             if g is not None:
-                text += (f"{' and' if nxt else ','} {g['ahead_pct']:.2g}% ({g['ahead_hours']:,.3g} +- "
-                         f"{Z95 * g['ahead_stderr_hours']:,.2g} h) faster than checkpointing alone")
+                text += f"{' and' if nxt else ','} " + _margin(g) + " checkpointing alone"
             text += "."
     if bound_entry is not None:
         left = out["ttt_hours"] - bound_entry["ttt_hours"]
@@ -112,6 +113,14 @@ def verdict(schemes: dict, bound_entry: dict | None = None) -> dict:
         out["bound_ttt_hours"] = bound_entry["ttt_hours"]
     out["text"] = text
     return out
+
+
+def _margin(gap: dict) -> str:
+    """'x% (d +- h h) faster than', or 'level with' where the difference is within its 95% interval."""
+    half = Z95 * gap["ahead_stderr_hours"]
+    if gap["ahead_hours"] <= half:
+        return f"level with (a difference of {gap['ahead_hours']:,.3g} +- {half:,.2g} h)"
+    return f"{gap['ahead_pct']:.3g}% ({gap['ahead_hours']:,.3g} +- {half:,.2g} h) faster than"
 
 
 def _why_as_good(schemes: dict, est: dict, best: str) -> str:

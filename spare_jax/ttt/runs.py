@@ -154,18 +154,19 @@ SCREEN_R_MAX = 6  # with repair a failed group rejoins: the best r is small (dep
 
 
 def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_depth: float | None = None,
-                      seed: int = 0, grid: dict | None = None, ages: str = "kept") -> dict:
+                      seed: int = 0, grid: dict | None = None, ages: str = "kept",
+                      schemes=("spare", "rep", "none")) -> dict:
     """r* and tau* per scheme from whole training runs: for each r of ``grid`` (scheme -> list of r; default
     2..``SCREEN_R_MAX`` capped at ``r_max``, rep: the divisors of N), tau by Daly on pilot runs, then
     ``SCREEN_RUNS`` runs; r* the least mean TTT. (Not a joint search over every lever with common random
-    numbers: one m and one D_max.)"""
+    numbers: one m and one D_max.) ``schemes``: which of spare, rep, none to screen."""
     from .config import Policy
 
     n, model, scen, repair = cluster.groups, cluster.model, cluster.scenario, cluster.repair
     top = min(r_max, SCREEN_R_MAX)
     default = {"spare": [r for r in range(2, top + 1) if r < n] or [1], "none": [1],
                "rep": [r for r in range(2, top + 1) if n % r == 0] or [1]}
-    grid = {s: list((grid or {}).get(s) or default[s]) for s in default}
+    grid = {s: list((grid or {}).get(s) or default[s]) for s in default if s in schemes}
     schemes, curves = {}, {}
     for scheme, rs in grid.items():
         points = []
@@ -182,7 +183,7 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
                            "ttt_hours": best["ttt_hours"], "availability_pct": best["availability_pct"],
                            "mean_uptime_min": uptime, "ttt_over_w": best["ttt_hours"] / training.work_hours}
         curves[scheme] = [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in points]
-    order = ("spare", "rep", "none")
+    order = [s for s in ("spare", "rep", "none") if s in schemes]
     return {"schemes": {s: schemes[s] for s in order}, "curves": {s: curves[s] for s in order},
             "groups": n, "gpus": cluster.gpus, "restart_min": training.restart_for(cluster.gpus),
             "ckpt_cost_min": training.ckpt_cost_min, "work_hours": training.work_hours,
