@@ -363,10 +363,21 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
     stages = Stages("plan", 1 + len(chosen) + n_sens, progress)
     stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
-    whole = repair is not None or restart_depth is not None
+    # whole training runs where repair, a spare pool or the proactive restart changes the run; checkpointing
+    # alone ignores repair and D_max (every failure is a global restart that replaces the group), so its
+    # exact closed form answers unless a finite spare pool makes the restart wait
+    pool = repair is not None and repair.spares is not None
+    whole_set = {x for x in chosen if x in ("spare", "rep") or (x == "none" and pool)} \
+        if repair is not None or restart_depth is not None else set()
     if repair is not None:
         base = _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed,
-                                   tuple(x for x in chosen if x != "elastic"))
+                                   tuple(x for x in chosen if x in whole_set))
+        if "none" in chosen and "none" not in whole_set:
+            from .. import ttt
+
+            alone = ttt.optimize_r_tau(n, r_max, model, cfg, schemes=("none",), scenario=scenario, epochs=epochs,
+                                       seed=seed, progress=progress)
+            base["schemes"]["none"], base["curves"]["none"] = alone["schemes"]["none"], alone["curves"]["none"]
     else:
         base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
     schemes, runs_hours, extra = {}, {}, {}
@@ -376,6 +387,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
             schemes[s] = _elastic(n, runs, cfg, model, scenario, repair, seed, progress, gpus, gpu_hour_price)
             continue
         e = base["schemes"][s]
+        whole = s in whole_set
         stages.stage(f"Monte Carlo {i}/{len(chosen)}: {s} at r = {int(e['r_star'])} ({runs} runs"
                      + (", whole training runs)" if whole else ")"))
         if whole:
