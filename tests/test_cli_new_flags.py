@@ -108,3 +108,53 @@ def test_no_spares_or_elastic_where_they_do_not_apply(command, tmp_path, capsys)
         path = tmp_path / "c.toml"
         path.write_text(f"{flag[2:]} = {value if value.isdigit() else repr(value)}\n")
         refused([command, "--config", str(path)], [f"unknown setting '{flag[2:]}'"], capsys)
+
+
+def test_ttt_quantiles_beyond_the_histogram_are_not_made_up():
+    """The last histogram bin holds every run beyond 2^8 W; a quantile there was printed as that bin's centre
+    (~256 W, below the mean of the runs it stood for): it is None now."""
+    from spare_jax.kernels.run import HIST_BINS, HIST_PER_OCTAVE, ttt_quantiles
+
+    hist = [0] * HIST_BINS
+    hist[HIST_PER_OCTAVE] = 6  # six runs at 2 W
+    hist[-1] = 4  # four beyond 256 W
+    q = ttt_quantiles({"ttt_hist": hist, "work_min": 60.0}, (0.05, 0.5, 0.6, 0.7, 0.99))
+    assert 119.0 < q[0] < 121.0 and q[0] == q[1] == q[2]
+    assert q[3] is None and q[4] is None
+
+
+def test_pool_that_runs_dry_prints_no_capped_percentiles(capsys):
+    """--spares 0 --hardware-repair 1e5: every run takes far more than 256 W; the percentiles were all the
+    same capped 3,071 h (W = 12 h) beside a mean of ~8,700 h."""
+    argv = ["ttt", "-N", "16", "-r", "3", "--runs", "4", "--work-hours", "12", "--ckpt-interval", "60",
+            "--group-mtbf-min", "600", "--quiet", "--spares", "0", "--hardware-repair", "1e5", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mc_ttt_hours"] > 256 * 12 and out["spares"] == 0 and out["hardware_repair_min"] == 1e5
+    assert all(out[f"mc_ttt_hours_p{q}"] is None for q in ("05", "50", "90", "95", "99"))
+    assert 0.0 <= out["availability_pct"] < 5.0
+
+
+def test_availability_is_never_negative_at_the_largest_hardware_repair(capsys):
+    """At --hardware-repair 1e12 the float32 run sums round the work away and availability came out -6e-9 %."""
+    argv = ["ttt", "-N", "16", "-r", "3", "--runs", "4", "--work-hours", "12", "--ckpt-interval", "60",
+            "--group-mtbf-min", "600", "--quiet", "--spares", "2", "--hardware-repair", "1e12", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["availability_pct"] >= 0.0 and out["mc_ttt_hours_p50"] is None
+
+
+def test_plan_tables_show_an_unresolved_p95():
+    from spare_jax.planner.plan import PlanResult, format_table
+    from spare_jax.planner.report import render_html
+
+    res = PlanResult({"gpus": 8, "gpus_per_group": 4, "groups": 2, "work_hours": 1.0, "method": "x",
+                      "deadline_hours": None, "restart_min": 1.0, "ckpt_cost_min": 1.0, "gpu_hour_price": 2.0,
+                      "gpu_mtbf_hours": 5e4, "gpu_mtbf_from": "x", "cluster_mtbf_min": 3000.0},
+                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "ttt_p05_hours": 1.5,
+                                "ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
+                                "failures_endured": 0.0, "gpu_hours": 16.0, "cost": 32.0, "mc_runs": 0}},
+                     [], None, {"spare": [{"r": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
+                     {"spare": None}, [])
+    assert "2 – ?" in render_html(res)
+    assert "2-?" in format_table(res)
