@@ -74,7 +74,8 @@ def cmd_ttt(args) -> dict:
     cluster = _cluster(args, check_redundancy=False)  # the scheme decides r (none: 1)
     training = dataclasses.replace(_training(args), ckpt_interval_min=args.ckpt_interval)
     if args.elastic_data is not None and args.scheme != "elastic":
-        raise ValueError(f"--elastic-data applies to --scheme elastic only (got --scheme {args.scheme})")
+        raise ValueError(f"--elastic-data applies to --scheme elastic only (got --elastic-data {args.elastic_data} "
+                         f"with --scheme {args.scheme})")
     policy = Policy(args.scheme, args.redundancy, args.restart_depth, args.ages, args.elastic_data or "rebalance")
     return time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
 

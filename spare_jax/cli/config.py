@@ -166,9 +166,11 @@ def _apply_preset(parser, argv):
     command = None if first is None else rest[first]
     if command is not None and where <= first:
         raise ValueError("--preset goes after the subcommand (e.g. spare-jax wipeout --preset llama3-16k)")
-    sub = parser._subparsers._group_actions[0].choices.get(command) if command else None
+    subs = parser._subparsers._group_actions[0].choices
+    sub = subs.get(command) if command else None
     if sub is None or "preset" not in {a.dest for a in sub._actions}:
-        raise ValueError("--preset needs a subcommand that takes it (wipeout, overhead, ttt, optimize, place)"
+        takers = ", ".join(n for n, s in subs.items() if "preset" in {a.dest for a in s._actions})
+        raise ValueError(f"--preset {name} needs a subcommand that takes it ({takers})"
                          + (f", not {command!r}" if command else ""))
     known = {a.dest for a in sub._actions}
     defaults = {k: v for k, v in preset.settings.items() if k in known and k != "job_mtbf"}

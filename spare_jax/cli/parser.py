@@ -218,6 +218,9 @@ def _refuse_unused(args) -> None:
         raise ValueError("--work-hours applies with repair only (--repair-time); drop it")
     if cmd == "ttt" and args.scheme == "none" and named("redundancy"):
         raise ValueError("-r/--redundancy: --scheme none is checkpointing only (r = 1); drop -r or pick spare/rep")
+    if cmd == "ttt" and args.scheme == "elastic" and named("redundancy"):
+        raise ValueError(f"-r/--redundancy {args.redundancy}: --scheme elastic keeps the whole model in every group "
+                         "(r = 1, no shards to spread); drop -r or pick spare/rep")
     if cmd == "optimize":
         policy = len(args.microbatch_set or [1]) > 1 or args.restart_depths is not None
         if getattr(args, "spares", None) is not None and named("epochs"):

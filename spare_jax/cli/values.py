@@ -50,9 +50,9 @@ def _scenario(args, groups: int, gpus: float | None = None):
                                                         scaling)
         check_bound("job_mtbf", job_mtbf, f"the preset's job-wide MTBF at this size (--job-scaling {scaling})")
     elif "job_scaling" in getattr(args, "given", ()):
-        raise ValueError("--job-scaling carries a --preset's job-wide interruptions to another cluster size, and "
-                         "this run takes none from a preset (no preset, a preset without them, or --job-mtbf-min or "
-                         "--job-fraction, which describe this cluster itself): drop --job-scaling")
+        raise ValueError(f"--job-scaling {scaling} carries a --preset's job-wide interruptions to another cluster "
+                         "size, and this run takes none from a preset (no preset, a preset without them, or "
+                         "--job-mtbf-min or --job-fraction, which describe this cluster itself): drop --job-scaling")
     if (args.lemon_fraction or 0) > 0 and args.lemon_factor is None:
         raise ValueError("--lemon-fraction needs --lemon-factor")
     if args.lemon_fraction is None and (args.lemon_factor is not None or args.lemon_seed is not None):

@@ -418,13 +418,15 @@ HIST_BINS = 8 * HIST_PER_OCTAVE
 
 
 def ttt_quantiles(result: dict, qs) -> list:
-    """Quantiles of the TTT (minutes) from the run histogram (bin centres: 0.07% resolution)."""
+    """Quantiles of the TTT (minutes) from the run histogram (bin centres: 0.07% resolution). The last bin
+    holds every run beyond 2^8 W: a quantile that falls there is not resolved and is None (it was that bin's
+    centre, ~256 W, below the mean of such runs)."""
     hist = np.asarray(result["ttt_hist"], np.int64)
     cum = np.cumsum(hist)
     out = []
     for q in qs:
         b = int(np.searchsorted(cum, q * cum[-1], side="left"))
-        out.append(result["work_min"] * 2.0 ** ((min(b, hist.size - 1) + 0.5) / HIST_PER_OCTAVE))
+        out.append(None if b >= hist.size - 1 else result["work_min"] * 2.0 ** ((b + 0.5) / HIST_PER_OCTAVE))
     return out
 
 

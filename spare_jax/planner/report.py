@@ -195,7 +195,8 @@ def render_html(result: PlanResult) -> str:
             "failures endured", "GPU-hours", cost_head(inp)]
     rows = []
     for s, e in schemes.items():
-        spread = "-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f} – {e['ttt_p95_hours']:,.0f}"
+        spread = ("-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f} – "
+                  + ("?" if e["ttt_p95_hours"] is None else f"{e['ttt_p95_hours']:,.0f}"))
         rows.append([s, e["r_star"], f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
                      _fmt(e["p_over_deadline"], ".2f"), f"{e['availability_pct']:.1f}",
                      f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])

@@ -112,7 +112,8 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     wall = res["ttt_min"]
     spares = cluster.repair is not None and cluster.repair.spares is not None
     down_wall = res["restarts_mean"] * restart + (res["stall_mean"] if spares else 0.0)  # restarts (+ stalls)
-    q05, q50, q90, q95, q99 = (x / 60.0 for x in ttt_quantiles(raw, (0.05, 0.5, 0.9, 0.95, 0.99)))
+    q05, q50, q90, q95, q99 = (None if x is None else x / 60.0  # None: beyond the histogram (256 W)
+                               for x in ttt_quantiles(raw, (0.05, 0.5, 0.9, 0.95, 0.99)))
     out = {
         "scheme": policy.scheme, "groups": cluster.groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "ckpt_interval_source": tau_source, "runs": res["runs"],
@@ -123,7 +124,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "theory_ttt_hours": None,
         "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
         "theory_slowdown": theory_slowdown(cluster, policy.scheme, r, policy.elastic_data),
-        "availability_pct": 100.0 * (wall - down_wall) / wall,
+        "availability_pct": max(0.0, 100.0 * (wall - down_wall) / wall),  # float32 sums: never below 0
         "goodput": 60.0 * w / wall, "ttt_over_w": ttt_h / w, "restarts_mean": res["restarts_mean"],
         "wipeouts_mean": res["wipeouts_mean"], "job_failures_mean": res["job_failures_mean"],
         "proactive_restarts_mean": res["proactive_restarts_mean"], "group_failures_mean": res["failures_mean"],
