@@ -158,3 +158,16 @@ def test_plan_tables_show_an_unresolved_p95():
                      {"spare": None}, [])
     assert "2 – ?" in render_html(res)
     assert "2-?" in format_table(res)
+
+
+def test_config_or_preset_given_twice_is_refused(tmp_path, capsys):
+    """Only the last --config FILE (or --preset NAME) was read: the first one's settings (here --scheme elastic)
+    were dropped without a word."""
+    first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+    first.write_text('scheme = "elastic"\nrepair-time = 30\n')
+    second.write_text("runs = 3\n")
+    refused(TTT + ["--config", str(first), "--config=" + str(second)],
+            ["--config given twice", str(first), str(second)], capsys)
+    refused(TTT + ["--preset", "llama3-16k", "--pres", "rsc1-16k"],
+            ["--preset given twice", "llama3-16k", "rsc1-16k"], capsys)
+    refused(TTT + ["--preset", "llama3-16k", "--preset"], ["--preset needs a name"], capsys)

@@ -55,9 +55,10 @@ def _config_value(action, key, value):
 
 
 def _take_flag(argv, flag: str, what: str, abbrev: bool = False):
-    """Take ``flag VALUE`` or ``flag=VALUE`` (the last one given) out of ``argv``, before argparse sees it.
-    Returns ``(value or None, its position in the remaining argv, the remaining argv)``; ``abbrev`` also
-    matches the prefixes argparse would accept (at least ``--pre``)."""
+    """Take ``flag VALUE`` or ``flag=VALUE`` out of ``argv``, before argparse sees it; given twice, it is
+    refused (the first would be dropped without a word). Returns ``(value or None, its position in the
+    remaining argv, the remaining argv)``; ``abbrev`` also matches the prefixes argparse would accept (at least
+    ``--pre``)."""
     rest, value, where = [], None, None
     it = iter(range(len(argv)))
     for i in it:
@@ -65,13 +66,15 @@ def _take_flag(argv, flag: str, what: str, abbrev: bool = False):
         name = a.split("=", 1)[0]
         if name == flag or (abbrev and len(name) >= 5 and flag.startswith(name)):
             if "=" in a:
-                value = a.split("=", 1)[1]
+                given = a.split("=", 1)[1]
             else:
                 if i + 1 >= len(argv):
                     raise CLIError(f"spare-jax: error: {flag} needs {what}")
-                value = argv[i + 1]
+                given = argv[i + 1]
                 next(it, None)
-            where = len(rest)
+            if where is not None:
+                raise CLIError(f"spare-jax: error: {flag} given twice ({value} and {given}): give one")
+            value, where = given, len(rest)
         else:
             rest.append(a)
     return value, where, rest
