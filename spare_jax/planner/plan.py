@@ -199,11 +199,15 @@ def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_de
     training = dataclasses.replace(cfg, ckpt_interval_min=float(entry["ckpt_interval_min"]))
     policy = Policy(scheme, int(entry["r_star"]), restart_depth if scheme == "spare" else None, "kept")
     rep = whole_run_ttt(cluster, training, policy, Sampling(count=runs, seed=seed, progress=progress)).to_json()
-    extra = {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
-             "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "ttt_p05_hours": rep["mc_ttt_hours_p05"],
-             "ttt_p95_hours": rep["mc_ttt_hours_p95"], "mc_slowdown": rep["mc_slowdown"],
-             "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
-    return None, extra
+    return None, _run_fields(rep)
+
+
+def _run_fields(rep: dict) -> dict:
+    """A scheme row's fields from ``whole_run_ttt``'s report."""
+    return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
+            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "ttt_p05_hours": rep["mc_ttt_hours_p05"],
+            "ttt_p95_hours": rep["mc_ttt_hours_p95"], "mc_slowdown": rep["mc_slowdown"],
+            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
 
 
 ALL_SCHEMES = SCHEMES + ("elastic",)
@@ -239,14 +243,10 @@ def _elastic(n, runs, cfg, model, scenario, repair, seed, progress, gpus, price)
     rep = whole_run_ttt(cluster, dataclasses.replace(cfg, ckpt_interval_min=None), Policy("elastic", 1),
                         Sampling(count=runs, seed=seed, progress=progress)).to_json()
     t = rep["mc_ttt_hours"]
-    return {"r_star": 1, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": t,
-            "ttt_p05_hours": rep["mc_ttt_hours_p05"], "ttt_p95_hours": rep["mc_ttt_hours_p95"],
-            "p_over_deadline": None, "availability_pct": rep["availability_pct"],
-            "failures_endured": float(n - 1), "gpu_hours": t * gpus, "cost": t * gpus * price,
-            "mc_runs": rep["runs"], "mc_ttt_hours": t, "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"],
-            "mean_uptime_min": None, "ttt_over_w": t / cfg.work_hours, "mc_slowdown": rep["mc_slowdown"],
-            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"],
-            "elastic_data": rep["elastic_data"]}
+    return {"r_star": 1, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": t, "p_over_deadline": None,
+            "availability_pct": rep["availability_pct"], "failures_endured": float(n - 1), "gpu_hours": t * gpus,
+            "cost": t * gpus * price, "mean_uptime_min": None, "ttt_over_w": t / cfg.work_hours,
+            **_run_fields(rep), "elastic_data": rep["elastic_data"]}
 
 
 def _failures_endured(scheme: str, n: int, r: int) -> float:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 NAMES = {"spare": "SPARe", "rep": "replication", "none": "checkpointing alone", "elastic": "elastic training"}
 Z95 = 1.959963984540054
 
@@ -27,7 +29,7 @@ def _estimate(entry: dict) -> tuple[float, float]:
 def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_min: float | None) -> dict:
     """The expected TTT (hours) of a run whose group failures cost nothing, at its best interval: an even
     split of W into K intervals (the exact form's optimum), K searched around the Daly count."""
-    from ..ttt.closed_form import none_ttt_exact
+    from ..ttt.closed_form import none_best_even_split
 
     work = work_hours * 60.0
     if not job_mtbf_min:
@@ -36,11 +38,9 @@ def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_
     rate = 1.0 / job_mtbf_min
     daly = math.sqrt(2.0 * max(ckpt_cost_min, 1e-9) * (job_mtbf_min + restart_min))
     k_mid = max(1, round(work / daly))
-    ks = sorted({max(1, int(k)) for k in range(max(1, k_mid // 4), 4 * k_mid + 2)})
-    taus = [work / k for k in ks]
-    ttt, _ = none_ttt_exact(rate, taus, ckpt_cost_min, restart_min, work)
-    best = int(ttt.argmin())
-    return {"ttt_hours": float(ttt[best]) / 60.0, "ckpt_interval_min": float(taus[best]),
+    tau, ttt = none_best_even_split(rate, np.arange(max(1, k_mid // 4), 4 * k_mid + 2), ckpt_cost_min, restart_min,
+                                    work)
+    return {"ttt_hours": ttt / 60.0, "ckpt_interval_min": tau,
             "what": "group failures cost nothing: only job-wide interruptions, checkpoints and restarts"}
 
 

@@ -45,10 +45,6 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     from ..model.placement import check_groups_redundancy
 
     model, cfg, scenario, groups, runs = cluster.model, training, cluster.scenario, cluster.groups, sampling.count
-    if policy.restart_depth is not None and policy.scheme != "spare":
-        raise ValueError(f"--restart-depth applies to --scheme spare only ({policy.scheme} has a constant depth)")
-    if scenario.microbatches > 1 and policy.scheme != "spare":
-        raise ValueError(f"--microbatches applies to --scheme spare only ({policy.scheme} computes whole replicas)")
     kind, r = scheme_placement(policy.scheme, groups, policy.redundancy)
     check_groups_redundancy(groups, r)
     check_work_inputs(groups, sampling, groups * max(r, 2), 8)

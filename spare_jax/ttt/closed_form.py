@@ -216,19 +216,13 @@ def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | 
     # interval that short is still evaluated exactly by ttt_theory when asked for)
     low = max(0.05, daly / 20, float(profile.t[-1]) / GRID_MAX_TERMS - cfg.ckpt_cost_min)
     taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 8, 2 * low)), points))
+    if profile.interruption_rate is not None:  # exact ``none``: every even split the grid spans
+        work = cfg.work_hours * 60.0
+        ks = np.arange(max(1.0, math.floor(work / taus[-1])), math.ceil(work / taus[0]) + 1)
+        return none_best_even_split(profile.interruption_rate, ks, cfg.ckpt_cost_min, restart, work)
     log_s = np.log(np.maximum(profile.survival, 1e-300))
     with np.errstate(divide="ignore", over="ignore"):  # intervals too short to commit anything: TTT = inf
         vals = _closed_form_values(profile, taus, cfg, restart, log_s)
-    if profile.interruption_rate is not None:
-        # exact ``none``: for a fixed count K of intervals the TTT grows with tau (the last interval shrinks
-        # and g is convex), so the optimum is an even split W / K; every K the grid spans is tried
-        work = cfg.work_hours * 60.0
-        ks = np.arange(max(1.0, math.floor(work / taus[-1])), math.ceil(work / taus[0]) + 1)
-        even = work / ks
-        with np.errstate(over="ignore"):
-            exact = _closed_form_values(profile, even, cfg, restart, log_s)
-        best = int(np.argmin(exact))
-        return float(even[best]), float(exact[best])
     best = int(np.argmin(vals))
     # refine with a parabola in log tau
     if 0 < best < points - 1:
@@ -241,6 +235,17 @@ def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | 
             tau = float(np.exp(-b / (2 * a)))
             return tau, float(ttt_theory(profile, tau, cfg, gpus)["ttt_hours"] * 60.0)
     return float(taus[best]), float(vals[best])
+
+
+def none_best_even_split(rate: float, ks, ckpt: float, restart: float, work_min: float) -> tuple[float, float]:
+    """(tau, TTT minutes) of the best even split W / K over the counts ``ks`` (``none_ttt_exact``): for a
+    fixed count K of intervals the TTT grows with tau (the last interval shrinks and g is convex), so the
+    optimum over every tau is an even split."""
+    even = work_min / np.asarray(ks, np.float64)
+    with np.errstate(over="ignore"):
+        ttt = none_ttt_exact(rate, even, ckpt, restart, work_min)[0]
+    best = int(np.argmin(ttt))
+    return float(even[best]), float(ttt[best])
 
 
 def _closed_form_values(profile: EpochProfile, taus, cfg: "TrainingConfig", restart: float, log_s) -> np.ndarray:

@@ -330,13 +330,12 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
     if len(runs) < 2:
         raise ValueError(f"the epoch pool ({n_ep} epochs) is too small for two runs of W = {cfg.work_hours} h; "
                          "sample more epochs")
-    arr = runs
-    wall = arr[:, 0] / 60.0
+    wall = runs[:, 0] / 60.0
     return {"runs": len(runs), "ttt_hours": float(wall.mean()),
             "ttt_stderr_hours": float(wall.std(ddof=1) / math.sqrt(len(runs))),
-            "availability": float(arr[:, 1].sum() / arr[:, 0].sum()),
-            "goodput": float(work * len(runs) / arr[:, 0].sum()), "restarts_mean": float(arr[:, 2].mean()),
-            "lost_uptime_hours_mean": float(arr[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min,
+            "availability": float(runs[:, 1].sum() / runs[:, 0].sum()),
+            "goodput": float(work * len(runs) / runs[:, 0].sum()), "restarts_mean": float(runs[:, 2].mean()),
+            "lost_uptime_hours_mean": float(runs[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min,
             "run_ttt_hours": wall}  # each run's time-to-train (its spread: quantiles, P(TTT > deadline))
 
 
