@@ -135,9 +135,10 @@ def _tables(setup: RunSetup):
     return scale, dom_idx, np.asarray(dom_mean, np.float32)
 
 
-def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
-    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) with checkpoint interval ``tau``
-    (a traced scalar: one compile serves every interval; ``setup.ckpt_interval_min`` is not read). Returns a
+def run_kernel(words, run_ids, total, dyn, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
+    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) with ``dyn`` = (checkpoint interval
+    tau, work W, restart depth D_max, +inf for never): traced, so that one compile serves every interval, work
+    and D_max (``setup.ckpt_interval_min``, ``work_min`` and ``restart_depth`` are not read). Returns a
     dict of per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
     the stall, minutes, 0 without a finite spare pool) and ``censored`` (bool)."""
     n = setup.groups
@@ -151,10 +152,9 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
     job_mean = jnp.float32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0)
     repair = None if setup.repair_time_min is None else Repair(setup.repair_time_min, setup.repair_law,
                                                                setup.repair_sigma)
-    tau = jnp.asarray(tau, jnp.float32)
+    dyn = jnp.asarray(dyn, jnp.float32)
+    tau, work_total, d_max = dyn[0], dyn[1], dyn[2]
     cost, restart = jnp.float32(setup.ckpt_cost_min), jnp.float32(setup.restart_min)
-    work_total = jnp.float32(setup.work_min)
-    d_max = jnp.float32(np.inf if setup.restart_depth is None else setup.restart_depth)
     renewed = setup.ages == "renewed"
     inf = jnp.float32(jnp.inf)
     positions = jnp.arange(n, dtype=jnp.int32)
@@ -374,9 +374,10 @@ def run_kernel(words, run_ids, total, tau, setup: RunSetup, max_events: int = DE
     return out
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=128)
 def jitted_run_kernel(setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
-    """``run_kernel`` compiled for one setup (cached by the setup's value, its interval left out)."""
+    """``run_kernel`` compiled for one setup (cached by the setup's value without its interval, work and
+    restart depth: ``static_part``)."""
     return jax.jit(functools.partial(run_kernel, setup=setup, max_events=max_events))
 
 
@@ -430,6 +431,11 @@ def ttt_quantiles(result: dict, qs) -> list:
     return out
 
 
+def static_part(setup: RunSetup) -> RunSetup:
+    """The setup with what the kernel takes traced (tau, W, D_max) zeroed: one compiled kernel per value."""
+    return dataclasses.replace(setup, ckpt_interval_min=0.0, work_min=0.0, restart_depth=None)
+
+
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """``sampling.count`` whole training runs of ``setup`` (``model.cluster.Sampling``: seed, chunk size,
     devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
@@ -445,9 +451,10 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     width = setup.groups if setup.spares is None else 2 * setup.groups + setup.spares  # + the return times
     if chunk is None:  # no more lanes than runs; up to 2048 of them (fewer at large N: memory)
         chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // width)))
-    static = dataclasses.replace(setup, ckpt_interval_min=0.0)
+    static = static_part(setup)
     fn = jitted_run_kernel(static, int(max_events))
-    aux = (words, np.uint32(runs), np.float32(setup.ckpt_interval_min))
+    d_max = np.inf if setup.restart_depth is None else setup.restart_depth
+    aux = (words, np.uint32(runs), np.asarray([setup.ckpt_interval_min, setup.work_min, d_max], np.float32))
 
     def per_trial(aux, ids):
         return fn(aux[0], ids, aux[1], aux[2])
