@@ -156,40 +156,33 @@ def test_ttt_with_spares_answers_by_whole_runs(tmp_path, capsys):
 
 
 def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, capsys):
-    """With --spares, optimize and plan take the whole-run screen (the closed form and the epoch pools have
-    no spare pool); the screen is replaced here by a stub that records the pool it was given."""
-    import spare_jax.ttt.runs as runs
+    """With --spares, optimize and plan take the joint search on whole training runs (the closed form and the
+    epoch pools have no spare pool); the search is replaced here by a stub that records the pool it was given."""
+    import spare_jax.ttt.search as search
 
     seen = []
 
-    def screen(cluster, training, r_max, restart_depth=None, seed=0, grid=None, ages="kept",
-               schemes=("spare", "rep", "none")):
-        seen.append(cluster.repair)
-        entry = {"r_star": 2, "ckpt_interval_min": 60.0, "ttt_hours": 11.0, "availability_pct": 90.0,
-                 "mean_uptime_min": 100.0, "ttt_over_w": 1.1}
-        return {"schemes": {s: dict(entry, r_star=1 if s == "none" else 2) for s in schemes},
-                "curves": {s: [] for s in schemes}, "groups": cluster.groups, "method": "stub"}
+    def joint(cluster, training, space, budget, seed=0, ages="kept", stages=None):
+        seen.append((cluster.repair, space.schemes, budget.final_runs))
+        rep = {"redundancy": 2, "microbatches": 1, "restart_depth": None, "repair_time_min": None,
+               "ckpt_interval_min": 60.0, "mc_ttt_hours": 12.0, "mc_ttt_stderr_hours": 0.1, "runs": 4,
+               "mc_ttt_hours_p05": 11.0, "mc_ttt_hours_p95": 13.0, "mc_slowdown": 1.0, "mc_slowdown_stderr": 0.0,
+               "theory_slowdown": None, "availability_pct": 90.0, "restarts_mean": 1.0, "elastic_data": "rebalance"}
+        out = {s: dict(rep, redundancy=1 if s in ("none", "elastic") else 2) for s in space.schemes}
+        return {"schemes": out, "chosen": space.schemes[0], "curves": {s: [] for s in space.schemes},
+                "search": {"stub": True}}
 
-    monkeypatch.setattr(runs, "screen_whole_runs", screen)
+    monkeypatch.setattr(search, "joint_search", joint)
     assert main(OPT + ["--spares", "3", "--hardware-repair", "900", "--repair-time", "30", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["method"] == "stub"
-    assert (seen[-1].spares, seen[-1].hardware_repair_min, seen[-1].repair_time_min) == (3, 900.0, 30.0)
+    assert json.loads(capsys.readouterr().out)["search"] == {"stub": True}
+    assert (seen[-1][0].spares, seen[-1][0].hardware_repair_min, seen[-1][0].repair_time_min) == (3, 900.0, 30.0)
     assert main(OPT + ["--spares", "0", "--hardware-repair", "900", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["method"] == "stub"
-    assert (seen[-1].spares, seen[-1].repair_time_min) == (0, None)
+    assert json.loads(capsys.readouterr().out)["search"] == {"stub": True}
+    assert (seen[-1][0].spares, seen[-1][0].repair_time_min) == (0, None)
 
-    import spare_jax.planner.plan as planmod
-
-    calls = []
-
-    def whole_runs(scheme, n, entry, runs_, cfg, model, scenario, repair, restart_depth, seed, progress):
-        calls.append(repair)
-        return None, {"mc_runs": 4, "mc_ttt_hours": 12.0, "mc_ttt_stderr_hours": 0.1, "ttt_p05_hours": 11.0,
-                      "ttt_p95_hours": 13.0, "mc_slowdown": 1.0, "mc_slowdown_stderr": 0.0,
-                      "theory_slowdown": None}
-
-    monkeypatch.setattr(planmod, "_whole_runs", whole_runs)
     assert main(PLAN + ["--spares", "4", "--hardware-repair", "600", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert seen[-1].spares == 4 and len(calls) == 3 and all(r.spares == 4 for r in calls)
+    # checkpointing alone's restarts wait for spares too: it joins the search (no closed form has a pool)
+    assert seen[-1][0].spares == 4 and seen[-1][1] == ("spare", "rep", "none") and seen[-1][2] == 4
     assert out["inputs"]["spares"] == 4 and out["inputs"]["hardware_repair_min"] == 600.0
+    assert out["inputs"]["search"] == {"stub": True}

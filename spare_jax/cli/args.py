@@ -168,16 +168,19 @@ def _number_list(bound, flag, allow_auto=False):
     return parse
 
 
-def _policy_search_args(p):
-    """``optimize``: the micro-batch counts and proactive-restart depths searched."""
+def _policy_search_args(p, plan: bool = False):
+    """``optimize`` and ``plan``: the micro-batch counts and proactive-restart depths searched."""
     p.add_argument("--microbatches", dest="microbatch_set", type=_number_list("microbatches", "--microbatches"),
                    default=None, help=_help("micro-batches per shard m, or a comma list to search (e.g. 1,2,4,8; "
-                                            "default 1)", "microbatches"))
+                                            "default 1" + (", or 1,2,4,8 with --repair-time" if plan else "") + ")",
+                                            "microbatches"))
+    where = ("with --repair-time on whole training runs, else one value (default: with --repair-time never, "
+             "1.5, 2, 3; else no proactive restart)" if plan else
+             "on epoch pools of --epochs (default: no proactive restart)")
     p.add_argument("--restart-depth", dest="restart_depths",
                    type=_number_list("restart_depth", "--restart-depth", allow_auto=True), default=None,
                    help=_help("proactive restart: search these depths D_max (comma list, or auto for "
-                              "1.25..8) with r and tau, on epoch pools of --epochs (default: no proactive "
-                              "restart)", "restart_depth"))
+                              f"the default grid) with r and tau, {where}", "restart_depth"))
     p.set_defaults(microbatches=None)
 
 

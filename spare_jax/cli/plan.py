@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from .args import _microbatch_args, _repair_args, _scenario_args
+from .args import _policy_search_args, _repair_args, _scenario_args
 from .base import _bounded, _help
 from .values import _preset_job_wide, _repair, _scenario, _scheme_list
 from ..planner import plan as planmod
@@ -105,7 +105,7 @@ def add_plan_parser(sub) -> None:
                    help=_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
                               "deadline_hours"))
     _scenario_args(p, mtbf_flags=False)
-    _microbatch_args(p, restart=True)
+    _policy_search_args(p, plan=True)
     _repair_args(p, spares=True)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--schemes", type=_scheme_list, default=None, metavar="LIST",
@@ -188,6 +188,8 @@ def cmd_plan(args) -> dict:
     preset, s = _resolve(args)
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
     n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
+    repair = _repair(args)
+    search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair)
     scenario = _scenario(args, n, gpus)
     fit = None
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
@@ -216,7 +218,7 @@ def cmd_plan(args) -> dict:
                           work_hours=s["work_hours"][0], gpu_hour_price=s["gpu_hour_price"][0],
                           deadline_hours=args.deadline_hours, runs=args.runs, seed=args.seed, r_max=args.r_max,
                           epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet,
-                          repair=_repair(args), restart_depth=args.restart_depth, schemes=args.schemes)
+                          repair=repair, restart_depth=depth, schemes=args.schemes, search=search)
     result.inputs["currency"] = args.currency
     result.sources = _sources(args, result, s, mtbf_src, scenario, preset)
     if gpu_mtbf is not None and args.gpu_mtbf_hours is None:  # the preset's rate

@@ -477,6 +477,36 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
             "ttt_hist": totals["ttt_hist"], "work_min": setup.work_min}
 
 
+def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
+    """Each run's own outputs, as host arrays (``OUTPUTS`` in float32 and ``censored``), through the driver's
+    per-trial path (``run_chunked``): for comparisons run by run (common random numbers) where
+    ``simulate_runs``'s exact sums are not needed. It compiles the kernel alone (no device sums), so a
+    search over many layouts compiles faster. Same runs, same numbers per run as ``simulate_runs`` (seeded by
+    run id)."""
+    from .driver import as_uint32_key_words, run_chunked
+
+    runs = int(sampling.count)
+    words = as_uint32_key_words(int(sampling.seed))
+    fn = jitted_run_kernel(static_part(setup), int(max_events))
+    d_max = np.inf if setup.restart_depth is None else setup.restart_depth
+    dyn = np.asarray([setup.ckpt_interval_min, setup.work_min, d_max], np.float32)
+    parts = []
+
+    def consume(index, host, saved=None):
+        parts.append(host)
+        return {}
+
+    width = setup.groups if setup.spares is None else 2 * setup.groups + setup.spares
+    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), dyn), runs, sampling.chunk_size, consume,
+                width=width * 4, devices=sampling.devices, desc=f"runs {setup.scheme} N={setup.groups}",
+                progress=sampling.progress, bytes_per_item=64)
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    if out["censored"].any():
+        raise ValueError(f"{int(out['censored'].sum())} of {runs} training runs did not finish within the event "
+                         "limit; no time-to-train is printed for an incomplete sample")
+    return out
+
+
 def summarize(result: dict) -> dict:
     """Means and standard errors from ``simulate_runs``'s sums: ``ttt_min`` with ``ttt_stderr_min``, the
     slowdown (computing time / work computed, a ratio of sums) with its delta-method standard error, and the

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
+from .whole import failures_endured, run_fields, searched_rows
 
 SCHEMES = ("spare", "rep", "none")
 DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
@@ -174,16 +175,6 @@ def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
     return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
 
 
-def _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed, schemes=SCHEMES):
-    """r* and tau* per scheme with repair, from whole training runs (``ttt.runs.screen_whole_runs``)."""
-    from ..model.cluster import Cluster
-    from ..model.scenario import Scenario
-    from ..ttt.runs import screen_whole_runs
-
-    cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
-    return screen_whole_runs(cluster, cfg, r_max, restart_depth, seed, schemes=schemes)
-
-
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
     """Whole training runs at (r*, tau*) with every lever on: ``(None, fields)``, the fields of the scheme's
     row from the runs (mean TTT and its standard error, 5-95% from the runs' histogram, slowdown)."""
@@ -199,15 +190,7 @@ def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_de
     training = dataclasses.replace(cfg, ckpt_interval_min=float(entry["ckpt_interval_min"]))
     policy = Policy(scheme, int(entry["r_star"]), restart_depth if scheme == "spare" else None, "kept")
     rep = whole_run_ttt(cluster, training, policy, Sampling(count=runs, seed=seed, progress=progress)).to_json()
-    return None, _run_fields(rep)
-
-
-def _run_fields(rep: dict) -> dict:
-    """A scheme row's fields from ``whole_run_ttt``'s report."""
-    return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
-            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "ttt_p05_hours": rep["mc_ttt_hours_p05"],
-            "ttt_p95_hours": rep["mc_ttt_hours_p95"], "mc_slowdown": rep["mc_slowdown"],
-            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
+    return None, run_fields(rep)
 
 
 ALL_SCHEMES = SCHEMES + ("elastic",)
@@ -228,38 +211,6 @@ def _check_schemes(schemes, repair) -> tuple:
         raise ValueError("the elastic scheme needs a repair time (--repair-time: replacing and restarting one "
                          "replica); without it a failed group never rejoins")
     return tuple(x for x in ALL_SCHEMES if x in chosen)
-
-
-def _elastic(n, runs, cfg, model, scenario, repair, seed, progress, gpus, price) -> dict:
-    """Elastic training (every group holds the whole model; a failed group rejoins after repair): whole
-    training runs at Daly's interval on pilot runs, the row's fields from them."""
-    from ..model.cluster import Cluster, Sampling
-    from ..model.scenario import Scenario
-    from ..ttt import Policy
-    from ..ttt.runs import whole_run_ttt
-
-    scen = Scenario() if scenario is None else scenario
-    cluster = Cluster(n, model, scen, repair)
-    rep = whole_run_ttt(cluster, dataclasses.replace(cfg, ckpt_interval_min=None), Policy("elastic", 1),
-                        Sampling(count=runs, seed=seed, progress=progress)).to_json()
-    t = rep["mc_ttt_hours"]
-    return {"r_star": 1, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": t, "p_over_deadline": None,
-            "availability_pct": rep["availability_pct"], "failures_endured": float(n - 1), "gpu_hours": t * gpus,
-            "cost": t * gpus * price, "mean_uptime_min": None, "ttt_over_w": t / cfg.work_hours,
-            **_run_fields(rep), "elastic_data": rep["elastic_data"]}
-
-
-def _failures_endured(scheme: str, n: int, r: int) -> float:
-    """E[T] - 1 of the §1 theory for the scheme's layout at r (0 for ``none``)."""
-    from .. import theory
-    from ..ttt import scheme_placement
-
-    kind, r = scheme_placement(scheme, n, r)
-    if r == 1:
-        return 0.0
-    exact = theory.expected_failures(kind, n, r) if n <= 60_000 else None
-    mean = exact if exact is not None else theory.expected_failures_asymptotic(kind, n, r)
-    return float(mean) - 1.0
 
 
 def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progress, notes):
@@ -291,6 +242,21 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
     return np.asarray(mc["run_ttt_hours"], np.float64)
 
 
+def policy_search(microbatches, restart_depths, repair):
+    """``(search, m, D_max)`` from the micro-batch counts and restart depths asked (None: not given; ``()``
+    for the depths: the default grid): with repair a ``ttt.search.SearchSpace`` of them (defaults: m in 1, 2,
+    4, 8; D_max never, 1.5, 2, 3) and no single value; without repair one value of each, a list refused."""
+    from ..ttt.search import DEFAULT_MICROBATCHES, DEFAULT_RESTART_DEPTHS, SearchSpace
+
+    if repair is not None:
+        return SearchSpace(microbatches=tuple(microbatches or DEFAULT_MICROBATCHES),
+                           restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS)), None, None
+    if len(microbatches or [1]) > 1 or (restart_depths is not None and len(restart_depths) != 1):
+        raise ValueError("a list of --microbatches or --restart-depth values (or auto) is searched on whole training "
+                         "runs, with --repair-time; without repair give one value of each")
+    return None, (microbatches or [None])[0], None if restart_depths is None else restart_depths[0]
+
+
 def cluster_groups(gpus: int, gpus_per_group: int, names=("gpus", "gpus_per_group")) -> int:
     """N = gpus / gpus_per_group data-parallel groups (an integer, at most 200,000); ``names``: how the two
     inputs are called in the messages (API argument names or CLI flags)."""
@@ -308,7 +274,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
          restart_min: float = 60.0, ckpt_cost_min: float = 5.0, work_hours: float = 720.0,
          gpu_hour_price: float = DEFAULT_PRICE, deadline_hours=None, runs: int = DEFAULT_RUNS, seed: int = 0,
          r_max: int | None = None, epochs: int | None = None, sensitivity: bool = True,
-         progress: bool = False, repair=None, restart_depth: float | None = None, schemes=None) -> PlanResult:
+         progress: bool = False, repair=None, restart_depth: float | None = None, schemes=None,
+         search=None) -> PlanResult:
     """Plan a run (module docstring). Bad input: ValueError naming the parameter.
 
     ``gpus``, ``gpus_per_group``: whole numbers, ``gpus_per_group`` dividing ``gpus``. One of
@@ -318,12 +285,14 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched (default
     ``DEFAULT_R_MAX``, or ``DEFAULT_R_MAX_POOL`` under a scenario with no closed form), ``epochs``
     the pool per (scheme, r) under a scenario with no closed form (default ``DEFAULT_POOL_EPOCHS``).
-    ``repair`` (a ``model.repair.Repair``): r* and tau* per scheme screened on whole training runs
-    (``ttt.runs.screen_whole_runs``). With ``repair`` or ``restart_depth`` (D_max, spare only), each scheme's
-    Monte Carlo at (r*, tau*) is whole training runs with every lever on (micro-batches included), and its
-    TTT is their mean. ``schemes``: which strategies to compare (default ``spare``, ``rep``, ``none``, and
-    ``elastic`` where ``repair`` has a repair time; ``elastic`` is whole training runs at Daly's interval on
-    pilot runs, data policy rebalance).
+    ``repair`` (a ``model.repair.Repair``): each scheme's configuration (r, m, D_max, tau; the repair time
+    where ``search`` lists several) from the joint search on whole training runs (``ttt.search``; ``search``
+    a ``ttt.search.SearchSpace``, default: m in 1, 2, 4, 8 unless the scenario fixes one, D_max never or
+    1.5, 2, 3, or ``restart_depth`` where given), the chosen configuration with ``runs`` runs; checkpointing
+    alone keeps its exact closed form unless a finite spare pool makes its restarts wait. Without repair,
+    ``restart_depth`` (D_max, spare only) makes each scheme's Monte Carlo at (r*, tau*) whole training runs.
+    ``schemes``: which strategies to compare (default ``spare``, ``rep``, ``none``, and ``elastic`` where
+    ``repair`` has a repair time; ``elastic``'s data policy is rebalance).
     """
     from ..ttt import TrainingConfig
 
@@ -360,31 +329,53 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     from ..stages import Stages
 
     chosen = _check_schemes(schemes, repair)
+    if search is not None and repair is None:
+        raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
+                         "runs: it needs repair (a repair time, or a finite spare pool)")
+    if sensitivity and repair is not None:  # one joint search per scaled input: not run
+        sensitivity = False
+        notes.append("no sensitivity table with repair: each row would need its own joint search on whole training "
+                     "runs; run plan again with the input changed (e.g. --gpu-mtbf-hours, --restart)")
     n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
-    stages = Stages("plan", 1 + len(chosen) + n_sens, progress)
-    stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
     # whole training runs where repair, a spare pool or the proactive restart changes the run; checkpointing
     # alone ignores repair and D_max (every failure is a global restart that replaces the group), so its
     # exact closed form answers unless a finite spare pool makes the restart wait
     pool = repair is not None and repair.spares is not None
-    whole_set = {x for x in chosen if x in ("spare", "rep") or (x == "none" and pool)} \
+    whole_set = {x for x in chosen if x in ("spare", "rep", "elastic") or (x == "none" and pool)} \
         if repair is not None or restart_depth is not None else set()
-    if repair is not None:
-        base = _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed,
-                                   tuple(x for x in chosen if x in whole_set))
-        if "none" in chosen and "none" not in whole_set:
+    rest = [x for x in chosen if repair is None or x not in whole_set]
+    stages = Stages("plan", (5 + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens, progress)
+    searched = None
+    if repair is not None:  # the joint search on whole training runs
+        from ..model.cluster import Cluster
+        from ..model.scenario import Scenario
+        from ..ttt.search import SearchSpace
+
+        scen = Scenario() if scenario is None else scenario
+        space = search or SearchSpace()
+        if search is None and scen.microbatches > 1:
+            space = dataclasses.replace(space, microbatches=(scen.microbatches,))
+        if search is None and restart_depth is not None:
+            space = dataclasses.replace(space, restart_depths=(restart_depth,))
+        searched = searched_rows(Cluster(n, model, dataclasses.replace(scen, microbatches=1), repair), cfg,
+                                 [x for x in chosen if x in whole_set], space, runs, seed, gpus, gpu_hour_price,
+                                 stages)
+        base = {"schemes": {}, "curves": dict(searched["curves"]),
+                "method": "whole training runs: joint search over r, m, D_max and tau (successive halving)"}
+        if "none" in rest:
             from .. import ttt
 
+            stages.stage(f"checkpointing alone: exact closed form, tau by even splits of W (N = {n:,})")
             alone = ttt.optimize_r_tau(n, r_max, model, cfg, schemes=("none",), scenario=scenario, epochs=epochs,
                                        seed=seed, progress=progress)
             base["schemes"]["none"], base["curves"]["none"] = alone["schemes"]["none"], alone["curves"]["none"]
     else:
+        stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
         base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
     schemes, runs_hours, extra = {}, {}, {}
     for i, s in enumerate(chosen, 1):
-        if s == "elastic":
-            stages.stage(f"Monte Carlo {i}/{len(chosen)}: elastic ({runs} runs, whole training runs)")
-            schemes[s] = _elastic(n, runs, cfg, model, scenario, repair, seed, progress, gpus, gpu_hour_price)
+        if searched is not None and s in searched["schemes"]:
+            schemes[s] = searched["schemes"][s]
             continue
         e = base["schemes"][s]
         whole = s in whole_set
@@ -405,7 +396,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
             "r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
             "ttt_hours": float(e["ttt_hours"]), "ttt_p05_hours": q[0], "ttt_p95_hours": q[1],
             "p_over_deadline": p_over, "availability_pct": float(e["availability_pct"]),
-            "failures_endured": _failures_endured(s, n, int(e["r_star"])),
+            "failures_endured": failures_endured(s, n, int(e["r_star"])),
             "gpu_hours": float(e["ttt_hours"]) * gpus, "cost": float(e["ttt_hours"]) * gpus * gpu_hour_price,
             "mc_runs": 0 if hours is None else int(hours.size),
             "mc_ttt_hours": None if hours is None else float(hours.mean()),
@@ -449,9 +440,11 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         inputs["fit_law"] = fit_law
     from .verdict import bound, verdict
 
-    if restart_depth is not None and "spare" in schemes:
+    if searched is not None:
+        inputs["search"] = searched["search"]
+    elif restart_depth is not None and "spare" in schemes:
         schemes["spare"]["restart_depth"] = restart_depth
-    if scenario is not None and scenario.microbatches > 1 and "spare" in schemes:
+    if searched is None and scenario is not None and scenario.microbatches > 1 and "spare" in schemes:
         schemes["spare"]["microbatches"] = scenario.microbatches
     job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
     best_possible = bound(work_hours, ckpt_cost_min, cfg.restart_for(float(gpus)),

@@ -168,6 +168,42 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     return Report({**res, **cluster.failure_clock()})
 
 
+SEARCH_FINAL_RUNS = 64  # optimize's chosen configuration (plan: --runs)
+
+
+def _optimize_searched(cluster: Cluster, training: Training, space: Space, progress: bool) -> Report:
+    """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool: the joint search
+    on whole training runs (``ttt.search``) over spare, rep and none x r x the m and D_max listed x tau."""
+    from ..stages import Stages
+    from .runs import SCREEN_R_MAX
+    from .search import DEFAULT_RESTART_DEPTHS, Budget, SearchSpace, joint_search
+
+    ms = sorted({max(int(m), 1) for m in space.microbatches} | ({cluster.scenario.microbatches} - {1})) or [1]
+    ds = space.restart_depths
+    search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX),
+                         microbatches=tuple(ms), restart_depths=() if ds is None else tuple(ds or DEFAULT_RESTART_DEPTHS))
+    scen = dataclasses.replace(cluster.scenario, microbatches=1)
+    res = joint_search(dataclasses.replace(cluster, scenario=scen), training, search,
+                       Budget(final_runs=SEARCH_FINAL_RUNS), space.seed, space.ages, Stages("optimize", 5, progress))
+    schemes = {}
+    for s, rep in res["schemes"].items():
+        t = rep["mc_ttt_hours"]
+        schemes[s] = {"r_star": int(rep["redundancy"]), "microbatches": int(rep["microbatches"]),
+                      "restart_depth": rep["restart_depth"], "ckpt_interval_min": rep["ckpt_interval_min"],
+                      "ttt_hours": t, "ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "runs": rep["runs"],
+                      "availability_pct": rep["availability_pct"],
+                      "mean_uptime_min": t * 60.0 / (rep["restarts_mean"] + 1.0) * rep["availability_pct"] / 100.0,
+                      "ttt_over_w": t / training.work_hours}
+    out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": cluster.gpus,
+           "restart_min": training.restart_for(cluster.gpus), "ckpt_cost_min": training.ckpt_cost_min,
+           "work_hours": training.work_hours, **cluster.repair.describe(), "distribution": cluster.model.distribution,
+           "ages": space.ages, "method": "whole training runs: joint search over r, m, D_max and tau (successive "
+                                         "halving, common random numbers)", "search": res["search"]}
+    if space.curves:
+        out["curves"] = res["curves"]
+    return Report({**out, **cluster.failure_clock()})
+
+
 def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> None:
     """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
     ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
@@ -218,19 +254,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
                                or scenario.microbatches > 1 or model.distribution != "exponential"
                                or repair.spares is not None):
-        from .runs import screen_whole_runs
-
-        ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
-        if len(ms) > 1 or len(ds) > 1:
-            raise ValueError("with repair (--repair-time) or spares (--spares), give one --microbatches and one "
-                             "--restart-depth (optimize screens r and tau on whole training runs for one of each; "
-                             "run it once per value to compare)")
-        scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
-        res = screen_whole_runs(dataclasses.replace(cluster, scenario=scen), training, space.r_max, ds[0],
-                                space.seed)
-        if not space.curves:
-            res.pop("curves")
-        return Report({**res, **cluster.failure_clock()})
+        return _optimize_searched(cluster, training, space, progress)
     if model.distribution != "exponential" and (space.ages == "kept" or scenario.needs_kernel):
         return _optimize_weibull(cluster, training, space)
     if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward

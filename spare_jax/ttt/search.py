@@ -1,0 +1,310 @@
+"""The joint search on whole training runs (SPEC §12): scheme x r x m x D_max x tau (x the repair time, where
+several are given), with common random numbers and successive halving under a stated budget.
+
+Where no closed form follows a run (repair, a finite spare pool, elastic training), each candidate is a
+configuration of whole training runs (``kernels.run``). Searching every combination with many full-length
+runs is out of reach at N = 600 (a run of 720 h there is ~40,000 events), so the search spends its runs
+where they decide something:
+
+1. *Pilot* (every layout: scheme, r, m, repair time): ``Budget.screen_runs`` runs of ``W x
+   Budget.screen_work`` at a first interval (Daly's for the cluster's failure rate times r). Their measured
+   interruptions per computing minute give each layout Daly's interval.
+   Every stage before the reports runs the kernel alone, run by run (``kernels.run.run_each``: a layout
+   compiles in about a third of the time of the exact-sum driver), and ranks by the mean.
+2. *Screen* (every candidate: each layout with every D_max): the same runs at that interval. The best third
+   of each scheme's candidates go on.
+3. *Interval* (each survivor at tau x ``SearchSpace.tau_factors``): ``3 x screen_runs`` runs of the same
+   short work. The best third of each scheme (at most ``Budget.finalists``) go on.
+4. *Full length* (the finalists): ``Budget.full_runs`` runs of the whole work W. Each scheme's best is then
+   tried at Daly's interval from its own full-length runs x the factors (short runs see too few of a
+   reliable layout's rare interruptions to place a long interval), and the best of these is its answer,
+   reported from the same runs by ``whole_run_ttt`` (exact sums, the mean's standard error).
+5. *Chosen*: the best of all schemes, re-run with ``Budget.final_runs`` runs of W (its reported TTT, 95%
+   interval and quantiles).
+
+Common random numbers: every candidate's run i uses the same seed and run id, so it starts from the same
+failure clocks and draws its k-th event from the same stream: differences between candidates are not
+swamped by independent noise. The short runs (W/16 by default) are a cheap estimate of TTT/W for ranking
+only; every reported number comes from runs of the whole work. A pruned candidate is not proven worse:
+``search`` in the result says how many runs each stage spent (the budget) and what it kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ..model.cluster import Cluster, Sampling
+from ..model.repair import Repair
+from ..model.training import Training
+from .config import Policy
+from .runs import _daly, whole_run_ttt
+
+DEFAULT_MICROBATCHES = (1, 2, 4, 8)
+DEFAULT_RESTART_DEPTHS = (1.5, 2.0, 3.0)
+DEFAULT_TAU_FACTORS = (0.7, 1.0, 1.4)
+SEARCH_LANES = 8  # runs per kernel call: one compiled kernel per layout, whatever the stage's run count
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSpace:
+    """What the joint search compares: ``schemes`` (of spare, rep, none, elastic), r in ``redundancies``
+    (None: 2..``r_max``; rep: those dividing N), micro-batch counts ``microbatches`` (spare and elastic
+    rebalance), proactive-restart depths ``restart_depths`` (spare; never is always a candidate), repair
+    times ``repair_times`` (None: the cluster's), the interval factors around Daly's, and elastic's data
+    policy."""
+
+    schemes: tuple = ("spare", "rep", "elastic")
+    r_max: int = 6
+    redundancies: tuple | None = None
+    microbatches: tuple = DEFAULT_MICROBATCHES
+    restart_depths: tuple = DEFAULT_RESTART_DEPTHS
+    repair_times: tuple | None = None
+    tau_factors: tuple = DEFAULT_TAU_FACTORS
+    elastic_data: str = "rebalance"
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget:
+    """How many runs each stage spends (module docstring): ``screen_runs`` of ``W x screen_work`` per
+    candidate in the pilot and screen (3x as many at the interval stage), ``full_runs`` of W per finalist
+    (at most ``finalists`` per scheme), ``final_runs`` of W for the chosen configuration; each stage keeps
+    the best 1/``keep`` of each scheme."""
+
+    screen_runs: int = 8
+    screen_work: float = 1.0 / 16.0
+    keep: int = 3
+    finalists: int = 3
+    full_runs: int = 16
+    final_runs: int = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    scheme: str
+    redundancy: int
+    microbatches: int
+    restart_depth: float | None
+    repair_time_min: float | None
+
+    def layout(self) -> tuple:
+        return (self.scheme, self.redundancy, self.microbatches, self.repair_time_min)
+
+    def describe(self) -> dict:
+        return {"scheme": self.scheme, "r": self.redundancy, "microbatches": self.microbatches,
+                "restart_depth": self.restart_depth, "repair_time_min": self.repair_time_min}
+
+
+def candidates(cluster: Cluster, space: SearchSpace) -> list[Candidate]:
+    """Every candidate of ``space`` on ``cluster`` (the grid the search prunes)."""
+    from .policy import restart_depth_grid
+
+    n = cluster.groups
+    base_repair = None if cluster.repair is None else cluster.repair.repair_time_min
+    repairs = list(space.repair_times) if space.repair_times else [base_repair]
+    rs = list(space.redundancies) if space.redundancies else list(range(2, space.r_max + 1))
+    ms = sorted({int(m) for m in space.microbatches}) or [1]
+    out = []
+    for rep in repairs:
+        for scheme in space.schemes:
+            if scheme == "spare":
+                for r in [r for r in rs if 2 <= r < n]:
+                    for m in ms:
+                        for d in [None] + restart_depth_grid(r, m, space.restart_depths):
+                            out.append(Candidate("spare", r, m, d, rep))
+            elif scheme == "rep":
+                out += [Candidate("rep", r, 1, None, rep) for r in rs if r >= 2 and n % r == 0]
+            elif scheme == "elastic":
+                em = ms if space.elastic_data == "rebalance" else [1]
+                out += [Candidate("elastic", 1, m, None, rep) for m in em]
+            elif scheme == "none":
+                out.append(Candidate("none", 1, 1, None, rep))
+            else:
+                raise ValueError(f"schemes: unknown scheme {scheme!r}")
+    if not out:
+        raise ValueError("the search space is empty (no r fits N for the schemes asked)")
+    return out
+
+
+def _cluster_for(cluster: Cluster, cand: Candidate) -> Cluster:
+    scen = dataclasses.replace(cluster.scenario, microbatches=cand.microbatches)
+    rep = cluster.repair
+    if cand.repair_time_min != (None if rep is None else rep.repair_time_min):
+        rep = (Repair(cand.repair_time_min) if rep is None
+               else dataclasses.replace(rep, repair_time_min=cand.repair_time_min))
+    return dataclasses.replace(cluster, scenario=scen, repair=rep)
+
+
+def _policy(cand: Candidate, ages: str, elastic_data: str) -> Policy:
+    return Policy(cand.scheme, cand.redundancy, cand.restart_depth, ages,
+                  elastic_data if cand.scheme == "elastic" else "rebalance")
+
+
+def _runs(cluster, training, cand, tau, work_hours, runs, seed, ages, elastic_data) -> dict:
+    """Mean TTT, computing time and interruptions (minutes, per run) of ``runs`` runs, and each run's TTT."""
+    import numpy as np
+
+    from ..kernels.run import run_each
+    from ..model.runsetup import RunSetup
+
+    tr = dataclasses.replace(training, work_hours=work_hours)
+    pol = _policy(cand, ages, elastic_data)
+    setup = RunSetup.build(_cluster_for(cluster, cand), tr, pol.scheme, pol.redundancy, tau, pol.restart_depth,
+                           pol.ages, pol.elastic_data)
+    out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES))
+    mean = {k: float(np.mean(out[k], dtype=np.float64)) for k in ("ttt", "compute", "restarts")}
+    return {"ttt_min": mean["ttt"], "compute_mean": mean["compute"], "restarts_mean": mean["restarts"],
+            "ttt_each": out["ttt"]}
+
+
+def _pooled_daly(training: Training, res: dict, runs: int) -> float:
+    """Daly's interval for the mean computing time between interruptions over all ``runs`` runs pooled (half
+    an interruption added: a sample with none still bounds the rate), at most W."""
+    compute = res["compute_mean"] * runs
+    return min(_daly(training.ckpt_cost_min, compute / (res["restarts_mean"] * runs + 0.5)),
+               60.0 * training.work_hours)
+
+
+def _best_per_scheme(rows: list, keep: int, cap: int | None = None) -> list:
+    """The best ceil(k / keep) rows of each scheme (at most ``cap``), by mean TTT."""
+    out = []
+    for scheme in dict.fromkeys(r["cand"].scheme for r in rows):
+        mine = sorted((r for r in rows if r["cand"].scheme == scheme), key=lambda r: r["ttt_min"])
+        take = max(1, math.ceil(len(mine) / keep))
+        out += mine[: take if cap is None else min(take, cap)]
+    return out
+
+
+def joint_search(cluster: Cluster, training: Training, space: SearchSpace = SearchSpace(),
+                 budget: Budget = Budget(), seed: int = 0, ages: str = "kept", stages=None) -> dict:
+    """The best configuration per scheme (module docstring). Returns ``{"schemes": {scheme: report}, "chosen":
+    scheme, "search": {...}}``: each scheme's best as ``whole_run_ttt``'s report (``microbatches`` and
+    ``restart_depth`` included), the chosen one from ``budget.final_runs`` runs, and the budget spent per
+    stage. ``stages``: a ``stages.Stages`` for progress by stage (five stages)."""
+    w = training.work_hours
+    short = w * budget.screen_work
+    grid = candidates(cluster, space)
+    layouts = list(dict.fromkeys(c.layout() for c in grid))
+    log, spent = [], {"runs": 0, "run_hours": 0.0}
+
+    def note(stage, rows, runs, hours, kept):
+        spent["runs"] += len(rows) * runs
+        spent["run_hours"] += len(rows) * runs * hours
+        log.append({"stage": stage, "candidates": len(rows), "runs_each": runs, "work_hours_each": hours,
+                    "kept": kept})
+
+    def say(text):
+        if stages is not None:
+            stages.stage(text)
+
+    # 1. pilot: Daly's interval per layout from its measured interruptions
+    say(f"search 1/5: pilot, {len(layouts)} layouts x {budget.screen_runs} runs of {short:,.4g} h")
+    tau_of, pilots = {}, []
+    for lay in layouts:
+        cand = Candidate(lay[0], lay[1], lay[2], None, lay[3])
+        model = cluster.model
+        tau0 = _daly(training.ckpt_cost_min, model.cluster_mtbf_min(cluster.groups) * max(1, cand.redundancy))
+        tau0 = min(tau0, 60.0 * short)
+        res = _runs(cluster, training, cand, tau0, short, budget.screen_runs, seed, ages, space.elastic_data)
+        tau_of[lay] = _pooled_daly(training, res, budget.screen_runs)
+        pilots.append({"cand": cand})
+    note("pilot", pilots, budget.screen_runs, short, len(layouts))
+
+    # 2. screen: every candidate at its layout's interval
+    say(f"search 2/5: screen, {len(grid)} candidates x {budget.screen_runs} runs of {short:,.4g} h")
+    rows = []
+    for cand in grid:
+        tau = tau_of[cand.layout()]
+        res = _runs(cluster, training, cand, tau, short, budget.screen_runs, seed, ages, space.elastic_data)
+        rows.append({"cand": cand, "tau": tau, "ttt_min": res["ttt_min"]})
+    kept = _best_per_scheme(rows, budget.keep)
+    note("screen", rows, budget.screen_runs, short, len(kept))
+    curves = _curves(rows, w / short)
+
+    # 3. the interval: each survivor at tau x factors
+    runs3 = 3 * budget.screen_runs
+    trial = [{"cand": r["cand"], "tau": min(r["tau"] * f, 60.0 * w)} for r in kept for f in space.tau_factors]
+    say(f"search 3/5: interval, {len(trial)} (candidate, tau) x {runs3} runs of {short:,.4g} h")
+    for r in trial:
+        r["ttt_min"] = _runs(cluster, training, r["cand"], r["tau"], short, runs3, seed, ages,
+                             space.elastic_data)["ttt_min"]
+    finalists = _best_per_scheme(trial, budget.keep, budget.finalists)
+    note("interval", trial, runs3, short, len(finalists))
+
+    # 4. full length: the finalists on the whole work
+    say(f"search 4/5: full length, {len(finalists)} finalists x {budget.full_runs} runs of {w:,.4g} h")
+    win = {}
+    for r in finalists:
+        r.update(_runs(cluster, training, r["cand"], r["tau"], w, budget.full_runs, seed, ages,
+                       space.elastic_data))
+        s = r["cand"].scheme
+        if s not in win or r["ttt_min"] < win[s]["ttt_min"]:
+            win[s] = r
+    note("full length", finalists, budget.full_runs, w, len(win))
+    # each scheme's best at Daly's interval from its own full-length runs (the short runs see too few of
+    # the rare interruptions of a reliable layout to place a long interval)
+    again = []
+    for s, r in list(win.items()):
+        daly = _pooled_daly(training, r, budget.full_runs)
+        for f in space.tau_factors:
+            tau = min(daly * f, 60.0 * w)
+            if abs(tau / r["tau"] - 1.0) < 0.05:
+                continue
+            row = {"cand": r["cand"], "tau": tau, **_runs(cluster, training, r["cand"], tau, w, budget.full_runs,
+                                                            seed, ages, space.elastic_data)}
+            again.append(row)
+            if row["ttt_min"] < win[s]["ttt_min"]:
+                win[s] = row
+    if again:
+        note("full-length interval", again, budget.full_runs, w, len(win))
+    # each scheme's best, reported from the same runs (the driver's exact sums, quantiles, slowdown)
+    best = {s: _report(cluster, training, r["cand"], r["tau"], budget.full_runs, seed, ages, space.elastic_data)
+            for s, r in win.items()}
+
+    # 5. the chosen configuration: more runs
+    chosen = min(best, key=lambda s: best[s]["mc_ttt_hours"])
+    top = best[chosen]
+    say(f"search 5/5: chosen {chosen} at r = {top['redundancy']}, m = {top.get('microbatches', 1)}: "
+        f"{budget.final_runs} runs of {w:,.4g} h")
+    if budget.final_runs != budget.full_runs:
+        cand = Candidate(chosen, top["redundancy"], top.get("microbatches", 1), top.get("restart_depth"),
+                         top.get("repair_time_min"))
+        best[chosen] = _report(cluster, training, cand, top["ckpt_interval_min"], budget.final_runs, seed, ages,
+                               space.elastic_data)
+        note("chosen", [None], budget.final_runs, w, 1)
+    order = [s for s in ("spare", "rep", "none", "elastic") if s in best]
+    return {"schemes": {s: best[s] for s in order}, "chosen": chosen, "curves": {s: curves[s] for s in order},
+            "search": {"stages": log, "candidates": len(grid), "layouts": len(layouts),
+                       "runs_total": spent["runs"], "run_hours_total": spent["run_hours"],
+                       "common_random_numbers": f"seed {seed}: run i of every candidate has run id i",
+                       "space": {"schemes": list(space.schemes), "r": sorted({c.redundancy for c in grid}),
+                                 "microbatches": sorted({c.microbatches for c in grid}),
+                                 "restart_depths": sorted({c.restart_depth for c in grid if c.restart_depth}),
+                                 "repair_times_min": sorted({c.repair_time_min for c in grid
+                                                             if c.repair_time_min is not None}),
+                                 "tau_factors": list(space.tau_factors)}}}
+
+
+def _curves(rows: list, scale: float) -> dict:
+    """Per scheme and r, the screen's best candidate: ``{r, microbatches, restart_depth, ckpt_interval_min,
+    ttt_hours}``, ``ttt_hours`` the short runs' TTT x ``scale`` (W / their work: a ranking estimate)."""
+    out = {}
+    for row in sorted(rows, key=lambda x: x["ttt_min"]):
+        c = row["cand"]
+        pts = out.setdefault(c.scheme, {})
+        if c.redundancy not in pts:
+            pts[c.redundancy] = {"r": c.redundancy, "microbatches": c.microbatches, "restart_depth": c.restart_depth,
+                                 "ckpt_interval_min": row["tau"], "ttt_hours": row["ttt_min"] / 60.0 * scale}
+    return {s: [pts[r] for r in sorted(pts)] for s, pts in out.items()}
+
+
+def _report(cluster, training, cand, tau, runs, seed, ages, elastic_data) -> dict:
+    """``whole_run_ttt``'s report of ``runs`` runs of the whole work (``microbatches`` and ``restart_depth``
+    always present)."""
+    rep = whole_run_ttt(_cluster_for(cluster, cand), dataclasses.replace(training, ckpt_interval_min=tau),
+                        _policy(cand, ages, elastic_data),
+                        Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES)).to_json()
+    rep.setdefault("microbatches", cand.microbatches)
+    rep.setdefault("restart_depth", cand.restart_depth)
+    rep.setdefault("repair_time_min", cand.repair_time_min)
+    return rep
