@@ -77,7 +77,7 @@ def test_config_takes_flag_names_as_keys(tmp_path, capsys):
     (["ttt", "--scheme", "none", "-r", "4"], "--scheme none"),
     (["optimize", "--epochs", "1000"], "--epochs"),
     (["optimize", "--pool-seed", "3"], "--pool-seed"),
-    (["optimize", "--repair-time", "30", "--microbatches", "1,2"], "--microbatches"),
+    (["plan", "--microbatches", "1,2"], "--microbatches"),  # a list is searched with repair only
     (["reorder", "-N", "10", "-r", "2", "--failed", "1", "--seed", "3"], "--seed"),
     (["wipeout", "--weibull-shape", "2"], "--weibull-shape"),
     (["wipeout", "--mtbf", "5", "--group-mtbf", "3000"], "--group-mtbf"),

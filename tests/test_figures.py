@@ -162,7 +162,7 @@ def _fake_plan(monkeypatch, **kw):
 
     monkeypatch.setattr(planmod, "_optimize", optimize)
     monkeypatch.setattr(planmod, "_monte_carlo", monte_carlo)
-    monkeypatch.setattr(planmod, "_failures_endured", lambda s, n, r: float(r - 1))
+    monkeypatch.setattr(planmod, "failures_endured", lambda s, n, r: float(r - 1))
     return planmod
 
 

@@ -358,7 +358,7 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         if search is None and restart_depth is not None:
             space = dataclasses.replace(space, restart_depths=(restart_depth,))
         searched = searched_rows(Cluster(n, model, dataclasses.replace(scen, microbatches=1), repair), cfg,
-                                 [x for x in chosen if x in whole_set], space, runs, seed, gpus, gpu_hour_price,
+                                 [x for x in chosen if x in whole_set], space, runs, seed, gpu_hour_price,
                                  stages)
         base = {"schemes": {}, "curves": dict(searched["curves"]),
                 "method": "whole training runs: joint search over r, m, D_max and tau (successive halving)"}

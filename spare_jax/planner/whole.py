@@ -33,15 +33,15 @@ def failures_endured(scheme: str, n: int, r: int) -> float:
     return float(mean) - 1.0
 
 
-def searched_rows(cluster, cfg, schemes, search, runs, seed, gpus, price, stages=None) -> dict:
+def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None) -> dict:
     """The rows of ``schemes`` (of spare, rep, none, elastic) from the joint search on whole training runs:
     ``search`` a ``ttt.search.SearchSpace`` without its schemes; the chosen configuration gets ``runs``
-    runs. Returns ``{"schemes": rows, "curves": ..., "search": the budget spent}``."""
+    runs; ``price`` per GPU-hour (the cluster's GPUs held for the whole run). Returns ``{"schemes": rows, "curves": ..., "search": the budget spent}``."""
     from ..ttt.search import Budget, joint_search
 
     space = dataclasses.replace(search, schemes=tuple(schemes), r_max=min(search.r_max, SEARCH_R_MAX))
     res = joint_search(cluster, cfg, space, Budget(final_runs=runs), seed, stages=stages)
-    rows = {}
+    rows, gpus = {}, cluster.gpus
     for s, rep in res["schemes"].items():
         t = rep["mc_ttt_hours"]
         restarts = rep["restarts_mean"]
