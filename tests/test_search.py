@@ -20,23 +20,25 @@ N = 8
 MODEL = FailureModel("exponential", 400.0 / N, float(N), 1.0)
 CLUSTER = Cluster(N, MODEL, Scenario(), Repair(30.0, "fixed"))
 CFG = TrainingConfig(8.0, 2.0, 10.0, "none", float(N))
-SPACE = SearchSpace(schemes=("spare", "rep", "elastic"), r_max=4, microbatches=(1, 2), restart_depths=(1.5,),
+SPACE = SearchSpace(schemes=("spare", "rep", "elastic"), r_max=3, microbatches=(1, 2), restart_depths=(1.5,),
                     tau_factors=(0.7, 1.0, 1.4))
 
 
 def test_the_grid_holds_every_combination_the_space_allows():
     grid = candidates(CLUSTER, SPACE)
     spare = [c for c in grid if c.scheme == "spare"]
-    # r = 2, 3, 4 x m = 1, 2 x D_max never or 1.5 (1.5 rounds up to a depth m can reach: 2.0 at m = 1, kept <= r)
-    assert {(c.redundancy, c.microbatches) for c in spare} == {(r, m) for r in (2, 3, 4) for m in (1, 2)}
+    # r = 2, 3 x m = 1, 2 x D_max never or 1.5 (1.5 rounds up to a depth m can reach: 2.0 at m = 1, kept <= r)
+    assert {(c.redundancy, c.microbatches) for c in spare} == {(r, m) for r in (2, 3) for m in (1, 2)}
     assert {c.restart_depth for c in spare if c.microbatches == 1} == {None, 2.0}
     assert {c.restart_depth for c in spare if c.microbatches == 2} == {None, 1.5}
-    assert sorted(c.redundancy for c in grid if c.scheme == "rep") == [2, 4]  # r divides N
+    assert sorted(c.redundancy for c in grid if c.scheme == "rep") == [2]  # r divides N
+    four = candidates(CLUSTER, dataclasses.replace(SPACE, schemes=("rep",), r_max=4))
+    assert [c.redundancy for c in four] == [2, 4]
     assert sorted(c.microbatches for c in grid if c.scheme == "elastic") == [1, 2]
     shrink = candidates(CLUSTER, dataclasses.replace(SPACE, schemes=("elastic",), elastic_data="shrink"))
     assert [c.microbatches for c in shrink] == [1]  # shrink does not split shards
     two = candidates(CLUSTER, dataclasses.replace(SPACE, schemes=("rep",), repair_times=(10.0, 60.0)))
-    assert sorted({c.repair_time_min for c in two}) == [10.0, 60.0] and len(two) == 4
+    assert sorted({c.repair_time_min for c in two}) == [10.0, 60.0] and len(two) == 2
     with pytest.raises(ValueError, match="empty"):
         candidates(Cluster(5, MODEL, Scenario(), Repair(30.0)), dataclasses.replace(SPACE, schemes=("rep",)))
 
