@@ -147,7 +147,6 @@ TOO_MANY_PARAMETERS = {
     ("ttt/policy.py", "optimize_policy"), ("ttt/policy.py", "search_restart_depth"),
     ("ttt/closed_form.py", "optimize_r_tau"),
     ("planner/plan.py", "plan"),
-    ("kernels/driver.py", "run_reduced"), ("kernels/driver.py", "run_chunked"),
 }
 
 

@@ -436,7 +436,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
     Results depend on (setup, count, seed) only."""
     from . import devsum
-    from .driver import as_uint32_key_words, run_reduced, select_devices
+    from .driver import Execution, Reduction, as_uint32_key_words, run_reduced, select_devices
 
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
@@ -455,12 +455,12 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
     params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
               "max_events": int(max_events)}
-    totals, info = run_reduced(per_trial, _reduce, _zeros, runs, chunk, width=width * 4,
-                               aux=aux, cache_key=("runs", static, int(max_events)),
-                               limb_keys=limb_keys, devices=sampling.devices,
-                               desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
-                               progress=sampling.progress, out_dir=sampling.out_dir, params=params,
-                               bytes_per_item=64)
+    totals, info = run_reduced(per_trial, Reduction(_reduce, _zeros, limb_keys), runs,
+                               Execution(width * 4, chunk, sampling.devices,
+                                         desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
+                                         progress=sampling.progress, out_dir=sampling.out_dir, params=params,
+                                         bytes_per_item=64),
+                               aux=aux, cache_key=("runs", static, int(max_events)))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
                          "the parameters are outside the range the model handles)")

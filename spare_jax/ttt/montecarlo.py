@@ -61,7 +61,7 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
     """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages); with ``job_rate``
     each epoch also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints
     cut there. ``microbatches`` m > 1 (``spare``): breakpoints per capacity level, ``EpochPool.depths``."""
-    from ..kernels.driver import as_uint32_key_words, run_chunked
+    from ..kernels.driver import Execution, as_uint32_key_words, run_chunked
     from ..model.failures import exponential_from_bits, times_from_bits, trial_bits
     from ..kernels.overhead import depth_thresholds
     from ..model.placement import make_placement
@@ -100,8 +100,8 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
         bps.append(np.asarray(host[1], np.float64))
         return {}
 
-    run_chunked(kernel, epochs, None, consume, width=n * max(r, 2), desc=f"epochs {scheme} N={n} r={r}",
-                progress=progress, bytes_per_item=8)
+    run_chunked(kernel, epochs, consume,
+                Execution(n * max(r, 2), desc=f"epochs {scheme} N={n} r={r}", progress=progress, bytes_per_item=8))
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
 

@@ -66,7 +66,7 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
     ``spare``, ``wipeout.scenario_wipeout_kernel`` otherwise). The same seed gives the same leading epochs
     whatever ``epochs`` is. The ring order applies to every scheme (``rep``'s replica sets are blocks of
     consecutive ring positions)."""
-    from ..kernels.driver import as_uint32_key_words, run_chunked
+    from ..kernels.driver import Execution, as_uint32_key_words, run_chunked
     from ..model.placement import make_placement
     from ..model.scenario import Scenario
 
@@ -88,8 +88,9 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
         bps.append(np.asarray(host[1], np.float64))
         return {}
 
-    run_chunked(lambda ids: fn(words, ids), int(epochs), None, consume, width=n * max(r, 2),
-                desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress, bytes_per_item=8)
+    run_chunked(lambda ids: fn(words, ids), int(epochs), consume,
+                Execution(n * max(r, 2), desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress,
+                          bytes_per_item=8))
     m = scenario.microbatches if scheme == "spare" and r > 1 else 1
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
