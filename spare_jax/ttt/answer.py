@@ -16,7 +16,8 @@ import types
 from ..model.cluster import Cluster, Sampling
 from ..model.training import Training
 from ..results import Report
-from .config import AGES, SCHEMES, Policy, check_ages, scheme_placement  # noqa: F401 (Policy: part of this API)
+from .config import (  # noqa: F401 (Policy, Space: part of this API)
+    AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
@@ -189,22 +190,6 @@ def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> No
                          f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
                          f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
                          f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
-
-
-@dataclasses.dataclass(frozen=True)
-class Space:
-    """What ``optimize`` searches: r up to ``r_max`` per scheme (rep: the divisors of N), with tau* for each;
-    the micro-batch counts and proactive-restart depths of the scheduling policies (SPARe only); ``epochs``
-    and ``seed`` of the epoch pools where no closed form applies (None: 20,000, or 2,000 with repair);
-    ``ages`` of the failure clocks at a restart; ``curves``: keep TTT(r) per scheme in the result."""
-
-    r_max: int = 20
-    microbatches: tuple = (1,)
-    restart_depths: tuple | None = None
-    epochs: int | None = None
-    seed: int = 0
-    ages: str = "kept"
-    curves: bool = False
 
 
 def optimize(cluster: Cluster, training: Training, space: Space = Space(), progress: bool = False) -> Report:
