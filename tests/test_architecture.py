@@ -143,9 +143,6 @@ MAX_PARAMETERS = 8
 TOO_MANY_PARAMETERS = {
     ("ttt/montecarlo.py", "simulate_ttt_runs"), ("ttt/montecarlo.py", "sample_epochs"),
     ("ttt/montecarlo.py", "sample_kept_chains"),
-    ("ttt/pool.py", "optimize_pool"), ("ttt/pool.py", "sample_repair_epochs"),
-    ("ttt/policy.py", "optimize_policy"), ("ttt/policy.py", "search_restart_depth"),
-    ("ttt/closed_form.py", "optimize_r_tau"),
     ("planner/plan.py", "plan"),
 }
 

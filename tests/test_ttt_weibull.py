@@ -11,6 +11,7 @@ from scipy.special import gammaln
 from spare_jax import theory, ttt
 from spare_jax.cli import main
 from spare_jax.kernels.depth import depth_host
+from spare_jax.model.cluster import Cluster
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 
@@ -183,10 +184,10 @@ def test_kept_refused_by_closed_form_and_optimize():
     with pytest.raises(ValueError, match="ages='kept'"):
         ttt.epoch_profile("spare", 60, 3, weib(0.7))
     with pytest.raises(ValueError, match="renewed"):
-        ttt.optimize_r_tau(60, 3, weib(0.7))
+        ttt.optimize_r_tau(Cluster(60, weib(0.7)), space=ttt.Space(r_max=3))
     with pytest.raises(ValueError, match="ages"):
         ttt.epoch_profile("spare", 60, 3, ages="young")
-    res = ttt.optimize_r_tau(60, 2, weib(0.7), ages="renewed", schemes=("spare",))
+    res = ttt.optimize_r_tau(Cluster(60, weib(0.7)), space=ttt.Space(r_max=2, ages="renewed"), schemes=("spare",))
     assert res["ages"] == "renewed" and res["schemes"]["spare"]["ttt_hours"] > 0
 
 
@@ -249,6 +250,6 @@ def test_rep_needs_r_dividing_n(capsys):
     assert main(["ttt", "--scheme", "rep", "-N", "10", "-r", "3", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "r=3, N=10" in err[0]
-    res = ttt.optimize_r_tau(12, 5, schemes=("rep",))
+    res = ttt.optimize_r_tau(Cluster(12), space=ttt.Space(r_max=5), schemes=("rep",))
     assert res["schemes"]["rep"]["r_searched"] == [1, 2, 3, 4]
     assert "1, 2, 3, 4" in res["rep_r_searched"]

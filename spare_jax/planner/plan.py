@@ -168,10 +168,19 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
     return dataclasses.replace(scenario, **changes) if changes else scenario
 
 
+def _cluster(n, model, scenario):
+    """The library's ``Cluster`` of the plan's N groups (``scenario`` None: the §1 model)."""
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+
+    return Cluster(n, model, Scenario() if scenario is None else scenario)
+
+
 def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
     from .. import ttt
 
-    return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
+    return ttt.optimize_r_tau(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed),
+                              progress=progress)
 
 
 def _screen_with_repair(n, r_max, model, cfg, scenario, repair, restart_depth, seed, schemes=SCHEMES):
@@ -375,8 +384,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
         if "none" in chosen and "none" not in whole_set:
             from .. import ttt
 
-            alone = ttt.optimize_r_tau(n, r_max, model, cfg, schemes=("none",), scenario=scenario, epochs=epochs,
-                                       seed=seed, progress=progress)
+            alone = ttt.optimize_r_tau(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed),
+                                       ("none",), progress)
             base["schemes"]["none"], base["curves"]["none"] = alone["schemes"]["none"], alone["curves"]["none"]
     else:
         base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)

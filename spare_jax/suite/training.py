@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from .. import plotting, theory
-from ..model.cluster import Sampling
+from ..model.cluster import Cluster, Sampling
 from .common import _log, dataclasses_replace
 
 
@@ -168,7 +168,7 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
     cfg = cfg or ttt.TrainingConfig()
     rows = []
     for n in groups:
-        res = ttt.optimize_r_tau(n, min(r_max, n), model, cfg, schemes=("spare", "rep"), progress=progress)
+        res = ttt.optimize_r_tau(Cluster(n, model), cfg, ttt.Space(min(r_max, n)), ("spare", "rep"), progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         rows.append({"groups": n, "gpus": n * model.gpus_per_group, "r_star_spare": sp["r_star"],
                      "r_star_rep": rp["r_star"], "paper_r_star": math.log2(n) + 0.833,

@@ -154,9 +154,9 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     n, scenario = cluster.groups, cluster.scenario
     scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
     grid = None
-    if not scenario.needs_kernel:
-        renewed = optimize_r_tau(n, space.r_max, cluster.model, training, ages="renewed",
-                                 job_rate=scenario.job_rate_per_min(n, cluster.model.group_mtbf_min))
+    if not scenario.needs_kernel:  # (one micro-batch: the renewed model's r* of whole shards centres the window)
+        renewed = optimize_r_tau(dataclasses.replace(cluster, scenario=dataclasses.replace(scenario, microbatches=1)),
+                                 training, dataclasses.replace(space, ages="renewed"))
         grid = {}
         for s, e in renewed["schemes"].items():
             lo, hi = max(1, int(e["r_star"]) - 2), min(space.r_max, int(e["r_star"]) + 2)
@@ -199,7 +199,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     ``spare-jax optimize --json`` prints."""
     from .closed_form import optimize_r_tau
 
-    model, scenario, repair, groups = cluster.model, cluster.scenario, cluster.repair, cluster.groups
+    model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
     if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
                                or scenario.microbatches > 1 or model.distribution != "exponential"
                                or repair.spares is not None):
@@ -221,8 +221,8 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
         from .pool import optimize_pool
 
-        res = optimize_pool(groups, space.r_max, model, training, scenario, epochs=space.epochs or 2000,
-                            seed=space.seed, progress=progress, repair=repair)
+        res = optimize_pool(cluster, training, dataclasses.replace(space, epochs=space.epochs or 2000),
+                            progress=progress)
         res["approximation"] = "work rate W/U constant within an epoch (see docs/repair.md)"
         if not space.curves:
             res.pop("curves")
@@ -231,14 +231,11 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     if len(ms) > 1 or space.restart_depths is not None:
         from .policy import optimize_policy
 
-        res = optimize_policy(groups, space.r_max, model, training, scenario, ms,
-                              None if space.restart_depths is None else list(space.restart_depths),
-                              epochs=space.epochs or 20_000, seed=space.seed, ages=space.ages, progress=progress)
+        res = optimize_policy(cluster, training, space, progress)
         if not space.curves:
             res["policy"].pop("restart_curves", None)
     else:
-        res = optimize_r_tau(groups, space.r_max, model, training, progress=progress, ages=space.ages,
-                             scenario=scenario, epochs=space.epochs, seed=space.seed)
+        res = optimize_r_tau(cluster, training, space, progress=progress)
     if not scenario.is_default:
         res.setdefault("scenario", scenario.describe())
     if not space.curves:
