@@ -37,8 +37,8 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
             need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses_replace(cfg, ckpt_cost_min=min(ckpt_costs)),
                                      sampling.count, rate)
             do_mc = mc_rs is None or r in mc_rs or scheme == "none"
-            pool = ttt.sample_epochs(scheme, groups, r, need, seed=sampling.seed, model=model,
-                                     progress=sampling.progress) if do_mc else None
+            pool = ttt.sample_epochs(Cluster(groups, model), scheme, r,
+                                     dataclasses_replace(sampling, count=need)) if do_mc else None
             for c in ckpt_costs:
                 cfg_c = dataclasses_replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)

@@ -83,9 +83,8 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs_needed(prof.mean_uptime_min, cfg, runs, rate_guess),
                        prof, th)
     t0 = time.perf_counter()
-    mc, pool = simulate_ttt_runs(policy.scheme, groups, r, runs, tau, cfg, model, gpus, sampling.seed,
-                                     policy.ages, prof.mean_uptime_min, rate_guess, progress=sampling.progress,
-                                     job_rate=job_rate, scenario=scenario, restart_depth=policy.restart_depth)
+    mc, pool = simulate_ttt_runs(cluster, cfg, dataclasses.replace(policy, redundancy=r), sampling, tau,
+                                 prof.mean_uptime_min, rate_guess)
     half = 1.96 * mc["ttt_stderr_hours"]
     out = {
         "scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind,
