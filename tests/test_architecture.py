@@ -141,13 +141,7 @@ MAX_PARAMETERS = 8
 # public functions still above MAX_PARAMETERS (being reworked); a function leaves the list when it drops to 8 or
 # fewer (the list can only shrink), and nothing joins it
 TOO_MANY_PARAMETERS = {
-    ("ttt/montecarlo.py", "simulate_ttt_runs"), ("ttt/montecarlo.py", "sample_epochs"),
-    ("ttt/montecarlo.py", "sample_kept_chains"),
-    ("ttt/pool.py", "optimize_pool"), ("ttt/pool.py", "sample_repair_epochs"),
-    ("ttt/policy.py", "optimize_policy"), ("ttt/policy.py", "search_restart_depth"),
-    ("ttt/closed_form.py", "optimize_r_tau"),
     ("planner/plan.py", "plan"),
-    ("kernels/driver.py", "run_reduced"), ("kernels/driver.py", "run_chunked"),
 }
 
 

@@ -139,15 +139,17 @@ def test_mtbf_sensitivity_by_time_scaling_equals_the_scaled_model():
     """MTBF x f (every failure clock, job-wide included) = R, C, W / f in a time unit f times longer."""
     from spare_jax import ttt
     from spare_jax.planner.plan import _model
+    from spare_jax.model.cluster import Cluster
     from spare_jax.model.scenario import Scenario
 
     model = _model(1536, 96, 300.0)
     cfg = ttt.TrainingConfig(100.0, 5.0, 60.0, "none", 1536.0)
     sc = Scenario(job_mtbf_min=200.0)
     f = 2.0
-    direct = ttt.optimize_r_tau(16, 3, dataclasses.replace(model, system_mtbf_min=model.system_mtbf_min * f), cfg,
-                          schemes=("spare",), scenario=_scaled_scenario(sc, mtbf_factor=f))
-    scaled = ttt.optimize_r_tau(16, 3, model, _time_scaled(cfg, f), schemes=("spare",), scenario=sc)
+    scaled_model = dataclasses.replace(model, system_mtbf_min=model.system_mtbf_min * f)
+    direct = ttt.optimize_r_tau(Cluster(16, scaled_model, _scaled_scenario(sc, mtbf_factor=f)), cfg, ttt.Space(r_max=3),
+                                schemes=("spare",))
+    scaled = ttt.optimize_r_tau(Cluster(16, model, sc), _time_scaled(cfg, f), ttt.Space(r_max=3), schemes=("spare",))
     assert direct["schemes"]["spare"]["r_star"] == scaled["schemes"]["spare"]["r_star"]
     assert direct["schemes"]["spare"]["ttt_hours"] == pytest.approx(f * scaled["schemes"]["spare"]["ttt_hours"],
                                                                     rel=1e-3)

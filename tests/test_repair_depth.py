@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from reference_repair_depth import simulate_depth_epochs, simulate_training_runs
-from spare_jax.model.cluster import Sampling
+from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.kernels.overhead import simulate_overhead
 from spare_jax.model.placement import make_placement
@@ -75,7 +75,7 @@ def test_ttt_with_repair_matches_brute_force_runs():
     n, r, tau = 8, 3, 20.0
     cfg = TrainingConfig(work_hours=10.0, ckpt_cost_min=2.0, restart_min=10.0)
     model = model_with_group_mtbf(100.0)
-    pool = sample_repair_epochs("spare", n, r, 8000, 3, model, repair=Repair(30.0, "exp"))
+    pool = sample_repair_epochs(Cluster(n, model, repair=Repair(30.0, "exp")), "spare", r, Sampling(8000, 3))
     mc = simulate_ttt(pool, tau, cfg, gpus=600_000.0)
     walls = simulate_training_runs(n, r, 400, 5, tau, 2.0, 10.0, 600.0, mtbf=100.0, repair_mean=30.0, law="exp")
     ref, ref_se = walls.mean() / 60, walls.std(ddof=1) / math.sqrt(walls.size) / 60

@@ -12,7 +12,7 @@ import pytest
 
 import reference_scenario as ref
 from spare_jax import theory
-from spare_jax.model.cluster import Sampling
+from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import (
@@ -359,7 +359,8 @@ def test_ttt_spare_with_job_wide_failures_closed_form_vs_mc_and_uptime():
     assert prof.mean_uptime_min == pytest.approx(up, rel=2e-3)
     tau = ttt.best_tau_grid(prof, cfg)[0]
     th = ttt.ttt_theory(prof, tau, cfg)["ttt_hours"]
-    mc, pool = ttt.simulate_ttt_runs("spare", n, r, 60, tau, cfg, MODEL, seed=4, job_rate=mu)
+    mc, pool = ttt.simulate_ttt_runs(Cluster(n, MODEL, Scenario(job_mtbf_min=1 / mu)), cfg, ttt.Policy("spare", r),
+                                     Sampling(60, seed=4), tau)
     assert abs(pool.uptime.mean() - up) < 4 * pool.uptime.std() / math.sqrt(pool.uptime.size)
     assert abs(mc["ttt_hours"] - th) < 4 * mc["ttt_stderr_hours"] + 0.01 * th  # the closed form is a ratio
     plain = ttt.ttt_theory(ttt.epoch_profile("spare", n, r, MODEL), tau, cfg)["ttt_hours"]
@@ -496,7 +497,7 @@ def test_scenario_ttt_runs_agree_with_the_renewal_estimate_and_the_limits():
     pilot = sample_scenario_epochs("spare", n, r, 20_000, seed=1, model=MODEL, scenario=sc)
     tau = best_tau_pool(pilot, cfg)[0]
     est = pool_theory(pilot, tau, cfg)
-    mc, pool = ttt.simulate_ttt_runs("spare", n, r, 80, tau, cfg, MODEL, seed=1, scenario=sc,
+    mc, pool = ttt.simulate_ttt_runs(Cluster(n, MODEL, sc), cfg, ttt.Policy("spare", r), Sampling(80, seed=1), tau,
                                      uptime_guess_min=est["mean_uptime_min"])
     assert mc["runs"] == 80 and np.array_equal(pool.uptime[:1000], pilot.uptime[:1000])  # same leading epochs
     assert abs(mc["ttt_hours"] - est["ttt_hours"]) < 4 * math.hypot(mc["ttt_stderr_hours"], est["ttt_stderr_hours"]) \

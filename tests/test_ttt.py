@@ -7,6 +7,7 @@ import pytest
 
 from spare_jax import ttt
 from spare_jax.cli import main
+from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 
 
@@ -49,7 +50,8 @@ def test_mc_agrees_with_closed_form_within_3_percent(scheme, r):
     th = ttt.ttt_theory(prof, tau, cfg)
     rate = 1 / r if scheme == "rep" else (1.0 if scheme == "none" else 0.4)
     runs = 12 if scheme == "none" else 60
-    pool = ttt.sample_epochs(scheme, 600, r, ttt.epochs_needed(prof.mean_uptime_min, cfg, runs, rate), seed=3)
+    pool = ttt.sample_epochs(Cluster(600), scheme, r,
+                             Sampling(ttt.epochs_needed(prof.mean_uptime_min, cfg, runs, rate), seed=3))
     mc = ttt.simulate_ttt(pool, tau, cfg)
     gap = abs(th["ttt_hours"] / mc["ttt_hours"] - 1)
     assert gap < 0.03 or abs(th["ttt_hours"] - mc["ttt_hours"]) < 4 * mc["ttt_stderr_hours"], (th, mc)
@@ -64,7 +66,7 @@ def test_optax_tau_matches_grid_and_mc_best():
     assert opt["ckpt_interval_min"] == pytest.approx(grid_tau, rel=0.03)
     assert opt["ttt_hours"] * 60 == pytest.approx(grid_ttt, rel=1e-4)
     # the MC's optimum over a tau grid (common random numbers) is flat around the optax tau
-    pool = ttt.sample_epochs("spare", 200, 6, 6000, seed=1)
+    pool = ttt.sample_epochs(Cluster(200), "spare", 6, Sampling(6000, seed=1))
     taus = opt["ckpt_interval_min"] * np.array([0.5, 0.8, 1.0, 1.25, 2.0])
     mcs = [ttt.simulate_ttt(pool, t, cfg) for t in taus]
     best = int(np.argmin([m["ttt_hours"] for m in mcs]))

@@ -11,6 +11,7 @@ from scipy.special import gammaln
 from spare_jax import theory, ttt
 from spare_jax.cli import main
 from spare_jax.kernels.depth import depth_host
+from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 
@@ -86,7 +87,7 @@ def test_renewed_weibull_k1_is_exponential_and_n600_values():
 def test_renewed_closed_form_against_mc():
     model = weib(0.7)
     prof = ttt.epoch_profile("spare", 60, 3, model, ages="renewed")
-    pool = ttt.sample_epochs("spare", 60, 3, 20000, seed=2, model=model, ages="renewed")
+    pool = ttt.sample_epochs(Cluster(60, model), "spare", 3, Sampling(20000, seed=2), ages="renewed")
     se = pool.uptime.std(ddof=1) / math.sqrt(pool.uptime.size)
     assert abs(pool.uptime.mean() - prof.mean_uptime_min) < 4 * se
     th = theory.renewed_uptime_and_work("stacked", 60, 3, model)
@@ -99,8 +100,8 @@ def test_renewed_weibull_ttt_closed_form_against_mc():
     prof = ttt.epoch_profile("spare", 100, 4, model, ages="renewed")
     tau = ttt.best_tau_grid(prof, cfg)[0]
     th = ttt.ttt_theory(prof, tau, cfg)
-    mc, _ = ttt.simulate_ttt_runs("spare", 100, 4, 40, tau, cfg, model, seed=1, ages="renewed",
-                                  uptime_guess_min=prof.mean_uptime_min)
+    mc, _ = ttt.simulate_ttt_runs(Cluster(100, model), cfg, ttt.Policy("spare", 4, ages="renewed"),
+                                  Sampling(40, seed=1), tau, uptime_guess_min=prof.mean_uptime_min)
     assert mc["runs"] == 40
     gap = abs(th["ttt_hours"] - mc["ttt_hours"])
     assert gap < 0.02 * mc["ttt_hours"] or gap < 4 * mc["ttt_stderr_hours"], (th, mc)
@@ -129,13 +130,14 @@ def test_kept_chain_exponential_is_memoryless_and_chunk_independent():
     # exponential (and Weibull k = 1) with kept ages: the i.i.d. law, whatever the ages
     th = theory.expected_uptime(theory.survival_exact("stacked", 60, 3), 60, FailureModel().group_rate_per_min)
     for model in (FailureModel(), weib(1.0)):
-        pool = ttt.sample_kept_chains("spare", 60, 3, 64, 40, seed=4, model=model, burn_in=5, chunk=64)
+        pool = ttt.sample_kept_chains(Cluster(60, model), "spare", 3, Sampling(64, seed=4, chunk_size=64), 40,
+                                      burn_in=5)
         u = pool.uptime.reshape(64, 40)
         se = u.mean(axis=1).std(ddof=1) / 8
         assert abs(u.mean() - th) < 4 * se
-    a = ttt.sample_kept_chains("spare", 60, 4, 5, 12, seed=7, model=weib(0.7), burn_in=3, chunk=2)
-    b = ttt.sample_kept_chains("spare", 60, 4, 5, 12, seed=7, model=weib(0.7), burn_in=3, chunk=64)
-    c = ttt.sample_kept_chains("spare", 60, 4, 5, 15, seed=7, model=weib(0.7), burn_in=0)
+    a = ttt.sample_kept_chains(Cluster(60, weib(0.7)), "spare", 4, Sampling(5, seed=7, chunk_size=2), 12, burn_in=3)
+    b = ttt.sample_kept_chains(Cluster(60, weib(0.7)), "spare", 4, Sampling(5, seed=7, chunk_size=64), 12, burn_in=3)
+    c = ttt.sample_kept_chains(Cluster(60, weib(0.7)), "spare", 4, Sampling(5, seed=7), 15, burn_in=0)
     np.testing.assert_array_equal(a.uptime, b.uptime)
     np.testing.assert_array_equal(a.breakpoints, b.breakpoints)
     # the burn-in is the chain's first epochs: dropping 3 of 15 gives the same 12 (bits depend on (seed, chain, epoch))
@@ -164,7 +166,7 @@ def test_kept_chain_against_numpy_chain(k):
     model = weib(k)
     n, r, chains, burn, epochs = 12, 2, 400, 30, 40
     ref = _numpy_kept_chain("stacked", n, r, model, chains, burn + epochs, seed=5)[:, burn:]
-    pool = ttt.sample_kept_chains("spare", n, r, chains, epochs, seed=5, model=model, burn_in=burn)
+    pool = ttt.sample_kept_chains(Cluster(n, model), "spare", r, Sampling(chains, seed=5), epochs, burn_in=burn)
     got = pool.uptime.reshape(chains, epochs)
     se = math.hypot(ref.mean(axis=1).std(ddof=1), got.mean(axis=1).std(ddof=1)) / math.sqrt(chains)
     assert abs(got.mean() - ref.mean()) < 4 * se
@@ -175,7 +177,7 @@ def test_kept_chain_against_numpy_chain(k):
 
 def test_kept_ages_n600_direction():
     for k, lo, hi in ((0.7, 1200.0, 1450.0), (1.5, 1150.0, 1380.0)):
-        pool = ttt.sample_kept_chains("spare", 600, 6, 8, 20, seed=0, model=weib(k), burn_in=30)
+        pool = ttt.sample_kept_chains(Cluster(600, weib(k)), "spare", 6, Sampling(8, seed=0), 20, burn_in=30)
         assert lo < pool.uptime.mean() < hi, (k, pool.uptime.mean())
 
 
@@ -183,10 +185,10 @@ def test_kept_refused_by_closed_form_and_optimize():
     with pytest.raises(ValueError, match="ages='kept'"):
         ttt.epoch_profile("spare", 60, 3, weib(0.7))
     with pytest.raises(ValueError, match="renewed"):
-        ttt.optimize_r_tau(60, 3, weib(0.7))
+        ttt.optimize_r_tau(Cluster(60, weib(0.7)), space=ttt.Space(r_max=3))
     with pytest.raises(ValueError, match="ages"):
         ttt.epoch_profile("spare", 60, 3, ages="young")
-    res = ttt.optimize_r_tau(60, 2, weib(0.7), ages="renewed", schemes=("spare",))
+    res = ttt.optimize_r_tau(Cluster(60, weib(0.7)), space=ttt.Space(r_max=2, ages="renewed"), schemes=("spare",))
     assert res["ages"] == "renewed" and res["schemes"]["spare"]["ttt_hours"] > 0
 
 
@@ -249,6 +251,6 @@ def test_rep_needs_r_dividing_n(capsys):
     assert main(["ttt", "--scheme", "rep", "-N", "10", "-r", "3", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "r=3, N=10" in err[0]
-    res = ttt.optimize_r_tau(12, 5, schemes=("rep",))
+    res = ttt.optimize_r_tau(Cluster(12), space=ttt.Space(r_max=5), schemes=("rep",))
     assert res["schemes"]["rep"]["r_searched"] == [1, 2, 3, 4]
     assert "1, 2, 3, 4" in res["rep_r_searched"]

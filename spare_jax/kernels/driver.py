@@ -13,6 +13,7 @@ Kernels map a vector of trial ids to per-trial results. The driver
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -298,17 +299,39 @@ def _devices_and_chunk(devices, chunk_size, trials, width: int, bytes_per_item: 
     return devs, ndev, chunk_size, jax.sharding.Mesh(np.array(devs), ("trials",))
 
 
-def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: Callable, *, width: int,
-                devices=None, desc: str = "trials", progress: bool = True, out_dir: str | None = None,
-                params: dict | None = None, bytes_per_item: int = 16) -> dict:
-    """Run ``kernel(trial_ids) -> pytree of per-trial arrays`` over ``trials`` ids in chunks.
+@dataclasses.dataclass(frozen=True)
+class Execution:
+    """How the driver runs a kernel over its trials; it never changes a number of the result.
+
+    ``width`` x ``bytes_per_item``: the bytes one trial takes on the device (they size the default chunk and
+    the memory check); ``chunk_size`` trials per chunk (None: ``auto_chunk``); the first ``devices`` JAX
+    devices (None: all); a progress bar named ``desc`` when ``progress``; ``out_dir`` to resume an
+    interrupted run, where ``params`` (the run's parameters) are recorded and checked on resume; and, for
+    ``run_reduced``, ``block_trials`` trials per dispatched block (None: blocks grow adaptively)."""
+
+    width: int
+    chunk_size: int | None = None
+    devices: int | None = None
+    desc: str = "trials"
+    progress: bool = True
+    out_dir: str | None = None
+    params: dict | None = None
+    bytes_per_item: int = 16
+    block_trials: int | None = None
+
+
+def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Execution) -> dict:
+    """Run ``kernel(trial_ids) -> pytree of per-trial arrays`` over ``trials`` ids in chunks, as ``execution``
+    says (its chunk size, devices, progress bar and resumable ``out_dir``; ``block_trials`` is not read).
 
     ``consume(index, host_arrays)`` receives each chunk's per-trial results (already cut to the valid
     trials) as numpy arrays; it must return a dict of numpy arrays (the chunk's sufficient statistics) that
     is handed back to it unchanged on resume (``consume(index, None, saved=stats)``).
     Returns a dict with ``chunk_size``, ``devices``, ``chunks``, ``resumed_chunks``.
     """
-    devs, ndev, chunk_size, mesh = _devices_and_chunk(devices, chunk_size, trials, width, bytes_per_item)
+    ex = execution
+    out_dir, params = ex.out_dir, ex.params
+    devs, ndev, chunk_size, mesh = _devices_and_chunk(ex.devices, ex.chunk_size, trials, ex.width, ex.bytes_per_item)
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
     if out_dir and jax.process_count() > 1:
@@ -317,7 +340,7 @@ def run_chunked(kernel: Callable, trials: int, chunk_size: int | None, consume: 
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
-    bar = Progress(trials, desc, enabled=progress)
+    bar = Progress(trials, ex.desc, enabled=ex.progress)
     resumed = 0
     try:
         for index in range(n_chunks):
@@ -559,18 +582,28 @@ def _host_value(array) -> np.ndarray:
 _BLOCK_FNS: dict = {}
 
 
-def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: int, chunk_size: int | None, *,
-                width: int, aux=None, cache_key=None, limb_keys=(), devices=None, desc: str = "trials", progress: bool = True,
-                out_dir: str | None = None, params: dict | None = None, bytes_per_item: int = 16,
-                block_trials: int | None = None, count_bound: int = 1) -> tuple[dict, dict]:
-    """Run ``per_trial(aux, trial_ids) -> pytree`` over ``trials`` ids with the reduction on the device.
+@dataclasses.dataclass(frozen=True)
+class Reduction:
+    """What ``run_reduced`` accumulates on the device. ``reduce(out, valid) -> dict of int32/uint32 arrays``
+    gives a sub-chunk's statistics (counts of the ``valid`` trials, and exact sums as limbs — ``devsum``) and
+    ``zeros()`` the empty statistics; keys in ``limb_keys`` are limb vectors (added with carries), the others
+    plain int32 counts; ``count_bound`` is the most one trial adds to any int32 count (blocks stay below
+    ``2^31 / count_bound`` trials so that no count overflows)."""
+
+    reduce: Callable
+    zeros: Callable
+    limb_keys: tuple = ()
+    count_bound: int = 1
+
+
+def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, execution: Execution, *, aux=None,
+                cache_key=None) -> tuple[dict, dict]:
+    """Run ``per_trial(aux, trial_ids) -> pytree`` over ``trials`` ids with the reduction on the device, as
+    ``execution`` says (chunk size, devices, progress bar, resumable ``out_dir`` and ``block_trials``).
 
     ``aux`` (a pytree of arrays, e.g. the seed words) is passed to every call, replicated; with a hashable
-    ``cache_key`` that determines ``per_trial``, ``reduce`` and ``zeros``, the compiled block is reused
-    across calls.
-    ``reduce(out, valid) -> dict of int32/uint32 arrays`` gives a sub-chunk's statistics (counts of the
-    ``valid`` trials, and exact sums as limbs — ``devsum``) and ``zeros()`` the empty statistics; keys in
-    ``limb_keys`` are limb vectors (added with carries), the others plain int32 counts. Blocks of sub-chunks
+    ``cache_key`` that determines ``per_trial`` and the ``reduction``, the compiled block is reused across
+    calls. ``reduction`` (``Reduction``) gives each sub-chunk's statistics and how they add. Blocks of sub-chunks
     are dispatched asynchronously (the next one is queued before the previous one is read back), and the
     host adds each block's statistics in Python integers. Returns ``(totals, info)``: ``totals[key]`` is a
     Python int (limbs) or a list of ints (counts); ``info`` has ``chunk_size``, ``devices``, ``chunks``,
@@ -587,13 +620,14 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
     the same final statistics (integers: exact). With several processes, process 0 keeps the state file in
     its ``out_dir`` (which may be local to its host) and sends the resumed state to the others; every
     process first checks that all were started with the same parameters (``IncompleteRun`` otherwise).
-    ``count_bound`` is the most one trial adds to any int32 count: blocks stay below ``2^31 / count_bound``
-    trials so that no count overflows.
     """
     from . import devsum, multiproc
 
-    devs, ndev, chunk_size, mesh = _devices_and_chunk(devices, chunk_size, trials, width, bytes_per_item)
-    limb_keys = frozenset(limb_keys)
+    ex = execution
+    out_dir, params, block_trials = ex.out_dir, ex.params, ex.block_trials
+    reduce, zeros, count_bound = reduction.reduce, reduction.zeros, reduction.count_bound
+    devs, ndev, chunk_size, mesh = _devices_and_chunk(ex.devices, ex.chunk_size, trials, ex.width, ex.bytes_per_item)
+    limb_keys = frozenset(reduction.limb_keys)
 
     def merge(a, b):
         return {k: devsum.merge(a[k], b[k]) if k in limb_keys else a[k] + b[k] for k in a}
@@ -635,7 +669,7 @@ def run_reduced(per_trial: Callable, reduce: Callable, zeros: Callable, trials: 
             totals = {k: totals[k] + host[k] if k in limb_keys else [a + b for a, b in zip(totals[k], host[k])]
                       for k in totals}
 
-    bar = Progress(trials, desc, enabled=progress)
+    bar = Progress(trials, ex.desc, enabled=ex.progress)
     try:
         loaded = state.load() if state is not None else None
         if coord is not None and out_dir:

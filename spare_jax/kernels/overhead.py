@@ -28,7 +28,7 @@ import numpy as np
 
 
 from . import devsum
-from .driver import ExactSum, as_uint32_key_words, run_reduced
+from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
 from ..model.placement import Placement, _check_int
@@ -425,13 +425,15 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
               **({} if scenario.is_default else {"scenario": repr(scenario)}),
               **({} if m == 1 else {"microbatches": m})}
     limb_keys = tuple(f"{name}_{part}" for name in _RATIOS for part in _RATIO_PARTS)
-    totals, info = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]), _reduce_overhead(levels, sampled),
-                            _zeros_overhead(levels), trials, sampling.chunk_size,
-                            width=n * r, aux=(words, harmonic), limb_keys=limb_keys,
-                            cache_key=("overhead", placement, model, None if scenario.is_default else scenario, m),
-                            devices=sampling.devices, desc=f"overhead N={n} r={r}" + (f" m={m}" if m > 1 else ""),
-                            progress=sampling.progress, out_dir=sampling.out_dir,
-                            params=params, bytes_per_item=8, count_bound=n)
+    totals, info = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]),
+                               Reduction(_reduce_overhead(levels, sampled), _zeros_overhead(levels), limb_keys,
+                                         count_bound=n), trials,
+                               Execution(n * r, sampling.chunk_size, sampling.devices,
+                                         desc=f"overhead N={n} r={r}" + (f" m={m}" if m > 1 else ""),
+                                         progress=sampling.progress, out_dir=sampling.out_dir, params=params,
+                                         bytes_per_item=8),
+                               aux=(words, harmonic),
+                               cache_key=("overhead", placement, model, None if scenario.is_default else scenario, m))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
                          "the parameters are outside the range the model handles)")

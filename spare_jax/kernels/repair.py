@@ -57,7 +57,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import devsum
-from .driver import ExactSum, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced
+from .driver import (
+    Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
 from ..model.failures import (
     FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key, threefry2x32, trial_bits)
 from ..model.cluster import Sampling
@@ -477,14 +478,14 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
               "repair": repr(repair), "max_events": max_events,
               **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
     zeros = _zeros_repair(track_depth)
-    totals, info = run_reduced(lambda words, ids: fn(words, ids), _reduce_repair(track_depth), zeros, trials,
-                               chunk_size, width=n, aux=words,
-                               cache_key=("repair", placement.kind, placement.stack.tobytes(), model, scenario,
-                                          repair, max_events, track_depth, max_time),
-                               limb_keys=tuple(k for k in zeros() if k not in _COUNT_KEYS),
-                               devices=sampling.devices, desc=f"repair N={n} r={placement.redundancy}",
-                               progress=sampling.progress, out_dir=sampling.out_dir, params=params,
-                               bytes_per_item=4)
+    totals, info = run_reduced(lambda words, ids: fn(words, ids),
+                               Reduction(_reduce_repair(track_depth), zeros,
+                                         limb_keys=tuple(k for k in zeros() if k not in _COUNT_KEYS)), trials,
+                               Execution(n, chunk_size, sampling.devices, desc=f"repair N={n} r={placement.redundancy}",
+                                         progress=sampling.progress, out_dir=sampling.out_dir, params=params,
+                                         bytes_per_item=4),
+                               aux=words, cache_key=("repair", placement.kind, placement.stack.tobytes(), model,
+                                                     scenario, repair, max_events, track_depth, max_time))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
                          "the parameters are outside the range the model handles)")
@@ -580,10 +581,10 @@ def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureMod
         cens.append(np.asarray(host[3], bool))
         return {}
 
-    run_chunked(lambda ids: fn(words, ids), epochs, sampling.chunk_size or min(DEFAULT_CHUNK, epochs), consume,
-                width=placement.groups, devices=sampling.devices,
-                desc=f"repair epochs N={placement.groups} r={placement.redundancy}", progress=sampling.progress,
-                bytes_per_item=4)
+    run_chunked(lambda ids: fn(words, ids), epochs, consume,
+                Execution(placement.groups, sampling.chunk_size or min(DEFAULT_CHUNK, epochs), sampling.devices,
+                          desc=f"repair epochs N={placement.groups} r={placement.redundancy}",
+                          progress=sampling.progress, bytes_per_item=4))
     up = np.concatenate(ups)
     work = np.concatenate(works) if track_depth else up / placement.redundancy
     return up, work, np.concatenate(cens)

@@ -442,7 +442,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
     Results depend on (setup, count, seed) only."""
     from . import devsum
-    from .driver import as_uint32_key_words, run_reduced, select_devices
+    from .driver import Execution, Reduction, as_uint32_key_words, run_reduced, select_devices
 
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
@@ -462,12 +462,12 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
     params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
               "max_events": int(max_events)}
-    totals, info = run_reduced(per_trial, _reduce, _zeros, runs, chunk, width=width * 4,
-                               aux=aux, cache_key=("runs", static, int(max_events)),
-                               limb_keys=limb_keys, devices=sampling.devices,
-                               desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
-                               progress=sampling.progress, out_dir=sampling.out_dir, params=params,
-                               bytes_per_item=64)
+    totals, info = run_reduced(per_trial, Reduction(_reduce, _zeros, limb_keys), runs,
+                               Execution(width * 4, chunk, sampling.devices,
+                                         desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
+                                         progress=sampling.progress, out_dir=sampling.out_dir, params=params,
+                                         bytes_per_item=64),
+                               aux=aux, cache_key=("runs", static, int(max_events)))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
                          "the parameters are outside the range the model handles)")
@@ -483,7 +483,7 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) ->
     ``simulate_runs``'s exact sums are not needed. It compiles the kernel alone (no device sums), so a
     search over many layouts compiles faster. Same runs, same numbers per run as ``simulate_runs`` (seeded by
     run id)."""
-    from .driver import as_uint32_key_words, run_chunked
+    from .driver import Execution, as_uint32_key_words, run_chunked
 
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
@@ -497,9 +497,9 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) ->
         return {}
 
     width = setup.groups if setup.spares is None else 2 * setup.groups + setup.spares
-    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), dyn), runs, sampling.chunk_size, consume,
-                width=width * 4, devices=sampling.devices, desc=f"runs {setup.scheme} N={setup.groups}",
-                progress=sampling.progress, bytes_per_item=64)
+    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), dyn), runs, consume,
+                Execution(width * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
+                          sampling.progress, bytes_per_item=64))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out["censored"].any():
         raise ValueError(f"{int(out['censored'].sum())} of {runs} training runs did not finish within the event "

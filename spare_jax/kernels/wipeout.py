@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import devsum
-from .driver import ExactSum, as_uint32_key_words, exact_mean_var, run_reduced
+from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
 from ..model.placement import Placement
@@ -193,10 +193,11 @@ def simulate_wipeout(placement: Placement, sampling: Sampling = Sampling(), *,
               "trials": trials, "seed": seed, "model": dataclasses.asdict(model),
               "stack_digest": _stack_digest(placement),
               **({} if scenario.is_default else {"scenario": repr(scenario)})}
-    totals, info = run_reduced(fn, _reduce_wipeout(n), _zeros_wipeout(n), trials, sampling.chunk_size, width=n,
-                               aux=words, cache_key=("wipeout", placement, model, scenario), limb_keys=("up", "up2"),
-                               devices=sampling.devices, desc=f"wipe-out N={n} r={placement.redundancy}",
-                               progress=sampling.progress, out_dir=sampling.out_dir, params=params)
+    totals, info = run_reduced(fn, Reduction(_reduce_wipeout(n), _zeros_wipeout(n), limb_keys=("up", "up2")), trials,
+                               Execution(n, sampling.chunk_size, sampling.devices,
+                                         desc=f"wipe-out N={n} r={placement.redundancy}", progress=sampling.progress,
+                                         out_dir=sampling.out_dir, params=params),
+                               aux=words, cache_key=("wipeout", placement, model, scenario))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
                          "the parameters are outside the range the model handles)")

@@ -169,10 +169,19 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
     return dataclasses.replace(scenario, **changes) if changes else scenario
 
 
+def _cluster(n, model, scenario):
+    """The library's ``Cluster`` of the plan's N groups (``scenario`` None: the §1 model)."""
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+
+    return Cluster(n, model, Scenario() if scenario is None else scenario)
+
+
 def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
     from .. import ttt
 
-    return ttt.optimize_r_tau(n, r_max, model, cfg, scenario=scenario, epochs=epochs, seed=seed, progress=progress)
+    return ttt.optimize_r_tau(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed),
+                              progress=progress)
 
 
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
@@ -217,6 +226,7 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
     """Training runs at (r*, tau*): the per-run TTT in hours (fewer runs when the sampling would be too large;
     None when even 2 runs would be)."""
     from .. import ttt
+    from ..model.cluster import Sampling
 
     r, tau = entry["r_star"], entry["ckpt_interval_min"]
     restarts = entry["ttt_hours"] * 60.0 / (entry["mean_uptime_min"] + cfg.restart_min)
@@ -233,12 +243,11 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
     if fit < runs:
         notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:.3g} epochs; "
                      "sampling limit)" + ("; its 5-95% range is only indicative" if fit < 20 else ""))
-    job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
     # the availability E[U] / (E[U] + R) as the optimiser computed it (its output carries the percentage)
     availability = entry["mean_uptime_min"] / (entry["mean_uptime_min"] + cfg.restart_for(gpus))
     rate_guess = 1.0 / entry["ttt_over_w"] / availability
-    mc, _ = ttt.simulate_ttt_runs(scheme, n, r, fit, tau, cfg, model, gpus, seed, "kept", entry["mean_uptime_min"],
-                                  rate_guess, progress=progress, job_rate=job_rate, scenario=scenario)
+    mc, _ = ttt.simulate_ttt_runs(_cluster(n, model, scenario), cfg, ttt.Policy(scheme, r),
+                                  Sampling(fit, seed, progress=progress), tau, entry["mean_uptime_min"], rate_guess)
     return np.asarray(mc["run_ttt_hours"], np.float64)
 
 
@@ -366,8 +375,8 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
             from .. import ttt
 
             stages.stage(f"checkpointing alone: exact closed form, tau by even splits of W (N = {n:,})")
-            alone = ttt.optimize_r_tau(n, r_max, model, cfg, schemes=("none",), scenario=scenario, epochs=epochs,
-                                       seed=seed, progress=progress)
+            alone = ttt.optimize_r_tau(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed),
+                                       ("none",), progress)
             base["schemes"]["none"], base["curves"]["none"] = alone["schemes"]["none"], alone["curves"]["none"]
     else:
         stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")

@@ -15,7 +15,7 @@ import os
 import time
 
 from .. import plotting, theory
-from ..model.cluster import Sampling
+from ..model.cluster import Cluster, Sampling
 from ..model.placement import make_placement
 from ..kernels.wipeout import simulate_wipeout
 from ..results import Report
@@ -103,7 +103,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     state = {}
 
     def optimum():
-        state["opt"] = ttt.optimize_r_tau(n, 20, progress=progress)
+        state["opt"] = ttt.optimize_r_tau(Cluster(n), space=ttt.Space(r_max=20), progress=progress)
         sch = state["opt"]["schemes"]
         return {k: {"r_star": v["r_star"], "tau_min": v["ckpt_interval_min"], "ttt_hours": v["ttt_hours"]}
                 for k, v in sch.items()}

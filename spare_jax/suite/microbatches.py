@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from .. import plotting, theory
-from ..model.cluster import Sampling
+from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import Scenario
@@ -95,8 +95,8 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
         # a restart policy makes deeper stacks cheaper (voluntary restarts replace most wipe-outs): search up
         # to the largest r of the TTT sweep
         window = restart_depth_window(r_star, max(ttt_rs), below=1, above=max(ttt_rs))
-        res = search_restart_depth(groups, window, model, cfg,
-                                   Scenario(microbatches=m), epochs=restarts.epochs, seed=seed)
+        res = search_restart_depth(Cluster(groups, model, Scenario(microbatches=m)), cfg, window,
+                                   sampling=Sampling(restarts.epochs, seed))
         for row in res["curve"]:
             restart_rows.append({"microbatches": m, **row})
         _log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "

@@ -7,6 +7,7 @@ import math
 import os
 
 from .. import plotting, theory
+from ..model.cluster import Cluster
 from .common import _log, dataclasses_replace
 from .training import rstar_vs_n
 
@@ -56,7 +57,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
         if n in csv_rstar:
             r_star, source = csv_rstar[n], "rstar_vs_n.csv"
         else:
-            res = ttt.optimize_r_tau(n, min(24, n), base_model, base_cfg, schemes=("spare",), progress=progress)
+            res = ttt.optimize_r_tau(Cluster(n, base_model), base_cfg, ttt.Space(min(24, n)), ("spare",), progress)
             r_star, source = res["schemes"]["spare"]["r_star"], "ttt.optimize"
         rstar_rows.append({"groups": n, "paper_log2n_plus_0833": math.log2(n) + 0.833,
                            "harmonic_over_ln2": theory.harmonic_over_ln2(n),
@@ -89,7 +90,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
         n = int(round(total_gpus / gpus_per_group))
         rm = r_max
         while True:
-            res = ttt.optimize_r_tau(n, rm, model, cfg, schemes=("spare", "rep"), progress=progress)
+            res = ttt.optimize_r_tau(Cluster(n, model), cfg, ttt.Space(rm), ("spare", "rep"), progress)
             if res["schemes"]["spare"]["r_star"] < rm or rm >= n:
                 break
             rm = min(n, rm + 10)  # optimum at the edge: widen the search

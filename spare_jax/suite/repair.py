@@ -54,7 +54,8 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
     from ..kernels.repair import simulate_repair
     from ..model.scenario import Scenario
     from ..theory.repair import first_order_uptime, transient_uptime
-    from ..ttt.config import TrainingConfig
+    from ..model.cluster import Cluster
+    from ..ttt.config import Space, TrainingConfig
     from ..ttt.pool import optimize_pool
     from ..kernels.wipeout import simulate_wipeout
 
@@ -95,8 +96,9 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
     for d in list(opt_ds) + [NEVER]:
         t0 = time.perf_counter()
         rep = None if d == NEVER else Repair(d, law)
-        res = optimize_pool(opt_n, r_max, model, cfg, Scenario(), epochs=epochs, seed=seed, schemes=("spare", "rep"),
-                            repair=rep, max_time=None if d == NEVER else max_time_runs * work_hours * 60.0 * r_max)
+        max_time = None if d == NEVER else max_time_runs * work_hours * 60.0 * r_max
+        res = optimize_pool(Cluster(opt_n, model, Scenario(), rep), cfg, Space(r_max, epochs=epochs, seed=seed),
+                            ("spare", "rep"), max_time=max_time)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         opt_rows.append({"repair_min": d, "spare_r_star": sp["r_star"], "spare_ttt_h": sp["ttt_hours"],
                          "spare_ttt_stderr_h": sp["ttt_stderr_hours"], "spare_tau_min": sp["ckpt_interval_min"],

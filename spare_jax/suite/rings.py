@@ -86,8 +86,9 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
     n = s["groups"]
     share_rows = []
     for share in job_shares.shares:
-        mu = Scenario(job_fraction=share or None).job_rate_per_min(n, pmodel.group_mtbf_min)
-        res = ttt.optimize_r_tau(n, r_max, pmodel, pcfg, job_rate=mu, progress=progress)
+        job = Scenario(job_fraction=share or None)
+        mu = job.job_rate_per_min(n, pmodel.group_mtbf_min)
+        res = ttt.optimize_r_tau(Cluster(n, pmodel, job), pcfg, ttt.Space(r_max), progress=progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         share_rows.append({"preset": preset, "groups": n, "job_share": share, "job_mtbf_min": 1 / mu if mu else None,
                            "spare_r_star": sp["r_star"], "spare_ttt_hours": sp["ttt_hours"],

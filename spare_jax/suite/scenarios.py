@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from .. import plotting, theory
-from ..model.cluster import Sampling
+from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
@@ -73,8 +73,9 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
     job_rows = []
     r_star_0 = None
     for f in job_fractions:
-        mu = Scenario(job_fraction=f or None).job_rate_per_min(groups, model.group_mtbf_min)
-        res = ttt.optimize_r_tau(groups, r_max, model, job_rate=mu, progress=progress)
+        job = Scenario(job_fraction=f or None)
+        mu = job.job_rate_per_min(groups, model.group_mtbf_min)
+        res = ttt.optimize_r_tau(Cluster(groups, model, job), space=ttt.Space(r_max), progress=progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         r_star_0 = sp["r_star"] if r_star_0 is None else r_star_0
         at_r0 = next(c["ttt_hours"] for c in res["curves"]["spare"] if c["r"] == r_star_0)

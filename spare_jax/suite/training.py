@@ -8,7 +8,7 @@ import os
 import numpy as np
 
 from .. import plotting, theory
-from ..model.cluster import Sampling
+from ..model.cluster import Cluster, Sampling
 from .common import _log, dataclasses_replace
 
 
@@ -37,8 +37,8 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
             need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses_replace(cfg, ckpt_cost_min=min(ckpt_costs)),
                                      sampling.count, rate)
             do_mc = mc_rs is None or r in mc_rs or scheme == "none"
-            pool = ttt.sample_epochs(scheme, groups, r, need, seed=sampling.seed, model=model,
-                                     progress=sampling.progress) if do_mc else None
+            pool = ttt.sample_epochs(Cluster(groups, model), scheme, r,
+                                     dataclasses_replace(sampling, count=need)) if do_mc else None
             for c in ckpt_costs:
                 cfg_c = dataclasses_replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)
@@ -168,7 +168,7 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
     cfg = cfg or ttt.TrainingConfig()
     rows = []
     for n in groups:
-        res = ttt.optimize_r_tau(n, min(r_max, n), model, cfg, schemes=("spare", "rep"), progress=progress)
+        res = ttt.optimize_r_tau(Cluster(n, model), cfg, ttt.Space(min(r_max, n)), ("spare", "rep"), progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         rows.append({"groups": n, "gpus": n * model.gpus_per_group, "r_star_spare": sp["r_star"],
                      "r_star_rep": rp["r_star"], "paper_r_star": math.log2(n) + 0.833,

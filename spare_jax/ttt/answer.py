@@ -16,7 +16,8 @@ import types
 from ..model.cluster import Cluster, Sampling
 from ..model.training import Training
 from ..results import Report
-from .config import AGES, SCHEMES, Policy, check_ages, scheme_placement  # noqa: F401 (Policy: part of this API)
+from .config import (  # noqa: F401 (Policy, Space: part of this API)
+    AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
@@ -82,9 +83,8 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs_needed(prof.mean_uptime_min, cfg, runs, rate_guess),
                        prof, th)
     t0 = time.perf_counter()
-    mc, pool = simulate_ttt_runs(policy.scheme, groups, r, runs, tau, cfg, model, gpus, sampling.seed,
-                                     policy.ages, prof.mean_uptime_min, rate_guess, progress=sampling.progress,
-                                     job_rate=job_rate, scenario=scenario, restart_depth=policy.restart_depth)
+    mc, pool = simulate_ttt_runs(cluster, cfg, dataclasses.replace(policy, redundancy=r), sampling, tau,
+                                 prof.mean_uptime_min, rate_guess)
     half = 1.96 * mc["ttt_stderr_hours"]
     out = {
         "scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind,
@@ -153,9 +153,9 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     n, scenario = cluster.groups, cluster.scenario
     scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
     grid = None
-    if not scenario.needs_kernel:
-        renewed = optimize_r_tau(n, space.r_max, cluster.model, training, ages="renewed",
-                                 job_rate=scenario.job_rate_per_min(n, cluster.model.group_mtbf_min))
+    if not scenario.needs_kernel:  # (one micro-batch: the renewed model's r* of whole shards centres the window)
+        renewed = optimize_r_tau(dataclasses.replace(cluster, scenario=dataclasses.replace(scenario, microbatches=1)),
+                                 training, dataclasses.replace(space, ages="renewed"))
         grid = {}
         for s, e in renewed["schemes"].items():
             lo, hi = max(1, int(e["r_star"]) - 2), min(space.r_max, int(e["r_star"]) + 2)
@@ -227,22 +227,6 @@ def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> No
                          f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
 
 
-@dataclasses.dataclass(frozen=True)
-class Space:
-    """What ``optimize`` searches: r up to ``r_max`` per scheme (rep: the divisors of N), with tau* for each;
-    the micro-batch counts and proactive-restart depths of the scheduling policies (SPARe only); ``epochs``
-    and ``seed`` of the epoch pools where no closed form applies (None: 20,000, or 2,000 with repair);
-    ``ages`` of the failure clocks at a restart; ``curves``: keep TTT(r) per scheme in the result."""
-
-    r_max: int = 20
-    microbatches: tuple = (1,)
-    restart_depths: tuple | None = None
-    epochs: int | None = None
-    seed: int = 0
-    ages: str = "kept"
-    curves: bool = False
-
-
 def optimize(cluster: Cluster, training: Training, space: Space = Space(), progress: bool = False) -> Report:
     """The best redundancy r* and checkpoint interval tau* per scheme on ``cluster``: the closed form where it
     exists, epoch pools under a scenario without one or with repair, and the scheduling policies when
@@ -250,7 +234,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     ``spare-jax optimize --json`` prints."""
     from .closed_form import optimize_r_tau
 
-    model, scenario, repair, groups = cluster.model, cluster.scenario, cluster.repair, cluster.groups
+    model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
     if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
                                or scenario.microbatches > 1 or model.distribution != "exponential"
                                or repair.spares is not None):
@@ -260,8 +244,8 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
         from .pool import optimize_pool
 
-        res = optimize_pool(groups, space.r_max, model, training, scenario, epochs=space.epochs or 2000,
-                            seed=space.seed, progress=progress, repair=repair)
+        res = optimize_pool(cluster, training, dataclasses.replace(space, epochs=space.epochs or 2000),
+                            progress=progress)
         res["approximation"] = "work rate W/U constant within an epoch (see docs/repair.md)"
         if not space.curves:
             res.pop("curves")
@@ -270,14 +254,11 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     if len(ms) > 1 or space.restart_depths is not None:
         from .policy import optimize_policy
 
-        res = optimize_policy(groups, space.r_max, model, training, scenario, ms,
-                              None if space.restart_depths is None else list(space.restart_depths),
-                              epochs=space.epochs or 20_000, seed=space.seed, ages=space.ages, progress=progress)
+        res = optimize_policy(cluster, training, space, progress)
         if not space.curves:
             res["policy"].pop("restart_curves", None)
     else:
-        res = optimize_r_tau(groups, space.r_max, model, training, progress=progress, ages=space.ages,
-                             scenario=scenario, epochs=space.epochs, seed=space.seed)
+        res = optimize_r_tau(cluster, training, space, progress=progress)
     if not scenario.is_default:
         res.setdefault("scenario", scenario.describe())
     if not space.curves:

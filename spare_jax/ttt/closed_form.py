@@ -12,10 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import theory
+from ..model.cluster import Cluster
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
 from .config import (  # noqa: F401  (kept importable from here)
-    AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, scheme_placement)
+    AGES, RESTART_SCALING, SCHEMES, Space, TrainingConfig, check_ages, scheme_placement)
 
 # ---------------------------------------------------------------------------------------------------------
 # Theory
@@ -341,29 +342,35 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
     return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
 
 
-def optimize_r_tau(groups: int = 600, r_max: int = 20, model: FailureModel = FailureModel(),
-             cfg: TrainingConfig = TrainingConfig(), schemes=SCHEMES, progress: bool = False,
-             ages: str = "kept", job_rate: float = 0.0, scenario=None, epochs: int | None = None,
-             seed: int = 0) -> dict:
+def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingConfig(), space: Space = Space(),
+                   schemes=SCHEMES, progress: bool = False) -> dict:
     """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
     ``r_searched``), tau* (optax on the closed form), TTT and availability.
+
+    ``cluster``: the N groups, their failure law and the scenario (a cluster with repair is refused:
+    ``pool.optimize_pool`` takes it). ``space`` (``config.Space``): ``r_max``, the clocks' ``ages``, and
+    ``epochs`` and ``seed`` of the pools where no closed form applies; its micro-batch counts and restart
+    depths are not read here (``policy.optimize_policy`` searches them).
 
     Closed form only: exponential failures (any ``ages``: the same model) or any Weibull law with
     ``ages="renewed"``. Weibull with ``ages="kept"`` is refused (no closed form: the epochs are a Markov
     chain in the survivors' ages); the message points to ``ages="renewed"`` for the renewed model's optimum
     and to ``spare-jax ttt --ages kept`` to check that optimum by Monte Carlo.
 
-    ``scenario`` (``scenario.Scenario``): its job-wide rate replaces ``job_rate``; with domains, a ring order
+    The scenario (``scenario.Scenario``) gives the job-wide rate (0 when off); with domains, a ring order
     or uneven groups (``needs_kernel``) there is no closed form and each (scheme, r) is estimated on a Monte
-    Carlo pool of ``epochs`` epochs (``pool.optimize_pool``, exponential failures; default
-    ``pool.DEFAULT_POOL_EPOCHS``), the same ``seed`` for every r. ``scenario.microbatches`` (SPEC §10.6)
+    Carlo pool of ``space.epochs`` epochs (``pool.optimize_pool``, exponential failures; default
+    ``pool.DEFAULT_POOL_EPOCHS``), the same ``space.seed`` for every r. ``scenario.microbatches`` (SPEC §10.6)
     applies to ``spare`` (the closed form over capacity levels; ``policy`` searches m and the proactive
     restart).
     """
     from ..kernels.driver import Progress
 
-    n = check_groups_redundancy(groups, 1)[0]
-    ages = check_ages(ages)
+    model, scenario, r_max = cluster.model, cluster.scenario, space.r_max
+    if cluster.repair is not None:
+        raise ValueError("optimize_r_tau has no repair: pool.optimize_pool (or ttt.optimize) optimizes with it")
+    n = check_groups_redundancy(cluster.groups, 1)[0]
+    ages = check_ages(space.ages)
     if isinstance(r_max, bool) or int(r_max) < 1:
         raise ValueError(f"r_max must be >= 1, got {r_max!r}")
     if model.distribution != "exponential" and ages == "kept":
@@ -372,13 +379,12 @@ def optimize_r_tau(groups: int = 600, r_max: int = 20, model: FailureModel = Fai
                          "then check it with the kept-ages Monte Carlo (spare-jax ttt --ages kept -r R "
                          "--ckpt-interval TAU)")
     gpus = n * model.gpus_per_group
-    if scenario is not None:
-        scenario.check(n)
-        job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
-    if scenario is not None and scenario.needs_kernel:
-        from .pool import DEFAULT_POOL_EPOCHS, optimize_pool
+    scenario.check(n)
+    job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
+    if scenario.needs_kernel:
+        from .pool import optimize_pool
 
-        res = optimize_pool(n, r_max, model, cfg, scenario, epochs or DEFAULT_POOL_EPOCHS, seed, schemes, progress)
+        res = optimize_pool(cluster, cfg, space, schemes, progress)
         return _optimize_result(res["schemes"], res["curves"], n, gpus, cfg, model, ages, job_rate,
                                 {s: v["r_searched"] for s, v in res["schemes"].items()},
                                 method=res["method"], epochs_per_r=res["epochs_per_r"], seed=res["seed"],
@@ -392,7 +398,7 @@ def optimize_r_tau(groups: int = 600, r_max: int = 20, model: FailureModel = Fai
         return [r for r in rs if n % r == 0] if scheme == "rep" else list(rs)
 
     searched = {s: r_values(s) for s in schemes}
-    mb = 1 if scenario is None else scenario.microbatches
+    mb = scenario.microbatches
     jobs = [(s, r) for s in schemes for r in searched[s]]
     bar = Progress(len(jobs), f"optimize N={n} (closed form)", enabled=progress, unit="profile")
     for scheme in schemes:

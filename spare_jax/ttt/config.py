@@ -1,5 +1,6 @@
 """The configuration of a training run: work, checkpoint and restart costs, the schemes, what a restart does
-to the failure clocks. Shared by every time-to-train path (closed forms, epoch pools, Monte Carlo)."""
+to the failure clocks (``Policy``), and what ``optimize`` searches (``Space``). Shared by every
+time-to-train path (closed forms, epoch pools, Monte Carlo)."""
 
 from __future__ import annotations
 
@@ -71,3 +72,19 @@ class Policy:
         check_ages(self.ages)
         if self.elastic_data not in ELASTIC_DATA:
             raise ValueError(f"elastic_data must be one of {', '.join(ELASTIC_DATA)}, got {self.elastic_data!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Space:
+    """What ``optimize`` searches: r up to ``r_max`` per scheme (rep: the divisors of N), with tau* for each;
+    the micro-batch counts and proactive-restart depths of the scheduling policies (SPARe only); ``epochs``
+    and ``seed`` of the epoch pools where no closed form applies (None: 20,000, or 2,000 with repair);
+    ``ages`` of the failure clocks at a restart; ``curves``: keep TTT(r) per scheme in the result."""
+
+    r_max: int = 20
+    microbatches: tuple = (1,)
+    restart_depths: tuple | None = None
+    epochs: int | None = None
+    seed: int = 0
+    ages: str = "kept"
+    curves: bool = False

@@ -12,31 +12,40 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import theory
+from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
-from .config import TrainingConfig, check_ages, scheme_placement
+from .config import Policy, TrainingConfig, check_ages, scheme_placement
 from .epochs import (  # noqa: F401  (kept importable from here)
     EpochPool, _committed, _compute_time, _level_depths, apply_restart_depth, epoch_ends, pool_committed)
 
 
-def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
-                  model: FailureModel = FailureModel(), progress: bool = False, ages: str = "kept",
-                  chains: int | None = None, burn_in: int | None = None, job_rate: float = 0.0,
-                  microbatches: int = 1) -> EpochPool:
-    """Sample epochs of a scheme with the JAX kernels (``microbatches``: SPEC §10.6, i.i.d. epochs only).
+def sample_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling, ages: str = "kept",
+                  chains: int | None = None, burn_in: int | None = None) -> EpochPool:
+    """Sample ``sampling.count`` epochs (seed ``sampling.seed``; ``sampling.progress``: a bar) of a scheme at
+    redundancy r on ``cluster`` with the JAX kernels. The cluster gives the groups, the failure law and, from
+    its scenario, the job-wide failures and the micro-batches (SPEC §10.6), both i.i.d. epochs only; a
+    scenario with domains, a ring order or uneven groups (``pool.sample_scenario_epochs``) or a repair law
+    (``pool.sample_repair_epochs``) is refused.
 
-    Exponential failures, or ``ages="renewed"``: ``epochs`` i.i.d. epochs (every group restored as new at
+    Exponential failures, or ``ages="renewed"``: i.i.d. epochs (every group restored as new at
     each restart; for exponential failures this is also the kept-ages model, by memorylessness, and the
     numbers are those of earlier versions exactly).
 
     Non-exponential failures with ``ages="kept"`` (the default; see ``AGES``): ``chains`` independent chains
-    (default 64) of ``ceil(epochs / chains)`` epochs each, after ``burn_in`` discarded epochs per chain
+    (default 64) of ``ceil(sampling.count / chains)`` epochs each, after ``burn_in`` discarded epochs per chain
     (default: ``kept_burn_in``, a cluster that has been in service with ages near their stationary law;
     0 = a run on brand-new hardware), by ``sample_kept_chains``.
 
-    ``job_rate`` > 0 (i.i.d. epochs only): job-wide interruptions end an epoch at ``min(U, J)``.
+    Job-wide failures (i.i.d. epochs only): job-wide interruptions end an epoch at ``min(U, J)``.
     """
     ages = check_ages(ages)
+    if cluster.repair is not None or cluster.scenario.needs_kernel:
+        raise ValueError("sample_epochs samples no repair, failure domains, ring order or uneven groups "
+                         "(pool.sample_repair_epochs and pool.sample_scenario_epochs do)")
+    groups, model, scenario = cluster.groups, cluster.model, cluster.scenario
+    epochs, seed, progress = sampling.count, sampling.seed, sampling.progress
+    job_rate, microbatches = scenario.job_rate_per_min(groups, model.group_mtbf_min), scenario.microbatches
     if model.distribution == "exponential" or ages == "renewed":
         return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress, job_rate, microbatches)
     if microbatches != 1:
@@ -48,8 +57,8 @@ def sample_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: 
     chains = 64 if chains is None else int(chains)
     if chains < 1:
         raise ValueError(f"chains must be >= 1, got {chains}")
-    return sample_kept_chains(scheme, groups, redundancy, chains, -(-int(epochs) // chains), seed, model,
-                              burn_in=burn_in, progress=progress)
+    return sample_kept_chains(cluster, scheme, redundancy, Sampling(chains, seed, progress=progress),
+                              -(-int(epochs) // chains), burn_in)
 
 
 JOB_STREAM = 7  # trial_bits stream of the job-wide interruption time in the epoch pools
@@ -61,7 +70,7 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
     """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages); with ``job_rate``
     each epoch also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints
     cut there. ``microbatches`` m > 1 (``spare``): breakpoints per capacity level, ``EpochPool.depths``."""
-    from ..kernels.driver import as_uint32_key_words, run_chunked
+    from ..kernels.driver import Execution, as_uint32_key_words, run_chunked
     from ..model.failures import exponential_from_bits, times_from_bits, trial_bits
     from ..kernels.overhead import depth_thresholds
     from ..model.placement import make_placement
@@ -100,8 +109,8 @@ def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, s
         bps.append(np.asarray(host[1], np.float64))
         return {}
 
-    run_chunked(kernel, epochs, None, consume, width=n * max(r, 2), desc=f"epochs {scheme} N={n} r={r}",
-                progress=progress, bytes_per_item=8)
+    run_chunked(kernel, epochs, consume,
+                Execution(n * max(r, 2), desc=f"epochs {scheme} N={n} r={r}", progress=progress, bytes_per_item=8))
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
 
@@ -227,19 +236,26 @@ def kept_burn_in(kind: str, groups: int, redundancy: int, model: FailureModel) -
     return int(max(20, math.ceil(KEPT_BURN_IN_MTBFS * model.group_mtbf_min / uptime)))
 
 
-def sample_kept_chains(scheme: str, groups: int, redundancy: int, chains: int, epochs_per_chain: int,
-                       seed: int = 0, model: FailureModel = FailureModel(), burn_in: int | None = None,
-                       progress: bool = False, chunk: int = 64) -> EpochPool:
-    """Kept ages (``AGES``): ``chains`` independent chains, each starting with every group at age 0 (new
-    hardware), running ``burn_in`` discarded epochs then ``epochs_per_chain`` recorded ones.
+def sample_kept_chains(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling, epochs_per_chain: int,
+                       burn_in: int | None = None) -> EpochPool:
+    """Kept ages (``AGES``): ``sampling.count`` independent chains of a scheme at redundancy r on ``cluster``
+    (its groups and failure law; no scenario part, micro-batches or repair), each starting with every group at
+    age 0 (new hardware), running ``burn_in`` discarded epochs then ``epochs_per_chain`` recorded ones.
 
-    Chain c, epoch e (counted from the chain's start, burn-in included) is a pure function of (seed, c, e),
-    whatever ``chunk`` (chains per kernel call). Memory: ``chunk x min(L, 256) x (r + 2)`` floats per call.
+    Chain c, epoch e (counted from the chain's start, burn-in included) is a pure function of
+    (``sampling.seed``, c, e), whatever ``sampling.chunk_size`` (chains per kernel call, default 64). Memory:
+    ``chunk x min(L, 256) x (r + 2)`` floats per call. ``sampling.progress``: a bar.
     ``burn_in`` default: ``kept_burn_in`` epochs (about 10 group MTBFs of uptime).
     """
     from ..kernels.driver import Progress, as_uint32_key_words
 
-    n, r = check_groups_redundancy(groups, redundancy)
+    scenario = cluster.scenario
+    if cluster.repair is not None or not scenario.is_default or scenario.microbatches != 1:
+        raise ValueError("the kept-age chains follow the groups' own failure clocks only: no scenario part, "
+                         "micro-batches or repair (time_to_train answers those with whole training runs, ttt.runs)")
+    model, chains, seed = cluster.model, sampling.count, sampling.seed
+    chunk = 64 if sampling.chunk_size is None else sampling.chunk_size
+    n, r = check_groups_redundancy(cluster.groups, redundancy)
     kind, r = scheme_placement(scheme, n, r)
     burn_in = kept_burn_in(kind, n, r, model) if burn_in is None else int(burn_in)
     chains, epochs_per_chain = int(chains), int(epochs_per_chain)
@@ -250,7 +266,7 @@ def sample_kept_chains(scheme: str, groups: int, redundancy: int, chains: int, e
     ids = np.arange(chains, dtype=np.uint32)
     ages = np.zeros((chains, n), np.float32)
     bar = Progress(chains * (burn_in + epochs_per_chain), f"kept-age chains {scheme} N={n} r={r}",
-                   enabled=progress)
+                   enabled=sampling.progress)
     if burn_in:
         _, _, ages = _run_kept_chains(scheme, n, r, kind, model, words, ids, ages, 0, burn_in, False, chunk)
         bar.update(chains * burn_in)
@@ -339,36 +355,43 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
             "run_ttt_hours": wall}  # each run's time-to-train (its spread: quantiles, P(TTT > deadline))
 
 
-def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_min: float,
-                      cfg: TrainingConfig = TrainingConfig(), model: FailureModel = FailureModel(),
-                      gpus: float | None = None, seed: int = 0, ages: str = "kept",
-                      uptime_guess_min: float | None = None, rate_guess: float = 0.4, burn_in: int | None = None,
-                      progress: bool = False, job_rate: float = 0.0, scenario=None,
-                      restart_depth: float | None = None) -> tuple[dict, EpochPool]:
-    """Exactly ``runs`` training runs by Monte Carlo (``runs >= 2``): the pool is sampled, and re-sampled
-    larger (the same seed gives the same leading epochs) until it holds ``runs`` runs.
+def simulate_ttt_runs(cluster: Cluster, cfg: TrainingConfig, policy: Policy, sampling: Sampling, tau_min: float,
+                      uptime_guess_min: float | None = None, rate_guess: float = 0.4,
+                      burn_in: int | None = None) -> tuple[dict, EpochPool]:
+    """Exactly ``runs`` = ``sampling.count`` training runs by Monte Carlo (``runs >= 2``; seed
+    ``sampling.seed``, ``sampling.progress``: bars) of ``policy`` (its scheme, redundancy r, clock ``ages``
+    and proactive ``restart_depth``) on ``cluster`` (its groups, failure law and scenario; no repair: whole
+    training runs, ``ttt.runs``, simulate it) with the costs ``cfg`` (the restart scaled to ``cluster.gpus``)
+    at the checkpoint interval ``tau_min``: the pool is sampled, and re-sampled larger (the same seed gives
+    the same leading epochs) until it holds ``runs`` runs. ``uptime_guess_min`` (default: the §1 theory's
+    mean epoch) and ``rate_guess`` (work per minute of uptime) size the first pool (``epochs_needed``).
 
     i.i.d. epochs (exponential, or renewed ages): runs are consecutive epochs of one pool (``simulate_ttt``
     with ``max_runs``). Kept ages, non-exponential: ``runs`` independent chains, one run per chain, each
     after its burn-in (``sample_kept_chains``), so the runs are independent and the standard error is
     the plain one.
 
-    ``scenario`` with domains, a ring order or uneven groups (``Scenario.needs_kernel``): i.i.d. epochs from
-    ``pool.sample_scenario_epochs`` (its job-wide part included; ``job_rate`` is then ignored). The scenario's
-    ``microbatches`` apply in every case; ``restart_depth``: the proactive restart (``apply_restart_depth``).
+    A scenario with domains, a ring order or uneven groups (``Scenario.needs_kernel``): i.i.d. epochs from
+    ``pool.sample_scenario_epochs`` (its job-wide part included). The scenario's ``microbatches`` apply in
+    every case; ``restart_depth``: the proactive restart (``apply_restart_depth``).
     """
-    ages = check_ages(ages)
-    runs = int(runs)
+    if cluster.repair is not None:
+        raise ValueError("simulate_ttt_runs has no repair: whole training runs (ttt.runs) simulate it")
+    scheme, model, scenario = policy.scheme, cluster.model, cluster.scenario
+    seed, progress, gpus, restart_depth = sampling.seed, sampling.progress, cluster.gpus, policy.restart_depth
+    job_rate = scenario.job_rate_per_min(cluster.groups, model.group_mtbf_min)
+    ages = check_ages(policy.ages)
+    runs = int(sampling.count)
     if runs < 2:
         raise ValueError(f"runs (trials) must be >= 2 for a standard error, got {runs}")
-    n, r = check_groups_redundancy(groups, redundancy)
+    n, r = check_groups_redundancy(cluster.groups, policy.redundancy)
     kind, r = scheme_placement(scheme, n, r)
-    scenario_pool = scenario is not None and scenario.needs_kernel
+    scenario_pool = scenario.needs_kernel
     if uptime_guess_min is None and not scenario_pool:
         surv = theory.survival_exact(kind, n, r)
         uptime_guess_min = theory.expected_uptime(surv, n, model.group_rate_per_min)
     kept = model.distribution != "exponential" and ages == "kept"
-    if kept and ((scenario is not None and scenario.microbatches > 1) or restart_depth is not None):
+    if kept and (scenario.microbatches > 1 or restart_depth is not None):
         raise ValueError("the epoch pool has no micro-batches or proactive restart with kept ages (time_to_train answers "
                          "that combination with whole training runs, ttt.runs); use "
                          "ages='renewed'")
@@ -381,8 +404,7 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
     per_chain = max(8, -(-epochs // runs))
     for _ in range(40):
         if kept:
-            pool = sample_kept_chains(scheme, n, r, runs, per_chain, seed, model, burn_in=burn_in,
-                                      progress=progress)
+            pool = sample_kept_chains(cluster, scheme, r, Sampling(runs, seed, progress=progress), per_chain, burn_in)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, 1)
         else:
             if scenario_pool:
@@ -390,8 +412,7 @@ def simulate_ttt_runs(scheme: str, groups: int, redundancy: int, runs: int, tau_
 
                 pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario, progress)
             else:
-                pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate,
-                                          1 if scenario is None else scenario.microbatches)
+                pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate, scenario.microbatches)
             pool = apply_restart_depth(pool, restart_depth)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, None)
         if got is not None and got["runs"] == runs:

@@ -19,12 +19,13 @@ for every ``D_max`` and tau, and for the no-restart baseline).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
-from ..model.failures import FailureModel
-from .config import TrainingConfig
+from ..model.cluster import Cluster, Sampling
+from .config import Space, TrainingConfig
 from .epochs import apply_restart_depth
 
 DEFAULT_RESTART_DEPTHS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
@@ -46,27 +47,31 @@ def _spare_pool(groups, r, model, scenario, epochs, seed, job_rate):
     from .montecarlo import _sample_epochs_iid
     from .pool import sample_scenario_epochs
 
-    if scenario is not None and scenario.needs_kernel:
+    if scenario.needs_kernel:
         return sample_scenario_epochs("spare", groups, r, epochs, seed, model, scenario)
-    m = 1 if scenario is None else scenario.microbatches
-    return _sample_epochs_iid("spare", groups, r, epochs, seed, model, False, job_rate, m)
+    return _sample_epochs_iid("spare", groups, r, epochs, seed, model, False, job_rate, scenario.microbatches)
 
 
-def search_restart_depth(groups: int, redundancies, model: FailureModel, cfg: TrainingConfig, scenario=None,
-                         restart_depths=None, epochs: int = 20_000, seed: int = 0, job_rate: float = 0.0,
-                         progress: bool = False) -> dict:
-    """For ``spare`` and each r in ``redundancies``: the best ``D_max`` (``restart_depth_grid``) and tau on one
-    pool of ``epochs`` epochs per r (the same seed for every r), against the no-restart policy on the same
-    pool. Returns the best (r, D_max, tau) overall, its TTT with standard error, the baseline's, and the
-    curve ``[{r, restart_depth, ckpt_interval_min, ttt_hours, ttt_stderr_hours}]`` (D_max None = never)."""
+def search_restart_depth(cluster: Cluster, cfg: TrainingConfig, redundancies, restart_depths=None,
+                         sampling: Sampling = Sampling(count=20_000)) -> dict:
+    """For ``spare`` on ``cluster`` (its groups, failure law and scenario: micro-batches, job-wide failures,
+    and domains, ring order or uneven groups by the scenario kernels) and each r in ``redundancies``: the
+    best ``D_max`` (``restart_depth_grid`` of ``restart_depths``) and tau on one pool of ``sampling.count``
+    epochs per r (the same ``sampling.seed`` for every r; ``sampling.progress``: a bar over the r), against
+    the no-restart policy on the same pool. Returns the best (r, D_max, tau) overall, its TTT with standard
+    error, the baseline's, and the curve ``[{r, restart_depth, ckpt_interval_min, ttt_hours,
+    ttt_stderr_hours}]`` (D_max None = never)."""
     from ..kernels.driver import Progress
 
-    m = 1 if scenario is None else scenario.microbatches
+    groups, model, scenario = cluster.groups, cluster.model, cluster.scenario
+    epochs, seed = sampling.count, sampling.seed
+    m = scenario.microbatches
+    job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
     gpus = groups * model.gpus_per_group
     rs = [int(r) for r in redundancies if int(r) >= 2]
     if not rs:
         raise ValueError("the proactive restart needs r >= 2 (spare with r = 1 has no depth to watch)")
-    bar = Progress(len(rs), f"restart-depth search N={groups} ({epochs} epochs per r)", enabled=progress,
+    bar = Progress(len(rs), f"restart-depth search N={groups} ({epochs} epochs per r)", enabled=sampling.progress,
                    unit="pool")
     curve, best, base = [], None, None
     for r in rs:
@@ -105,27 +110,25 @@ def pool_restart_ttt(pool, restart_depth, cfg: TrainingConfig, gpus: float) -> d
             "mean_epoch_min": float(p.uptime.mean())}
 
 
-def optimize_policy(groups: int, r_max: int, model: FailureModel, cfg: TrainingConfig, scenario=None,
-                    microbatch_set=None, restart_depths=None, epochs: int = 20_000, seed: int = 0,
-                    ages: str = "kept", progress: bool = False) -> dict:
-    """``closed_form.optimize_r_tau`` extended by the scheduling policies: for every m in ``microbatch_set`` the
-    spare optimum (closed form, or the scenario pools), and with ``restart_depths`` (a list, or ``()`` for
-    the default grid) the proactive-restart search around each m's r* (``search_restart_depth``). The
-    entry ``schemes.spare`` becomes the best policy found; ``policy`` holds every m and the restart search."""
-    import dataclasses
-
-    from ..model.scenario import Scenario
+def optimize_policy(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(), progress: bool = False) -> dict:
+    """``closed_form.optimize_r_tau`` on ``cluster`` extended by the scheduling policies of ``space``
+    (``config.Space``): for every m in ``space.microbatches`` (none: m = 1) the spare optimum (closed form,
+    or the scenario pools), and with ``space.restart_depths`` (a tuple, or ``()`` for the default grid) the
+    proactive-restart search around each m's r* (``search_restart_depth``, pools of ``space.epochs`` epochs,
+    None: 20,000). ``space.r_max``, ``ages`` and ``seed`` as in ``optimize_r_tau``. The entry
+    ``schemes.spare`` becomes the best policy found; ``policy`` holds every m and the restart search."""
     from .closed_form import optimize_r_tau as optimize
 
-    scenario = Scenario() if scenario is None else scenario
-    ms = [scenario.microbatches] if not microbatch_set else sorted({int(m) for m in microbatch_set})
-    base = optimize(groups, r_max, model, cfg, progress=progress, ages=ages,
-                    scenario=dataclasses.replace(scenario, microbatches=ms[0]), epochs=epochs, seed=seed)
-    job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
+    model, scenario, restart_depths = cluster.model, cluster.scenario, space.restart_depths
+
+    def at(m):  # the cluster with m micro-batches per shard
+        return dataclasses.replace(cluster, scenario=dataclasses.replace(scenario, microbatches=m))
+
+    ms = sorted({int(m) for m in space.microbatches}) or [1]
+    base = optimize(at(ms[0]), cfg, space, progress=progress)
     per_m = {ms[0]: base["schemes"]["spare"]}
     for m in ms[1:]:
-        res = optimize(groups, r_max, model, cfg, schemes=("spare",), progress=progress, ages=ages,
-                       scenario=dataclasses.replace(scenario, microbatches=m), epochs=epochs, seed=seed)
+        res = optimize(at(m), cfg, space, schemes=("spare",), progress=progress)
         per_m[m] = res["schemes"]["spare"]
     best_m = min(per_m, key=lambda m: per_m[m]["ttt_hours"])
     policy = {"microbatches": {str(m): {k: v[k] for k in ("r_star", "ckpt_interval_min", "ttt_hours")}
@@ -133,15 +136,14 @@ def optimize_policy(groups: int, r_max: int, model: FailureModel, cfg: TrainingC
               "microbatches_star": best_m}
     spare = dict(per_m[best_m], microbatches=best_m, restart_depth=None)
     if restart_depths is not None:
-        if model.distribution != "exponential" and ages == "kept":
+        if model.distribution != "exponential" and space.ages == "kept":
             raise ValueError("the proactive restart is simulated for i.i.d. epochs (exponential failures or "
                              "ages='renewed')")
         searches = {}
+        pools = Sampling(space.epochs or 20_000, space.seed, progress=progress)
         for m in ms:
-            sc = dataclasses.replace(scenario, microbatches=m)
-            window = restart_depth_window(per_m[m]["r_star"], r_max)
-            searches[str(m)] = search_restart_depth(groups, window, model, cfg, sc, restart_depths or None,
-                                                    epochs, seed, job_rate, progress)
+            window = restart_depth_window(per_m[m]["r_star"], space.r_max)
+            searches[str(m)] = search_restart_depth(at(m), cfg, window, restart_depths or None, pools)
         key = min(searches, key=lambda k: searches[k]["best"]["ttt_hours"])
         found = searches[key]["best"]
         policy["restart"] = {k: {kk: vv for kk, vv in v.items() if kk != "curve"} for k, v in searches.items()}

@@ -23,9 +23,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
-from .config import TrainingConfig, scheme_placement
+from .config import SCHEMES, Space, TrainingConfig, scheme_placement
 from .epochs import EpochPool, _level_depths, epoch_yield
 
 DEFAULT_POOL_EPOCHS = 20_000
@@ -66,7 +67,7 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
     ``spare``, ``wipeout.scenario_wipeout_kernel`` otherwise). The same seed gives the same leading epochs
     whatever ``epochs`` is. The ring order applies to every scheme (``rep``'s replica sets are blocks of
     consecutive ring positions)."""
-    from ..kernels.driver import as_uint32_key_words, run_chunked
+    from ..kernels.driver import Execution, as_uint32_key_words, run_chunked
     from ..model.placement import make_placement
     from ..model.scenario import Scenario
 
@@ -88,16 +89,18 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
         bps.append(np.asarray(host[1], np.float64))
         return {}
 
-    run_chunked(lambda ids: fn(words, ids), int(epochs), None, consume, width=n * max(r, 2),
-                desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress, bytes_per_item=8)
+    run_chunked(lambda ids: fn(words, ids), int(epochs), consume,
+                Execution(n * max(r, 2), desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress,
+                          bytes_per_item=8))
     m = scenario.microbatches if scheme == "spare" and r > 1 else 1
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
 
-def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
-                         model: FailureModel = FailureModel(), scenario=None, repair=None,
-                         max_time: float | None = None, progress: bool = False) -> EpochPool:
-    """``epochs`` i.i.d. epochs with repair (SPEC §10.5): restart (all up) -> wipe-out, failed groups rejoining.
+def sample_repair_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling,
+                         max_time: float | None = None) -> EpochPool:
+    """``sampling.count`` i.i.d. epochs (seed ``sampling.seed``) of ``scheme`` at redundancy r on ``cluster``
+    (its groups, failure law, scenario and repair law) with repair (SPEC §10.5): restart (all up) ->
+    wipe-out, failed groups rejoining.
 
     ``spare``: the depth-tracking repair kernel gives per epoch U and W = int 1/d*; the pool keeps the work
     rate W/U, taken as constant within the epoch (``EpochPool.work_rate``; the approximation is discussed in
@@ -106,16 +109,13 @@ def sample_repair_epochs(scheme: str, groups: int, redundancy: int, epochs: int,
     ending at ``max_time``; pick it longer than any run needs so runs never reach it)."""
     from ..model.placement import make_placement
     from ..kernels.repair import EpochOptions, repair_epochs
-    from ..model.cluster import Sampling
-    from ..model.scenario import Scenario
 
-    scenario = Scenario() if scenario is None else scenario
-    n, r = check_groups_redundancy(groups, redundancy)
+    n, r = check_groups_redundancy(cluster.groups, redundancy)
     kind, r = scheme_placement(scheme, n, r)
     pl = make_placement(kind, n, r)
     adaptive = scheme == "spare" and r > 1
-    up, work, _ = repair_epochs(pl, Sampling(epochs, seed, progress=progress), model=model, scenario=scenario,
-                                repair=repair, options=EpochOptions(track_depth=adaptive, max_time=max_time))
+    up, work, _ = repair_epochs(pl, sampling, model=cluster.model, scenario=cluster.scenario, repair=cluster.repair,
+                                options=EpochOptions(track_depth=adaptive, max_time=max_time))
     if not adaptive:
         work = up / r
     rate = np.where(up > 0, work / np.where(up > 0, up, 1.0), 1.0 / r)
@@ -183,15 +183,19 @@ def best_tau_pool(pool: EpochPool, cfg: TrainingConfig = TrainingConfig(), gpus:
     return float(taus[best]), float(vals[best])
 
 
-def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingConfig, scenario,
-                  epochs: int = DEFAULT_POOL_EPOCHS, seed: int = 0, schemes=("spare", "rep", "none"),
-                  progress: bool = False, repair=None, max_time: float | None = None) -> dict:
-    """``optimize`` under a scenario with no closed form: per scheme and r a pool of ``epochs`` epochs (the
-    same seed for every r: common random numbers), tau* by ``best_tau_pool``, r* the least TTT. Returns the
-    per-scheme entries of ``closed_form.optimize_r_tau`` plus ``ttt_stderr_hours``, and the curves."""
+def optimize_pool(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(), schemes=SCHEMES,
+                  progress: bool = False, max_time: float | None = None) -> dict:
+    """``optimize`` under a scenario with no closed form, or with repair: per scheme and r up to
+    ``space.r_max`` a pool of ``space.epochs`` epochs (None: ``DEFAULT_POOL_EPOCHS``) on ``cluster`` (its
+    scenario; with its repair law, epochs with rejoins censored at ``max_time``, ``sample_repair_epochs``),
+    the same ``space.seed`` for every r (common random numbers), tau* by ``best_tau_pool``, r* the least TTT.
+    (``space``'s ages, micro-batch counts and restart depths are not read.) Returns the per-scheme entries
+    of ``closed_form.optimize_r_tau`` plus ``ttt_stderr_hours``, and the curves."""
     from ..kernels.driver import Progress
 
-    n = check_groups_redundancy(groups, 1)[0]
+    model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
+    r_max, epochs, seed = space.r_max, space.epochs or DEFAULT_POOL_EPOCHS, space.seed
+    n = check_groups_redundancy(cluster.groups, 1)[0]
     gpus = n * model.gpus_per_group
     searched = {}
     for s in schemes:
@@ -206,7 +210,7 @@ def optimize_pool(groups: int, r_max: int, model: FailureModel, cfg: TrainingCon
             if repair is None:
                 pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario)
             else:
-                pool = sample_repair_epochs(scheme, n, r, epochs, seed, model, scenario, repair, max_time)
+                pool = sample_repair_epochs(cluster, scheme, r, Sampling(epochs, seed), max_time)
             tau, ttt_min = best_tau_pool(pool, cfg, gpus)
             th = pool_theory(pool, tau, cfg, gpus)
             curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": th["ttt_hours"],
