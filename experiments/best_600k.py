@@ -31,7 +31,7 @@ import sys
 import time
 
 from spare_jax.model.repair import Repair
-from spare_jax.planner.plan import plan
+from spare_jax.planner.plan import Costs, Fleet, PlanOptions, plan
 from spare_jax.planner.verdict import Z95
 from spare_jax.plotting import new_figure, save, write_csv
 
@@ -95,12 +95,13 @@ def plot(rows: list, bound_h: float, work_hours: float, path: str) -> None:
 
 def main():
     a = _args()
-    common = dict(gpu_mtbf_hours=a.gpu_mtbf_hours, restart_min=a.restart, ckpt_cost_min=a.ckpt_cost,
-                  work_hours=a.work_hours, runs=a.runs, seed=a.seed, sensitivity=False)
+    costs = Costs(a.restart, a.ckpt_cost, a.work_hours)
+    options = PlanOptions(runs=a.runs, seed=a.seed, sensitivity=False)
     t0 = time.perf_counter()
-    paper = plan(a.gpus, a.gpus_per_group, progress=True, **common)
+    paper = plan(Fleet(a.gpus, a.gpus_per_group, a.gpu_mtbf_hours), costs, options, progress=True)
     t1 = time.perf_counter()
-    repaired = plan(a.gpus, a.gpus_per_group, repair=Repair(a.repair_time, "fixed"), progress=True, **common)
+    repaired = plan(Fleet(a.gpus, a.gpus_per_group, a.gpu_mtbf_hours, repair=Repair(a.repair_time, "fixed")), costs,
+                    options, progress=True)
     t2 = time.perf_counter()
     rows = _rows("paper's model", paper) + _rows(f"{a.repair_time:g}-min repair", repaired)
     write_csv(os.path.join(a.out, "best_600k.csv"), rows)

@@ -7,7 +7,7 @@ import pytest
 
 from spare_jax.cli import main
 from spare_jax.model.repair import Repair
-from spare_jax.planner.plan import plan
+from spare_jax.planner.plan import Costs, Fleet, PlanOptions, plan
 
 
 def _refused(argv, capsys, word):
@@ -46,8 +46,8 @@ def test_elastic_ttt_runs_and_its_slowdown_meets_the_stationary_one(capsys, data
 
 
 def test_plan_compares_the_schemes_asked_for_with_elastic():
-    res = plan(4096, 256, restart_min=10.0, ckpt_cost_min=2.0, work_hours=12.0, runs=10, r_max=3,
-               sensitivity=False, repair=Repair(30.0, "fixed"), schemes=("elastic", "none"))
+    res = plan(Fleet(4096, 256, repair=Repair(30.0, "fixed")), Costs(restart_min=10.0, ckpt_cost_min=2.0, work_hours=12.0),
+               PlanOptions(runs=10, r_max=3, sensitivity=False, schemes=("elastic", "none")))
     assert list(res.schemes) == ["none", "elastic"]  # the table's order
     e = res.schemes["elastic"]
     assert e["mc_runs"] == 10 and e["mc_ttt_stderr_hours"] > 0 and e["elastic_data"] == "rebalance"

@@ -205,7 +205,8 @@ def test_every_figure_function_renders_distinct_series(tmp_path, drawn, monkeypa
         rows, ms, rows[0]["groups"], sorted({x["redundancy"] for x in rows}), str(tmp_path / "reorder_movement.png"))
     # the plan report's three figures, on a faked plan (seconds)
     planmod = _fake_plan(monkeypatch)
-    result = planmod.plan(8192, 1024, runs=50, deadline_hours=1200.0, progress=False)
+    result = planmod.plan(planmod.Fleet(8192, 1024), planmod.Costs(deadline_hours=1200.0), planmod.PlanOptions(runs=50),
+                          progress=False)
     figs = {}
 
     def png(fig):

@@ -12,10 +12,10 @@ import pytest
 
 from spare_jax.planner import fit as fitmod
 from spare_jax.cli import main
-from spare_jax.planner.plan import _scaled_scenario, _time_scaled, plan
+from spare_jax.planner.plan import Costs, Fleet, PlanOptions, _scaled_scenario, _time_scaled, plan
 
 # a small cluster where the schemes differ: 16 groups of 96 GPUs, a harsh per-GPU MTBF, 100 h of work
-SMALL = dict(gpus=1536, gpus_per_group=96, gpu_mtbf_hours=300.0, work_hours=100.0, r_max=4, runs=20)
+SMALL = (Fleet(1536, 96, gpu_mtbf_hours=300.0), Costs(work_hours=100.0), PlanOptions(r_max=4, runs=20))
 SMALL_ARGS = ["--gpus", "1536", "--gpus-per-group", "96", "--work-hours", "100", "--r-max", "4", "--runs", "20",
               "--quiet"]
 SCHEME_KEYS = {"r_star", "ckpt_interval_min", "ttt_hours", "ttt_p05_hours", "ttt_p95_hours", "p_over_deadline",
@@ -110,7 +110,8 @@ def test_malformed_logs_are_refused_naming_the_line(text, where):
 # --- the planner --------------------------------------------------------------------------------------------
 
 def test_plan_small_cluster_keys_and_what_the_model_guarantees():
-    res = plan(**SMALL, deadline_hours=400.0, sensitivity=False, gpu_hour_price=3.0)
+    res = plan(SMALL[0], Costs(work_hours=100.0, deadline_hours=400.0, gpu_hour_price=3.0),
+               PlanOptions(r_max=4, runs=20, sensitivity=False))
     out = res.as_json()
     assert set(out["schemes"]) == {"spare", "rep", "none"}
     n = 16
@@ -158,17 +159,17 @@ def test_mtbf_sensitivity_by_time_scaling_equals_the_scaled_model():
 
 def test_plan_refuses_bad_inputs_at_the_api():
     with pytest.raises(ValueError, match="multiple of gpus_per_group"):
-        plan(1000, 96)
+        plan(Fleet(1000, 96))
     with pytest.raises(ValueError, match="one failure rate"):
-        plan(1536, 96, gpu_mtbf_hours=100.0, node_mtbf_hours=800.0)
+        plan(Fleet(1536, 96, gpu_mtbf_hours=100.0, node_mtbf_hours=800.0))
     with pytest.raises(ValueError, match="whole nodes"):
-        plan(1536, 96, node_mtbf_hours=800.0, gpus_per_node=5)
+        plan(Fleet(1536, 96, node_mtbf_hours=800.0, gpus_per_node=5))
     with pytest.raises(ValueError, match="gpus_per_node goes with"):
-        plan(1536, 96, gpus_per_node=8)
+        plan(Fleet(1536, 96, gpus_per_node=8))
     with pytest.raises(ValueError, match="deadline_hours"):
-        plan(1536, 96, deadline_hours=-1.0)
+        plan(Fleet(1536, 96), Costs(deadline_hours=-1.0))
     with pytest.raises(ValueError, match="group MTBF"):
-        plan(1536, 96, gpu_mtbf_hours=1e-3)
+        plan(Fleet(1536, 96, gpu_mtbf_hours=1e-3))
 
 
 # --- the command line and the report ------------------------------------------------------------------------
@@ -260,7 +261,8 @@ def test_plan_sensitivity_directions_and_table():
     from spare_jax.planner.plan import format_table
     from spare_jax.model.scenario import Scenario
 
-    res = plan(**dict(SMALL, r_max=2, runs=4), scenario=Scenario(job_mtbf_min=300.0))  # 9 optimiser runs
+    res = plan(Fleet(1536, 96, gpu_mtbf_hours=300.0, scenario=Scenario(job_mtbf_min=300.0)), SMALL[1],
+               PlanOptions(r_max=2, runs=4))  # 9 optimiser runs
     rows = {r["label"]: r["schemes"] for r in res.sensitivity}
     assert set(rows) == {"MTBF x2", "MTBF /2", "restart x2", "restart /2", "checkpoint x2", "checkpoint /2",
                          "job-wide rate x2", "job-wide rate /2"}

@@ -212,21 +212,16 @@ def cmd_plan(args) -> dict:
                        f"{ps['reference_gpus']:,.0f} GPUs)"
         else:
             mtbf_src = "default (the paper's 50,000 h per GPU)"
-    result = planmod.plan(gpus, gpg, gpu_mtbf_hours=gpu_mtbf, node_mtbf_hours=args.node_mtbf_hours,
-                          gpus_per_node=args.gpus_per_node, fit=fit, fit_law=args.fit_law or "exponential",
-                          scenario=scenario, restart_min=s["restart"][0], ckpt_cost_min=s["ckpt_cost"][0],
-                          work_hours=s["work_hours"][0], gpu_hour_price=s["gpu_hour_price"][0],
-                          deadline_hours=args.deadline_hours, runs=args.runs, seed=args.seed, r_max=args.r_max,
-                          epochs=args.epochs, sensitivity=not args.no_sensitivity, progress=not args.quiet,
-                          repair=repair, restart_depth=depth, schemes=args.schemes, search=search)
-    result.inputs["currency"] = args.currency
-    result.sources = _sources(args, result, s, mtbf_src, scenario, preset)
-    if gpu_mtbf is not None and args.gpu_mtbf_hours is None:  # the preset's rate
-        result.inputs["gpu_mtbf_from"] = mtbf_src
-    if preset is not None:
-        result.inputs["preset"] = preset.name
-        result.preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
-                         "assumptions": list(preset.assumptions)}
+    fleet = planmod.Fleet(gpus, gpg, gpu_mtbf, args.node_mtbf_hours, args.gpus_per_node, fit,
+                          args.fit_law or "exponential",
+                          mtbf_src if gpu_mtbf is not None and args.gpu_mtbf_hours is None else None,  # the preset's
+                          scenario, repair)
+    costs = planmod.Costs(s["restart"][0], s["ckpt_cost"][0], s["work_hours"][0], s["gpu_hour_price"][0],
+                          args.deadline_hours, args.currency)
+    options = planmod.PlanOptions(args.runs, args.seed, args.r_max, args.epochs, not args.no_sensitivity, depth,
+                                  args.schemes, search, preset)
+    result = planmod.plan(fleet, costs, options, progress=not args.quiet)
+    result.sources = _sources(args, result, s, mtbf_src, scenario, preset)  # for the report (not in the JSON)
     if args.report is not None:
         from ..planner.report import write_report
 

@@ -42,6 +42,8 @@ import numpy as np
 
 from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
+from .table import (_columns, _runs_text, cost_head, describe_scenario, format_table, model_text,  # noqa: F401
+                    price_text, ttt_text)
 from .whole import failures_endured, run_fields, searched_rows
 
 SCHEMES = ("spare", "rep", "none")
@@ -278,14 +280,61 @@ def cluster_groups(gpus: int, gpus_per_group: int, names=("gpus", "gpus_per_grou
     return n
 
 
-def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP, *, gpu_mtbf_hours=None,
-         node_mtbf_hours=None, gpus_per_node=None, fit=None, fit_law: str = "exponential", scenario=None,
-         restart_min: float = 60.0, ckpt_cost_min: float = 5.0, work_hours: float = 720.0,
-         gpu_hour_price: float = DEFAULT_PRICE, deadline_hours=None, runs: int = DEFAULT_RUNS, seed: int = 0,
-         r_max: int | None = None, epochs: int | None = None, sensitivity: bool = True,
-         progress: bool = False, repair=None, restart_depth: float | None = None, schemes=None,
-         search=None) -> PlanResult:
-    """Plan a run (module docstring). Bad input: ValueError naming the parameter.
+@dataclasses.dataclass(frozen=True)
+class Fleet:
+    """The cluster in GPUs and hours: its size, its failure rate (one of ``gpu_mtbf_hours``, default
+    ``DEFAULT_GPU_MTBF_HOURS``; ``node_mtbf_hours`` with ``gpus_per_node``, default 8; or ``fit``, a
+    ``fit.FitResult`` whose ``fit_law`` MTBF is taken), ``mtbf_source`` (how the caller obtained the rate,
+    reported instead of the plan's own phrase), the ``scenario`` (None: the §1 model) and the ``repair``
+    (a ``model.repair.Repair``; None: a failed group waits for the next global restart)."""
+
+    gpus: int = DEFAULT_GPUS
+    gpus_per_group: int = DEFAULT_GPUS_PER_GROUP
+    gpu_mtbf_hours: float | None = None
+    node_mtbf_hours: float | None = None
+    gpus_per_node: int | None = None
+    fit: object = None
+    fit_law: str = "exponential"
+    mtbf_source: str | None = None
+    scenario: object = None
+    repair: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Costs:
+    """The training and its price: restart R and checkpoint C (minutes), work W and the deadline (hours), the
+    price per GPU-hour and its ``currency`` (a label; None: the price's own unit)."""
+
+    restart_min: float = 60.0
+    ckpt_cost_min: float = 5.0
+    work_hours: float = 720.0
+    gpu_hour_price: float = DEFAULT_PRICE
+    deadline_hours: float | None = None
+    currency: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanOptions:
+    """How the plan searches and samples: ``runs`` Monte Carlo training runs per scheme (seeded by ``seed``),
+    ``r_max``, ``epochs`` (pools under a scenario with no closed form), the ``sensitivity`` table, the
+    proactive restart depth ``restart_depth`` (without repair), the ``schemes`` compared, the joint search's
+    ``search`` space (with repair), and the ``preset`` (a ``model.presets`` value) the inputs came from."""
+
+    runs: int = DEFAULT_RUNS
+    seed: int = 0
+    r_max: int | None = None
+    epochs: int | None = None
+    sensitivity: bool = True
+    restart_depth: float | None = None
+    schemes: tuple | None = None
+    search: object = None
+    preset: object = None
+
+
+def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = PlanOptions(),
+         progress: bool = False) -> PlanResult:
+    """Plan a run (module docstring): ``fleet`` the cluster, ``costs`` the training, ``options`` the search.
+    Bad input: ValueError naming the parameter. The fields:
 
     ``gpus``, ``gpus_per_group``: whole numbers, ``gpus_per_group`` dividing ``gpus``. One of
     ``gpu_mtbf_hours`` (default ``DEFAULT_GPU_MTBF_HOURS``), ``node_mtbf_hours`` (with ``gpus_per_node``,
@@ -305,6 +354,13 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     """
     from ..ttt import TrainingConfig
 
+    gpus, gpus_per_group, gpu_mtbf_hours = fleet.gpus, fleet.gpus_per_group, fleet.gpu_mtbf_hours
+    node_mtbf_hours, gpus_per_node, fit, fit_law = fleet.node_mtbf_hours, fleet.gpus_per_node, fleet.fit, fleet.fit_law
+    scenario, repair = fleet.scenario, fleet.repair
+    restart_min, ckpt_cost_min, work_hours = costs.restart_min, costs.ckpt_cost_min, costs.work_hours
+    gpu_hour_price, deadline_hours = costs.gpu_hour_price, costs.deadline_hours
+    runs, seed, r_max, epochs, sensitivity = options.runs, options.seed, options.r_max, options.epochs, options.sensitivity
+    restart_depth, schemes, search = options.restart_depth, options.schemes, options.search
     gpus = _check("gpus", gpus, 1, True)
     gpus_per_group = _check("gpus_per_group", gpus_per_group, 1, True)
     n = cluster_groups(gpus, gpus_per_group)
@@ -459,8 +515,16 @@ def plan(gpus: int = DEFAULT_GPUS, gpus_per_group: int = DEFAULT_GPUS_PER_GROUP,
     best_possible = bound(work_hours, ckpt_cost_min, cfg.restart_for(float(gpus)),
                           1.0 / job_rate if job_rate > 0 else None)
     curves = {k: v for k, v in base["curves"].items() if k in schemes}
+    inputs["currency"] = costs.currency
+    if fleet.mtbf_source is not None:
+        inputs["gpu_mtbf_from"] = fleet.mtbf_source
+    preset = options.preset
+    if preset is not None:
+        inputs["preset"] = preset.name
+        preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
+                  "assumptions": list(preset.assumptions)}
     return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), curves, runs_hours,
-                      notes, verdict=verdict(schemes, best_possible), bound=best_possible)
+                      notes, preset=preset, verdict=verdict(schemes, best_possible), bound=best_possible)
 
 
 SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2.0, "restart x2"),
@@ -515,125 +579,3 @@ def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, g
                       "cost": ttt_h * gpus * price}
         rows.append({"input": what, "factor": factor, "label": label, "schemes": per})
     return rows
-
-
-def format_table(result: PlanResult) -> str:
-    """The readable tables: one row per scheme, then the sensitivity (text, fixed-width columns)."""
-    inp = result.inputs
-    deadline = inp.get("deadline_hours")
-    lines = [] if result.verdict is None else ["verdict: " + result.verdict["text"], ""]
-    lines += [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
-             f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
-             f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
-             f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
-             f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp['method']}",
-             "model: " + model_text(inp), ""]
-    head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:,g} h)" if deadline else "P(>deadline)",
-            "avail %", "failures endured", "GPU-h", cost_head(inp)]
-    rows = []
-    for s, e in result.schemes.items():
-        spread = ("-" if e["ttt_p05_hours"] is None else
-                  f"{e['ttt_p05_hours']:,.0f}-" + ("?" if e["ttt_p95_hours"] is None else f"{e['ttt_p95_hours']:,.0f}"))
-        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
-                     "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
-                     f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",
-                     f"{e['cost']:,.0f}"])
-    lines += _columns(head, rows)
-    lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
-                 f"{_runs_text(result.schemes)} at (r*, tau*)")
-    if result.bound is not None:
-        lines.append(f"bound: {result.bound['ttt_hours']:,.1f} h at tau = {result.bound['ckpt_interval_min']:,.4g} "
-                     f"min ({result.bound['what']}); no strategy beats it")
-    if result.sensitivity:
-        lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
-                      "'keep r*': TTT h with the base r*"]
-        sens = [s for s in result.schemes if s in result.sensitivity[0]["schemes"]]
-        head = ["input"] + [f"{s} {k}" for s in sens for k in ("r*", "TTT h", "keep r*")]
-        rows = [["base"] + [x for s in sens
-                            for x in (str(result.schemes[s]["r_star"]), f"{result.schemes[s]['ttt_hours']:,.0f}",
-                                      "")]]
-        for row in result.sensitivity:
-            cells = [row["label"]]
-            for s in sens:
-                e = row["schemes"][s]
-                keep = e["ttt_hours_at_base_r"]
-                cells += [str(e["r_star"]), f"{e['ttt_hours']:,.0f}",
-                          "" if keep is None or e["r_star"] == result.schemes[s]["r_star"] else f"{keep:,.0f}"]
-            rows.append(cells)
-        lines += _columns(head, rows)
-    for note in result.notes:
-        lines.append("note: " + note)
-    return "\n".join(lines)
-
-
-def price_text(inp: dict) -> str:
-    """'2 USD per GPU-hour', or '2 per GPU-hour' when no currency was given."""
-    cur = inp.get("currency")
-    return f"{inp['gpu_hour_price']:,g} {cur + ' ' if cur else ''}per GPU-hour"
-
-
-def cost_head(inp: dict) -> str:
-    """The cost column's title: 'cost (USD)', or 'cost' in the price's unit when no currency was given."""
-    return f"cost ({inp['currency']})" if inp.get("currency") else "cost"
-
-
-def model_text(inp: dict) -> str:
-    """Every input beyond the paper's model that changed the answer (scenario, micro-batches, failure log)."""
-    desc = inp.get("scenario") or {}
-    parts = [] if not desc else [describe_scenario(desc)]
-    if inp.get("fit_law"):
-        parts.append(f"failure rate fitted from a log ({inp['fit_law']} law)")
-    if inp.get("restart_depth") is not None:
-        parts.append(f"proactive restart at depth {inp['restart_depth']:g} (spare)")
-    pool = ("" if inp.get("spares") is None else
-            f"a pool of {inp['spares']:,} spare node sets, hardware repair {inp['hardware_repair_min']:g} min")
-    if inp.get("repair_time_min") is not None:
-        law = inp.get("repair_law", "fixed")
-        repair = (f"repair without a global restart: {inp['repair_time_min']:g} min ({law}"
-                  + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")")
-        return "; ".join([p for p in parts if p != "none"] + [repair] + ([pool] if pool else []))
-    if (not parts or parts == ["none"]) and not pool:
-        return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
-    return "; ".join([p for p in parts if p != "none"] + ["no repair"] + ([pool] if pool else []))
-
-
-def ttt_text(entry: dict) -> str:
-    """'1,694' or, for a Monte Carlo estimate (under a scenario), '1,564 ± 7' (one standard error)."""
-    se = entry.get("ttt_stderr_hours")
-    return f"{entry['ttt_hours']:,.0f}" + ("" if se is None or not math.isfinite(se) else f" ± {se:,.0f}")
-
-
-def describe_scenario(desc: dict) -> str:
-    """One line for ``Scenario.describe()``: 'job-wide MTBF 847 min; domains of 8 groups (switch), MTBF ...'."""
-    parts = []
-    if "job_mtbf_min" in desc:
-        parts.append(f"job-wide MTBF {desc['job_mtbf_min']:,.4g} min")
-    if "job_fraction" in desc:
-        parts.append(f"job-wide fraction {desc['job_fraction']:g}")
-    for d in desc.get("domains", []):
-        name = f" ({d['name']})" if d.get("name") else ""
-        parts.append(f"domains of {d['size']} groups{name}, MTBF {d['mtbf_min']:,.4g} min each")
-    if desc.get("ring", "contiguous") != "contiguous":
-        parts.append(f"ring {desc['ring']}")
-    if "lemon_fraction" in desc:
-        parts.append(f"lemons {desc['lemon_fraction']:g} of groups failing {desc['lemon_factor']:g}x as often")
-    if "group_mtbf_min" in desc:
-        parts.append("per-group MTBFs from a file")
-    if desc.get("microbatches", 1) > 1:
-        parts.append(f"{desc['microbatches']} micro-batches per shard")
-    return "; ".join(parts) or "none"
-
-
-def _runs_text(schemes: dict) -> str:
-    """'200 Monte Carlo runs per scheme' (or per scheme when they differ)."""
-    runs = [e["mc_runs"] for e in schemes.values()]
-    if len(set(runs)) == 1:
-        return f"{runs[0]} Monte Carlo runs per scheme"
-    return "Monte Carlo runs (" + ", ".join(f"{s} {e['mc_runs']}" for s, e in schemes.items()) + ")"
-
-
-def _columns(head: list, rows: list) -> list:
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-    fmt = lambda cells: "  ".join(str(c).rjust(w) if i else str(c).ljust(w)  # noqa: E731
-                                  for i, (c, w) in enumerate(zip(cells, widths)))
-    return [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]

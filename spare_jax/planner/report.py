@@ -18,7 +18,8 @@ import html
 import io
 
 from .. import plotting
-from .plan import PlanResult, _runs_text, cost_head, describe_scenario, model_text, price_text, ttt_text  # noqa: F401
+from .plan import PlanResult  # noqa: F401
+from .table import _runs_text, cost_head, describe_scenario, model_text, price_text, ttt_text  # noqa: F401
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;

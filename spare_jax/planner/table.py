@@ -1,0 +1,127 @@
+"""The plan's readable text: the scheme table, the sensitivity table, and the phrases the report shares
+(price, cost heading, model line, TTT with its standard error, scenario description)."""
+
+from __future__ import annotations
+
+import math
+
+def format_table(result) -> str:
+    """The readable tables: one row per scheme, then the sensitivity (text, fixed-width columns)."""
+    inp = result.inputs
+    deadline = inp.get("deadline_hours")
+    lines = [] if result.verdict is None else ["verdict: " + result.verdict["text"], ""]
+    lines += [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
+             f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
+             f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
+             f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
+             f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp['method']}",
+             "model: " + model_text(inp), ""]
+    head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:,g} h)" if deadline else "P(>deadline)",
+            "avail %", "failures endured", "GPU-h", cost_head(inp)]
+    rows = []
+    for s, e in result.schemes.items():
+        spread = ("-" if e["ttt_p05_hours"] is None else
+                  f"{e['ttt_p05_hours']:,.0f}-" + ("?" if e["ttt_p95_hours"] is None else f"{e['ttt_p95_hours']:,.0f}"))
+        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
+                     "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
+                     f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",
+                     f"{e['cost']:,.0f}"])
+    lines += _columns(head, rows)
+    lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
+                 f"{_runs_text(result.schemes)} at (r*, tau*)")
+    if result.bound is not None:
+        lines.append(f"bound: {result.bound['ttt_hours']:,.1f} h at tau = {result.bound['ckpt_interval_min']:,.4g} "
+                     f"min ({result.bound['what']}); no strategy beats it")
+    if result.sensitivity:
+        lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
+                      "'keep r*': TTT h with the base r*"]
+        sens = [s for s in result.schemes if s in result.sensitivity[0]["schemes"]]
+        head = ["input"] + [f"{s} {k}" for s in sens for k in ("r*", "TTT h", "keep r*")]
+        rows = [["base"] + [x for s in sens
+                            for x in (str(result.schemes[s]["r_star"]), f"{result.schemes[s]['ttt_hours']:,.0f}",
+                                      "")]]
+        for row in result.sensitivity:
+            cells = [row["label"]]
+            for s in sens:
+                e = row["schemes"][s]
+                keep = e["ttt_hours_at_base_r"]
+                cells += [str(e["r_star"]), f"{e['ttt_hours']:,.0f}",
+                          "" if keep is None or e["r_star"] == result.schemes[s]["r_star"] else f"{keep:,.0f}"]
+            rows.append(cells)
+        lines += _columns(head, rows)
+    for note in result.notes:
+        lines.append("note: " + note)
+    return "\n".join(lines)
+
+
+def price_text(inp: dict) -> str:
+    """'2 USD per GPU-hour', or '2 per GPU-hour' when no currency was given."""
+    cur = inp.get("currency")
+    return f"{inp['gpu_hour_price']:,g} {cur + ' ' if cur else ''}per GPU-hour"
+
+
+def cost_head(inp: dict) -> str:
+    """The cost column's title: 'cost (USD)', or 'cost' in the price's unit when no currency was given."""
+    return f"cost ({inp['currency']})" if inp.get("currency") else "cost"
+
+
+def model_text(inp: dict) -> str:
+    """Every input beyond the paper's model that changed the answer (scenario, micro-batches, failure log)."""
+    desc = inp.get("scenario") or {}
+    parts = [] if not desc else [describe_scenario(desc)]
+    if inp.get("fit_law"):
+        parts.append(f"failure rate fitted from a log ({inp['fit_law']} law)")
+    if inp.get("restart_depth") is not None:
+        parts.append(f"proactive restart at depth {inp['restart_depth']:g} (spare)")
+    pool = ("" if inp.get("spares") is None else
+            f"a pool of {inp['spares']:,} spare node sets, hardware repair {inp['hardware_repair_min']:g} min")
+    if inp.get("repair_time_min") is not None:
+        law = inp.get("repair_law", "fixed")
+        repair = (f"repair without a global restart: {inp['repair_time_min']:g} min ({law}"
+                  + (f", sigma {inp['repair_sigma']:g}" if law == "lognormal" else "") + ")")
+        return "; ".join([p for p in parts if p != "none"] + [repair] + ([pool] if pool else []))
+    if (not parts or parts == ["none"]) and not pool:
+        return "the paper's (i.i.d. group failures, whole shards, no repair, no job-wide or domain failures)"
+    return "; ".join([p for p in parts if p != "none"] + ["no repair"] + ([pool] if pool else []))
+
+
+def ttt_text(entry: dict) -> str:
+    """'1,694' or, for a Monte Carlo estimate (under a scenario), '1,564 ± 7' (one standard error)."""
+    se = entry.get("ttt_stderr_hours")
+    return f"{entry['ttt_hours']:,.0f}" + ("" if se is None or not math.isfinite(se) else f" ± {se:,.0f}")
+
+
+def describe_scenario(desc: dict) -> str:
+    """One line for ``Scenario.describe()``: 'job-wide MTBF 847 min; domains of 8 groups (switch), MTBF ...'."""
+    parts = []
+    if "job_mtbf_min" in desc:
+        parts.append(f"job-wide MTBF {desc['job_mtbf_min']:,.4g} min")
+    if "job_fraction" in desc:
+        parts.append(f"job-wide fraction {desc['job_fraction']:g}")
+    for d in desc.get("domains", []):
+        name = f" ({d['name']})" if d.get("name") else ""
+        parts.append(f"domains of {d['size']} groups{name}, MTBF {d['mtbf_min']:,.4g} min each")
+    if desc.get("ring", "contiguous") != "contiguous":
+        parts.append(f"ring {desc['ring']}")
+    if "lemon_fraction" in desc:
+        parts.append(f"lemons {desc['lemon_fraction']:g} of groups failing {desc['lemon_factor']:g}x as often")
+    if "group_mtbf_min" in desc:
+        parts.append("per-group MTBFs from a file")
+    if desc.get("microbatches", 1) > 1:
+        parts.append(f"{desc['microbatches']} micro-batches per shard")
+    return "; ".join(parts) or "none"
+
+
+def _runs_text(schemes: dict) -> str:
+    """'200 Monte Carlo runs per scheme' (or per scheme when they differ)."""
+    runs = [e["mc_runs"] for e in schemes.values()]
+    if len(set(runs)) == 1:
+        return f"{runs[0]} Monte Carlo runs per scheme"
+    return "Monte Carlo runs (" + ", ".join(f"{s} {e['mc_runs']}" for s, e in schemes.items()) + ")"
+
+
+def _columns(head: list, rows: list) -> list:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda cells: "  ".join(str(c).rjust(w) if i else str(c).ljust(w)  # noqa: E731
+                                  for i, (c, w) in enumerate(zip(cells, widths)))
+    return [fmt(head), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows]
