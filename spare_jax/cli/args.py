@@ -184,13 +184,16 @@ def _policy_search_args(p, plan: bool = False):
     p.set_defaults(microbatches=None)
 
 
-def _repair_args(p, spares: bool = False):
+def _repair_args(p, spares: bool = False, listed: bool = False):
     """Repair without a global restart; off by default (the paper's model). ``spares``: also the finite spare
-    pool (``--spares``, ``--hardware-repair``), where whole training runs answer (ttt, optimize, plan)."""
+    pool (``--spares``, ``--hardware-repair``), where whole training runs answer (ttt, optimize, plan).
+    ``listed``: ``--repair-time`` takes a comma list, searched with the rest (optimize, plan)."""
     g = p.add_argument_group("repair without a global restart (default off)")
-    g.add_argument("--repair-time", type=_bounded("repair_time"), default=None,
-                   help=_help("mean minutes for a failed group to rejoin while the others keep going "
-                              "(default: no repair)", "repair_time"))
+    g.add_argument("--repair-time", type=_number_list("repair_time", "--repair-time") if listed else
+                   _bounded("repair_time"), default=None,
+                   help=_help("mean minutes for a failed group to rejoin while the others keep going"
+                              + (", or a comma list to search with r, m, D_max and tau on whole training runs"
+                                 if listed else "") + " (default: no repair)", "repair_time"))
     g.add_argument("--repair-law", choices=("fixed", "exp", "lognormal"), default=None,
                    help="law of the repair time (default fixed; lognormal keeps the mean)")
     g.add_argument("--repair-sigma", type=_bounded("repair_sigma"), default=None,

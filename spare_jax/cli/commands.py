@@ -6,7 +6,7 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 
 from __future__ import annotations
 
-from .values import _model, _repair, _scenario, _training
+from .values import _model, _repair, _repair_times, _scenario, _training
 
 EXIT_BAD_INPUT = 2
 
@@ -85,7 +85,7 @@ def cmd_optimize(args) -> dict:
 
     space = Space(args.r_max, tuple(args.microbatch_set or [1]),
                   None if args.restart_depths is None else tuple(args.restart_depths), args.epochs, args.pool_seed,
-                  args.ages, args.curves)
+                  args.ages, args.curves, _repair_times(args))
     return optimize(_cluster(args, check_redundancy=False), _training(args), space, not args.quiet).to_json()
 
 

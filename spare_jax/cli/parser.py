@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "a ring order, lemons; default 20000)", "pool_epochs"))
     p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
                    help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
-    _repair_args(p, spares=True)
+    _repair_args(p, spares=True, listed=True)
     _policy_search_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 

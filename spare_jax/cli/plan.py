@@ -11,7 +11,7 @@ import os
 
 from .args import _policy_search_args, _repair_args, _scenario_args
 from .base import _bounded, _help
-from .values import _preset_job_wide, _repair, _scenario, _scheme_list
+from .values import _preset_job_wide, _repair, _repair_times, _scenario, _scheme_list
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -106,7 +106,7 @@ def add_plan_parser(sub) -> None:
                               "deadline_hours"))
     _scenario_args(p, mtbf_flags=False)
     _policy_search_args(p, plan=True)
-    _repair_args(p, spares=True)
+    _repair_args(p, spares=True, listed=True)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--schemes", type=_scheme_list, default=None, metavar="LIST",
                    help="strategies compared, comma-separated from spare, rep, none, elastic (default "
@@ -189,7 +189,8 @@ def cmd_plan(args) -> dict:
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
     n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
     repair = _repair(args)
-    search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair)
+    search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair,
+                                                             _repair_times(args))
     scenario = _scenario(args, n, gpus)
     fit = None
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"

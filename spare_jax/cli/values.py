@@ -121,8 +121,15 @@ def _repair(args):
         raise ValueError("--repair-sigma goes with --repair-law lognormal")
     from ..model.repair import Repair
 
-    return Repair(args.repair_time, args.repair_law or "fixed",
+    first = args.repair_time[0] if isinstance(args.repair_time, list) else args.repair_time  # a list: searched
+    return Repair(first, args.repair_law or "fixed",
                   1.0 if args.repair_sigma is None else args.repair_sigma, spares, hardware)
+
+
+def _repair_times(args) -> tuple | None:
+    """The repair times to search where ``--repair-time`` lists several (None: one or none)."""
+    times = getattr(args, "repair_time", None)
+    return tuple(times) if isinstance(times, list) and len(times) > 1 else None
 
 
 def _model(args):

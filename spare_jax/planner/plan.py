@@ -253,15 +253,17 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
     return np.asarray(mc["run_ttt_hours"], np.float64)
 
 
-def policy_search(microbatches, restart_depths, repair):
-    """``(search, m, D_max)`` from the micro-batch counts and restart depths asked (None: not given; ``()``
-    for the depths: the default grid): with repair a ``ttt.search.SearchSpace`` of them (defaults: m in 1, 2,
-    4, 8; D_max never, 1.5, 2, 3) and no single value; without repair one value of each, a list refused."""
+def policy_search(microbatches, restart_depths, repair, repair_times=None):
+    """``(search, m, D_max)`` from the micro-batch counts, restart depths and repair times asked (None: not
+    given; ``()`` for the depths: the default grid): with repair a ``ttt.search.SearchSpace`` of them
+    (defaults: m in 1, 2, 4, 8; D_max never, 1.5, 2, 3; the repair's time) and no single value; without
+    repair one value of each, a list refused."""
     from ..ttt.search import DEFAULT_MICROBATCHES, DEFAULT_RESTART_DEPTHS, SearchSpace
 
     if repair is not None:
         return SearchSpace(microbatches=tuple(microbatches or DEFAULT_MICROBATCHES),
-                           restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS)), None, None
+                           restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS),
+                           repair_times=repair_times), None, None
     if len(microbatches or [1]) > 1 or (restart_depths is not None and len(restart_depths) != 1):
         raise ValueError("a list of --microbatches or --restart-depth values (or auto) is searched on whole training "
                          "runs, with --repair-time; without repair give one value of each")

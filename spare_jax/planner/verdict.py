@@ -51,6 +51,8 @@ def _config(s: str, e: dict) -> str:
     if e.get("restart_depth") is not None:
         parts.append(f"D_max = {e['restart_depth']:g}")
     parts.append(f"tau = {e['ckpt_interval_min']:.3g} min")
+    if e.get("repair_time_min") is not None:  # where several repair times were searched
+        parts.append(f"repair {e['repair_time_min']:g} min")
     return ", ".join(parts)
 
 

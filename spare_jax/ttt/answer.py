@@ -181,7 +181,8 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     ms = sorted({max(int(m), 1) for m in space.microbatches} | ({cluster.scenario.microbatches} - {1})) or [1]
     ds = space.restart_depths
     search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX),
-                         microbatches=tuple(ms), restart_depths=() if ds is None else tuple(ds or DEFAULT_RESTART_DEPTHS))
+                         microbatches=tuple(ms), restart_depths=() if ds is None else tuple(ds or DEFAULT_RESTART_DEPTHS),
+                         repair_times=space.repair_times)
     scen = dataclasses.replace(cluster.scenario, microbatches=1)
     res = joint_search(dataclasses.replace(cluster, scenario=scen), training, search,
                        Budget(final_runs=SEARCH_FINAL_RUNS), space.seed, space.ages, Stages("optimize", 5, progress))
@@ -194,6 +195,8 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
                       "availability_pct": rep["availability_pct"],
                       "mean_uptime_min": t * 60.0 / (rep["restarts_mean"] + 1.0) * rep["availability_pct"] / 100.0,
                       "ttt_over_w": t / training.work_hours}
+        if space.repair_times:
+            schemes[s]["repair_time_min"] = rep["repair_time_min"]
     out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": cluster.gpus,
            "restart_min": training.restart_for(cluster.gpus), "ckpt_cost_min": training.ckpt_cost_min,
            "work_hours": training.work_hours, **cluster.repair.describe(), "distribution": cluster.model.distribution,
@@ -236,6 +239,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
     if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
+                               or space.repair_times is not None
                                or scenario.microbatches > 1 or model.distribution != "exponential"
                                or repair.spares is not None):
         return _optimize_searched(cluster, training, space, progress)

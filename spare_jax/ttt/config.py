@@ -79,7 +79,9 @@ class Space:
     """What ``optimize`` searches: r up to ``r_max`` per scheme (rep: the divisors of N), with tau* for each;
     the micro-batch counts and proactive-restart depths of the scheduling policies (SPARe only); ``epochs``
     and ``seed`` of the epoch pools where no closed form applies (None: 20,000, or 2,000 with repair);
-    ``ages`` of the failure clocks at a restart; ``curves``: keep TTT(r) per scheme in the result."""
+    ``ages`` of the failure clocks at a restart; ``curves``: keep TTT(r) per scheme in the result;
+    ``repair_times``: several repair times to search with the rest (whole training runs; None: the
+    cluster's)."""
 
     r_max: int = 20
     microbatches: tuple = (1,)
@@ -88,3 +90,4 @@ class Space:
     seed: int = 0
     ages: str = "kept"
     curves: bool = False
+    repair_times: tuple | None = None
