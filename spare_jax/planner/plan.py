@@ -411,7 +411,9 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     whole_set = {x for x in chosen if x in ("spare", "rep", "elastic") or (x == "none" and pool)} \
         if repair is not None or restart_depth is not None else set()
     rest = [x for x in chosen if repair is None or x not in whole_set]
-    stages = Stages("plan", (5 + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens, progress)
+    searching = repair is not None and len(rest) < len(chosen)
+    stages = Stages("plan", (5 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens,
+                    progress)
     searched = None
     if repair is not None:  # the joint search on whole training runs
         from ..model.cluster import Cluster
@@ -424,11 +426,13 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             space = dataclasses.replace(space, microbatches=(scen.microbatches,))
         if search is None and restart_depth is not None:
             space = dataclasses.replace(space, restart_depths=(restart_depth,))
-        searched = searched_rows(Cluster(n, model, dataclasses.replace(scen, microbatches=1), repair), cfg,
-                                 [x for x in chosen if x in whole_set], space, runs, seed, gpu_hour_price,
-                                 stages)
+        wanted = [x for x in chosen if x in whole_set]
+        searched = (searched_rows(Cluster(n, model, dataclasses.replace(scen, microbatches=1), repair), cfg, wanted,
+                                  space, runs, seed, gpu_hour_price, stages)
+                    if wanted else {"schemes": {}, "curves": {}, "search": None})
         base = {"schemes": {}, "curves": dict(searched["curves"]),
-                "method": "whole training runs: joint search over r, m, D_max and tau (successive halving)"}
+                "method": "whole training runs: joint search over r, m, D_max and tau (successive halving)"
+                if wanted else "closed form"}
         if "none" in rest:
             from .. import ttt
 
@@ -507,7 +511,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         inputs["fit_law"] = fit_law
     from .verdict import bound, verdict
 
-    if searched is not None:
+    if searched is not None and searched["search"] is not None:
         inputs["search"] = searched["search"]
     elif restart_depth is not None and "spare" in schemes:
         schemes["spare"]["restart_depth"] = restart_depth
