@@ -17,8 +17,8 @@ The bars, each at its own best configuration:
 4. + micro-batches: ``spare`` with m micro-batches per shard, the m of ``--microbatches`` with the shorter
    closed-form TTT, at its own r*, tau*;
 5. + repair: that m and a failed group rejoining after ``--repair-time`` minutes (fixed) without a global
-   restart; r*, tau* from ``optimize``, which screens r = 2..6 on 8 whole training runs each (tau by Daly on
-   pilot runs);
+   restart; r*, tau* from ``optimize``, whose joint search on whole training runs screens spare, rep and
+   none at r = 2..6 and that m (``ttt.search``: short runs, then the finalists at full length);
 6. + restart policy: the same with the proactive restart at depth D_max: each D_max of ``--restart-depths``
    is tried at the r of bar 5 (``--screen-runs`` whole runs, tau by Daly on pilot runs; r is not searched
    again: ``optimize`` would screen every scheme and r once more per D_max);
@@ -181,7 +181,7 @@ class Levers:
             _log(f"optimize with repair (whole runs): r* = {e['r_star']} [{curve}] "
                  f"({time.perf_counter() - t:.0f} s)")
             r5 = int(e["r_star"])
-            ow = "r, tau: optimize (whole runs, 8 per r, r = 2..6, tau by Daly on pilot runs)"
+            ow = "r, tau: optimize (joint search on whole runs, r = 2..6)"
             self.measure("+ repair", rc, Policy("spare", r5), e["ckpt_interval_min"], ow, e["ttt_hours"])
             self.restart_policy(rc, r5, m)
         # elastic: the same repair and m, the survivors rebalance

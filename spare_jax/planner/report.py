@@ -19,7 +19,8 @@ import io
 
 from .. import plotting
 from .plan import PlanResult  # noqa: F401
-from .table import _runs_text, cost_head, describe_scenario, model_text, price_text, ttt_text  # noqa: F401
+from .table import (_runs_text, cost_head, describe_scenario, model_text, price_text,  # noqa: F401
+                    sensitivity_rows, ttt_text)
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;
@@ -227,18 +228,7 @@ def render_html(result: PlanResult) -> str:
                   + (", with the deadline" if deadline is not None else "") + ".</figcaption>", "</figure>"]
 
     if result.sensitivity:
-        sens = [s for s in schemes if s in result.sensitivity[0]["schemes"]]
-        head = ["input"] + [f"{s}: {k}" for s in sens for k in ("r*", "TTT (h)", "TTT keeping r* (h)")]
-        rows = [["base"] + [x for s in sens for x in (schemes[s]["r_star"], f"{schemes[s]['ttt_hours']:,.0f}",
-                                                       "")]]
-        for row in result.sensitivity:
-            cells = [row["label"]]
-            for s in sens:
-                e = row["schemes"][s]
-                keep = e["ttt_hours_at_base_r"]
-                cells += [e["r_star"], f"{e['ttt_hours']:,.0f}",
-                          "" if keep is None or e["r_star"] == schemes[s]["r_star"] else f"{keep:,.0f}"]
-            rows.append(cells)
+        head, rows = sensitivity_rows(result, ("r*", "TTT (h)", "TTT keeping r* (h)"), ": ")
         parts += ["<h2>Sensitivity</h2>",
                   "<p>The optimiser re-run with one uncertain input scaled. “TTT keeping r*”: the time-to-train "
                   "if the run keeps the base plan's r* (τ re-optimised), shown where r* moves.</p>",

@@ -35,23 +35,29 @@ def format_table(result) -> str:
     if result.sensitivity:
         lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
                       "'keep r*': TTT h with the base r*"]
-        sens = [s for s in result.schemes if s in result.sensitivity[0]["schemes"]]
-        head = ["input"] + [f"{s} {k}" for s in sens for k in ("r*", "TTT h", "keep r*")]
-        rows = [["base"] + [x for s in sens
-                            for x in (str(result.schemes[s]["r_star"]), f"{result.schemes[s]['ttt_hours']:,.0f}",
-                                      "")]]
-        for row in result.sensitivity:
-            cells = [row["label"]]
-            for s in sens:
-                e = row["schemes"][s]
-                keep = e["ttt_hours_at_base_r"]
-                cells += [str(e["r_star"]), f"{e['ttt_hours']:,.0f}",
-                          "" if keep is None or e["r_star"] == result.schemes[s]["r_star"] else f"{keep:,.0f}"]
-            rows.append(cells)
+        head, rows = sensitivity_rows(result, ("r*", "TTT h", "keep r*"), " ")
         lines += _columns(head, rows)
     for note in result.notes:
         lines.append("note: " + note)
     return "\n".join(lines)
+
+
+def sensitivity_rows(result, titles: tuple, sep: str) -> tuple[list, list]:
+    """The sensitivity table's heading and rows (text cells): per scheme r*, TTT and the TTT keeping the
+    base r* (empty where r* does not move); ``titles`` name those three columns after ``{scheme}{sep}``."""
+    schemes = result.schemes
+    sens = [s for s in schemes if s in result.sensitivity[0]["schemes"]]
+    head = ["input"] + [f"{s}{sep}{k}" for s in sens for k in titles]
+    rows = [["base"] + [x for s in sens for x in (str(schemes[s]["r_star"]), f"{schemes[s]['ttt_hours']:,.0f}", "")]]
+    for row in result.sensitivity:
+        cells = [row["label"]]
+        for s in sens:
+            e = row["schemes"][s]
+            keep = e["ttt_hours_at_base_r"]
+            cells += [str(e["r_star"]), f"{e['ttt_hours']:,.0f}",
+                      "" if keep is None or e["r_star"] == schemes[s]["r_star"] else f"{keep:,.0f}"]
+        rows.append(cells)
+    return head, rows
 
 
 def price_text(inp: dict) -> str:
