@@ -44,7 +44,8 @@ def _daly(ckpt: float, mtbi: float) -> float:
 
 
 def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling) -> float:
-    """Daly's interval on the mean computing time between interruptions measured on ``PILOT_RUNS`` runs."""
+    """Daly's interval on the mean computing time between interruptions measured on ``PILOT_RUNS`` runs
+    (pooled: their computing time over their interruptions, plus half an interruption)."""
     from ..kernels.run import simulate_runs, summarize
 
     model = cluster.model
@@ -53,7 +54,8 @@ def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling)
         pilot = summarize(simulate_runs(_setup(cluster, training, policy, tau),
                                         dataclasses.replace(sampling, count=PILOT_RUNS, out_dir=None,
                                                             progress=False)))
-        interruptions = pilot["restarts_mean"] + 0.5  # + 1/2: a run with none still bounds the rate
+        # + half an interruption over all the pilot runs pooled: a sample with none still bounds the rate
+        interruptions = pilot["restarts_mean"] + 0.5 / PILOT_RUNS
         tau = _daly(training.ckpt_cost_min, pilot["compute_mean"] / interruptions)
     return min(tau, 60.0 * training.work_hours)
 
