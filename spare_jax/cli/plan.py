@@ -228,7 +228,7 @@ def cmd_plan(args) -> dict:
 
         write_report(result, args.report)
     if args.json:
-        out = result.as_json()
+        out = result.to_json()
         if args.report is not None:
             out["report"] = args.report
         return out

@@ -84,6 +84,10 @@ class PlanResult:
         out["notes"] = self.notes
         return out
 
+    def to_json(self) -> dict:
+        """What ``spare-jax plan --json`` prints (the name every command's result shares)."""
+        return self.as_json()
+
 
 def _check(name: str, value, low: float, integer: bool = False, high: float = math.inf):
     if isinstance(value, bool):
