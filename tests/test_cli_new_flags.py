@@ -8,24 +8,12 @@ import json
 
 import pytest
 
+from refusal import refused  # noqa: F401 (tests/refusal.py: one check for a refusal)
 from spare_jax.cli import main
 
 TTT = ["ttt", "-N", "16", "--runs", "4", "--work-hours", "12", "--ckpt-interval", "60", "--group-mtbf-min", "600",
        "--quiet"]
 ELASTIC = TTT + ["--scheme", "elastic", "--repair-time", "30"]
-
-
-def refused(argv, words, capsys):
-    code = main(argv)
-    cap = capsys.readouterr()
-    lines = [ln for ln in cap.err.splitlines() if ln.strip()]
-    assert code == 2, (argv, code, cap.err[-2000:])
-    assert cap.out == "", argv
-    assert len(lines) == 1, (argv, lines)
-    assert lines[0].startswith("spare-jax") and "Traceback" not in cap.err
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    return lines[0]
 
 
 @pytest.mark.parametrize("r", ["3", "1"])

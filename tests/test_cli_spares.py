@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from refusal import refused  # noqa: F401 (tests/refusal.py: one check for a refusal)
 from spare_jax.cli import main
 from spare_jax.model.cluster import Cluster
 from spare_jax.model.repair import Repair
@@ -17,18 +18,6 @@ TTT = ["ttt", "-N", "16", "-r", "3", "--runs", "8", "--work-hours", "10", "--ckp
        "--group-mtbf-min", "600", "--quiet"]
 OPT = ["optimize", "-N", "16", "--work-hours", "10", "--group-mtbf-min", "600", "--quiet"]
 PLAN = ["plan", "--gpus", "16384", "--gpus-per-group", "1024", "--runs", "4", "--no-sensitivity", "--quiet"]
-
-
-def refused(argv, word, capsys):
-    code = main(argv)
-    cap = capsys.readouterr()
-    lines = [ln for ln in cap.err.splitlines() if ln.strip()]
-    assert code == 2, (argv, code, cap.err[-2000:])
-    assert cap.out == "", argv
-    assert len(lines) == 1, (argv, lines)
-    assert "Traceback" not in cap.err
-    assert word in lines[0], (word, lines[0])
-    return lines[0]
 
 
 BAD_VALUES = [
