@@ -436,6 +436,17 @@ def static_part(setup: RunSetup) -> RunSetup:
     return dataclasses.replace(setup, ckpt_interval_min=0.0, work_min=0.0, restart_depth=None)
 
 
+def _dynamic(setup: RunSetup) -> np.ndarray:
+    """The kernel's traced ``dyn``: (tau, W, D_max; +inf for never)."""
+    d_max = np.inf if setup.restart_depth is None else setup.restart_depth
+    return np.asarray([setup.ckpt_interval_min, setup.work_min, d_max], np.float32)
+
+
+def _width(setup: RunSetup) -> int:
+    """Numbers per run the kernel keeps that grow with N: the groups (+ the return times of a spare pool)."""
+    return setup.groups if setup.spares is None else 2 * setup.groups + setup.spares
+
+
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """``sampling.count`` whole training runs of ``setup`` (``model.cluster.Sampling``: seed, chunk size,
     devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
@@ -448,13 +459,12 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     words = as_uint32_key_words(int(sampling.seed))
     ndev = len(select_devices(sampling.devices))
     chunk = sampling.chunk_size
-    width = setup.groups if setup.spares is None else 2 * setup.groups + setup.spares  # + the return times
+    width = _width(setup)
     if chunk is None:  # no more lanes than runs; up to 2048 of them (fewer at large N: memory)
         chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // width)))
     static = static_part(setup)
     fn = jitted_run_kernel(static, int(max_events))
-    d_max = np.inf if setup.restart_depth is None else setup.restart_depth
-    aux = (words, np.uint32(runs), np.asarray([setup.ckpt_interval_min, setup.work_min, d_max], np.float32))
+    aux = (words, np.uint32(runs), _dynamic(setup))
 
     def per_trial(aux, ids):
         return fn(aux[0], ids, aux[1], aux[2])
@@ -488,17 +498,15 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) ->
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
     fn = jitted_run_kernel(static_part(setup), int(max_events))
-    d_max = np.inf if setup.restart_depth is None else setup.restart_depth
-    dyn = np.asarray([setup.ckpt_interval_min, setup.work_min, d_max], np.float32)
+    dyn = _dynamic(setup)
     parts = []
 
     def consume(index, host, saved=None):
         parts.append(host)
         return {}
 
-    width = setup.groups if setup.spares is None else 2 * setup.groups + setup.spares
     run_chunked(lambda ids: fn(words, ids, np.uint32(runs), dyn), runs, consume,
-                Execution(width * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
+                Execution(_width(setup) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
                           sampling.progress, bytes_per_item=64))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out["censored"].any():

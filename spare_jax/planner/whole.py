@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 
-SEARCH_R_MAX = 6  # with repair a failed group rejoins: the best r is small (depth, not wipe-outs, dominates)
-
-
 def run_fields(rep: dict) -> dict:
     """A scheme row's fields from ``whole_run_ttt``'s report."""
     return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
@@ -37,20 +34,20 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
     """The rows of ``schemes`` (of spare, rep, none, elastic) from the joint search on whole training runs:
     ``search`` a ``ttt.search.SearchSpace`` without its schemes; the chosen configuration gets ``runs``
     runs; ``price`` per GPU-hour (the cluster's GPUs held for the whole run). Returns ``{"schemes": rows, "curves": ..., "search": the budget spent}``."""
+    from ..ttt.runs import SCREEN_R_MAX, mean_uptime_min
     from ..ttt.search import Budget, joint_search
 
-    space = dataclasses.replace(search, schemes=tuple(schemes), r_max=min(search.r_max, SEARCH_R_MAX))
+    space = dataclasses.replace(search, schemes=tuple(schemes), r_max=min(search.r_max, SCREEN_R_MAX))
     res = joint_search(cluster, cfg, space, Budget(final_runs=runs), seed, stages=stages)
     rows, gpus = {}, cluster.gpus
     for s, rep in res["schemes"].items():
         t = rep["mc_ttt_hours"]
-        restarts = rep["restarts_mean"]
         r = int(rep["redundancy"])
         rows[s] = {"r_star": r, "ckpt_interval_min": float(rep["ckpt_interval_min"]), "ttt_hours": t,
                    "p_over_deadline": None, "availability_pct": rep["availability_pct"],
                    "failures_endured": failures_endured(s, cluster.groups, r), "gpu_hours": t * gpus,
                    "cost": t * gpus * price,
-                   "mean_uptime_min": t * 60.0 / (restarts + 1.0) * rep["availability_pct"] / 100.0,
+                   "mean_uptime_min": mean_uptime_min(rep),
                    "ttt_over_w": t / cfg.work_hours, **run_fields(rep),
                    "microbatches": int(rep["microbatches"]), "restart_depth": rep["restart_depth"]}
         if s == "elastic":

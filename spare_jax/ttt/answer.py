@@ -175,7 +175,7 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool: the joint search
     on whole training runs (``ttt.search``) over spare, rep and none x r x the m and D_max listed x tau."""
     from ..stages import Stages
-    from .runs import SCREEN_R_MAX
+    from .runs import SCREEN_R_MAX, mean_uptime_min
     from .search import DEFAULT_RESTART_DEPTHS, Budget, SearchSpace, joint_search
 
     ms = sorted({max(int(m), 1) for m in space.microbatches} | ({cluster.scenario.microbatches} - {1})) or [1]
@@ -193,7 +193,7 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
                       "restart_depth": rep["restart_depth"], "ckpt_interval_min": rep["ckpt_interval_min"],
                       "ttt_hours": t, "ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "runs": rep["runs"],
                       "availability_pct": rep["availability_pct"],
-                      "mean_uptime_min": t * 60.0 / (rep["restarts_mean"] + 1.0) * rep["availability_pct"] / 100.0,
+                      "mean_uptime_min": mean_uptime_min(rep),
                       "ttt_over_w": t / training.work_hours}
         if space.repair_times:
             schemes[s]["repair_time_min"] = rep["repair_time_min"]

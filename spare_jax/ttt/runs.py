@@ -43,6 +43,19 @@ def _daly(ckpt: float, mtbi: float) -> float:
     return max(ckpt, math.sqrt(2 * ckpt * mtbi) - ckpt) if ckpt < mtbi / 2 else mtbi
 
 
+def pooled_daly(ckpt_cost_min: float, compute_mean: float, restarts_mean: float, runs: int) -> float:
+    """Daly's interval for the computing time between interruptions over ``runs`` runs pooled (their mean
+    computing time and interruptions per run), plus half an interruption: a sample with none still bounds
+    the rate."""
+    return _daly(ckpt_cost_min, compute_mean / (restarts_mean + 0.5 / runs))
+
+
+def mean_uptime_min(rep: dict) -> float:
+    """The mean computing stretch between global restarts (minutes) from ``whole_run_ttt``'s report: the
+    wall time per restart-separated part of a run, times the availability."""
+    return rep["mc_ttt_hours"] * 60.0 / (rep["restarts_mean"] + 1.0) * rep["availability_pct"] / 100.0
+
+
 def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling) -> float:
     """Daly's interval on the mean computing time between interruptions measured on ``PILOT_RUNS`` runs
     (pooled: their computing time over their interruptions, plus half an interruption)."""
@@ -54,9 +67,7 @@ def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling)
         pilot = summarize(simulate_runs(_setup(cluster, training, policy, tau),
                                         dataclasses.replace(sampling, count=PILOT_RUNS, out_dir=None,
                                                             progress=False)))
-        # + half an interruption over all the pilot runs pooled: a sample with none still bounds the rate
-        interruptions = pilot["restarts_mean"] + 0.5 / PILOT_RUNS
-        tau = _daly(training.ckpt_cost_min, pilot["compute_mean"] / interruptions)
+        tau = pooled_daly(training.ckpt_cost_min, pilot["compute_mean"], pilot["restarts_mean"], PILOT_RUNS)
     return min(tau, 60.0 * training.work_hours)
 
 
@@ -181,7 +192,7 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
             points.append({"r": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
                            "availability_pct": rep["availability_pct"], "restarts_mean": rep["restarts_mean"]})
         best = min(points, key=lambda p: p["ttt_hours"])
-        uptime = (best["ttt_hours"] * 60.0 / (best["restarts_mean"] + 1.0)) * best["availability_pct"] / 100.0
+        uptime = mean_uptime_min({**best, "mc_ttt_hours": best["ttt_hours"]})
         schemes[scheme] = {"r_star": best["r"], "ckpt_interval_min": best["ckpt_interval_min"],
                            "ttt_hours": best["ttt_hours"], "availability_pct": best["availability_pct"],
                            "mean_uptime_min": uptime, "ttt_over_w": best["ttt_hours"] / training.work_hours}

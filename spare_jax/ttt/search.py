@@ -38,7 +38,7 @@ from ..model.cluster import Cluster, Sampling
 from ..model.repair import Repair
 from ..model.training import Training
 from .config import Policy
-from .runs import _daly, whole_run_ttt
+from .runs import _daly, pooled_daly, whole_run_ttt
 
 DEFAULT_MICROBATCHES = (1, 2, 4, 8)
 DEFAULT_RESTART_DEPTHS = (1.5, 2.0, 3.0)
@@ -157,10 +157,8 @@ def _runs(cluster, training, cand, tau, work_hours, runs, seed, ages, elastic_da
 
 
 def _pooled_daly(training: Training, res: dict, runs: int) -> float:
-    """Daly's interval for the mean computing time between interruptions over all ``runs`` runs pooled (half
-    an interruption added: a sample with none still bounds the rate), at most W."""
-    compute = res["compute_mean"] * runs
-    return min(_daly(training.ckpt_cost_min, compute / (res["restarts_mean"] * runs + 0.5)),
+    """``runs.pooled_daly`` on ``res`` (``_runs``'s means), at most W."""
+    return min(pooled_daly(training.ckpt_cost_min, res["compute_mean"], res["restarts_mean"], runs),
                60.0 * training.work_hours)
 
 
