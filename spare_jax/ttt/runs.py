@@ -43,6 +43,11 @@ def _daly(ckpt: float, mtbi: float) -> float:
     return max(ckpt, math.sqrt(2 * ckpt * mtbi) - ckpt) if ckpt < mtbi / 2 else mtbi
 
 
+def first_tau(cluster: Cluster, ckpt_cost_min: float, redundancy: int) -> float:
+    """A first interval before any run is measured: Daly's for the cluster's failure rate times r."""
+    return _daly(ckpt_cost_min, cluster.model.cluster_mtbf_min(cluster.groups) * max(1, redundancy))
+
+
 def pooled_daly(ckpt_cost_min: float, compute_mean: float, restarts_mean: float, runs: int) -> float:
     """Daly's interval for the computing time between interruptions over ``runs`` runs pooled (their mean
     computing time and interruptions per run), plus half an interruption: a sample with none still bounds
@@ -61,8 +66,7 @@ def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling)
     (pooled: their computing time over their interruptions, plus half an interruption)."""
     from ..kernels.run import simulate_runs, summarize
 
-    model = cluster.model
-    tau = _daly(training.ckpt_cost_min, model.cluster_mtbf_min(cluster.groups) * max(1, policy.redundancy))
+    tau = first_tau(cluster, training.ckpt_cost_min, policy.redundancy)
     for _ in range(2):
         pilot = summarize(simulate_runs(_setup(cluster, training, policy, tau),
                                         dataclasses.replace(sampling, count=PILOT_RUNS, out_dir=None,

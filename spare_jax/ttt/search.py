@@ -38,7 +38,7 @@ from ..model.cluster import Cluster, Sampling
 from ..model.repair import Repair
 from ..model.training import Training
 from .config import Policy
-from .runs import _daly, pooled_daly, whole_run_ttt
+from .runs import first_tau, pooled_daly, whole_run_ttt
 
 DEFAULT_MICROBATCHES = (1, 2, 4, 8)
 DEFAULT_RESTART_DEPTHS = (1.5, 2.0, 3.0)
@@ -196,16 +196,13 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
 
     # 1. pilot: Daly's interval per layout from its measured interruptions
     say(f"search 1/5: pilot, {len(layouts)} layouts x {budget.screen_runs} runs of {short:,.4g} h")
-    tau_of, pilots = {}, []
+    tau_of = {}
     for lay in layouts:
         cand = Candidate(lay[0], lay[1], lay[2], None, lay[3])
-        model = cluster.model
-        tau0 = _daly(training.ckpt_cost_min, model.cluster_mtbf_min(cluster.groups) * max(1, cand.redundancy))
-        tau0 = min(tau0, 60.0 * short)
+        tau0 = min(first_tau(cluster, training.ckpt_cost_min, cand.redundancy), 60.0 * short)
         res = _runs(cluster, training, cand, tau0, short, budget.screen_runs, seed, ages, space.elastic_data)
         tau_of[lay] = _pooled_daly(training, res, budget.screen_runs)
-        pilots.append({"cand": cand})
-    note("pilot", pilots, budget.screen_runs, short, len(layouts))
+    note("pilot", layouts, budget.screen_runs, short, len(layouts))
 
     # 2. screen: every candidate at its layout's interval
     say(f"search 2/5: screen, {len(grid)} candidates x {budget.screen_runs} runs of {short:,.4g} h")
@@ -264,10 +261,8 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     say(f"search 5/5: chosen {chosen} at r = {top['redundancy']}, m = {top.get('microbatches', 1)}: "
         f"{budget.final_runs} runs of {w:,.4g} h")
     if budget.final_runs != budget.full_runs:
-        cand = Candidate(chosen, top["redundancy"], top.get("microbatches", 1), top.get("restart_depth"),
-                         top.get("repair_time_min"))
-        best[chosen] = _report(cluster, training, cand, top["ckpt_interval_min"], budget.final_runs, seed, ages,
-                               space.elastic_data)
+        best[chosen] = _report(cluster, training, win[chosen]["cand"], win[chosen]["tau"], budget.final_runs, seed,
+                               ages, space.elastic_data)
         note("chosen", [None], budget.final_runs, w, 1)
     order = [s for s in ("spare", "rep", "none", "elastic") if s in best]
     return {"schemes": {s: best[s] for s in order}, "chosen": chosen, "curves": {s: curves[s] for s in order},
