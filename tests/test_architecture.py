@@ -3,8 +3,8 @@
 
 Every ``import``/``from ... import`` of spare_jax (module level and inside functions) is walked; an import of
 a wing above, or of a sibling on the same level, fails, and so does a circle between modules. The leaf
-utilities (``plotting``, ``stages``) import nothing of ours and may be used by any wing; the package root
-and the old names kept for one release (``_moved.alias``) are left out.
+utilities (``plotting``, ``stages``, ``results``) import nothing of ours and may be used by any wing; the
+package root and ``__main__`` are left out.
 
 No public function or method takes more than 8 parameters (the values ``Cluster``, ``Sampling`` and small
 option classes carry the rest); the few still above are listed, and the list may only shrink.
@@ -57,12 +57,8 @@ def _imports(name, path):
     return {t for t in found if t and t != name}
 
 
-def _is_alias(path):
-    return "alias(__name__" in open(path).read()
-
-
 MODULES = _modules()
-CHECKED = {n: p for n, p in MODULES.items() if n and n != "__main__" and n != "_moved" and not _is_alias(p)}
+CHECKED = {n: p for n, p in MODULES.items() if n and n != "__main__"}
 GRAPH = {n: _imports(n, p) for n, p in CHECKED.items()}
 
 
