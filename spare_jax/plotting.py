@@ -1,4 +1,5 @@
-"""Figures: theory as lines, Monte Carlo as points with error bars, print resolution (SPEC §6, issue 7)."""
+"""Figures: theory as lines, Monte Carlo as points with error bars, print resolution
+(docs/reproducing.md#how-the-figures-are-drawn)."""
 
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     _microbatch_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
 
-    from .plan import add_plan_parser  # spare-jax plan (SPEC §11)
+    from .plan import add_plan_parser  # spare-jax plan (docs/planning.md#planning-your-own-cluster-spare-jax-plan)
 
     add_plan_parser(sub)
     for name, sp in sub.choices.items():  # read before argparse (cli_args._apply_config); listed in --help

@@ -1,4 +1,5 @@
-"""``spare-jax plan`` (SPEC §11): the flags, and the thin command that calls ``plan.plan`` and formats it.
+"""``spare-jax plan`` (docs/planning.md#planning-your-own-cluster-spare-jax-plan): the flags, and the thin command
+that calls ``plan.plan`` and formats it.
 
 Where each setting comes from, in order: a flag on the line, ``--config``, ``--preset``, the built-in
 default. The numeric flags default to None here so that the command can tell a preset's value (or a

@@ -1,4 +1,5 @@
-r"""Depth with adaptive reordering: d*(S), the least per-group load that covers every shard (SPEC §1).
+r"""Depth with adaptive reordering: d*(S), the least per-group load that covers every shard
+(docs/model.md#failures-wipe-out-depth-overhead).
 
 After a failure set S (no wipe-out), d*(S) is the least d such that every shard can be assigned to a
 surviving holder with at most d shards per group (a bipartite b-matching). It is at least
@@ -36,8 +37,8 @@ surviving groups over two laps and ``Q_i = d P_i - i``, condition (ii) is
 ``random``/``custom``: no structure: the host solver (max-flow via Hopcroft–Karp on the graph with each
 surviving group replicated d times, ``scipy.sparse.csgraph.maximum_bipartite_matching``).
 
-Micro-batches (SPEC §10.6)
---------------------------
+Micro-batches (docs/microbatches.md#how-it-works)
+-------------------------------------------------
 With each shard cut into m micro-batches, any of which any alive holder may compute (gradients are sums
 over samples), the load is counted in micro-batches: *capacity* c is the most micro-batches a group
 computes, and the depth is ``c / m``. c*(S) is the least feasible c; ``m <= c* <= r m`` without a

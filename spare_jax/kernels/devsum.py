@@ -1,4 +1,5 @@
-r"""Exact, order-independent sums and histograms computed on the device (SPEC §3, §9; issue 14).
+r"""Exact, order-independent sums and histograms computed on the device
+(docs/accelerators.md#the-driver-reduces-on-the-device).
 
 JAX runs with x64 off, so a kernel's float32 results are summed exactly in integer *limbs*: 16-bit digits
 held in uint32 words, with explicit carries.

@@ -1,4 +1,5 @@
-"""The trial driver: chunks, devices, progress, exact accumulation and resumable runs (SPEC §3, §9).
+"""The trial driver: chunks, devices, progress, exact accumulation and resumable runs
+(docs/model.md#kernels-and-random-numbers, docs/accelerators.md#resumable-runs).
 
 Kernels map a vector of trial ids to per-trial results. The driver
 
@@ -425,7 +426,8 @@ def as_uint32_key_words(key) -> jnp.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Device-side reduction: many chunks per dispatch, one small state file (issue 14)
+# Device-side reduction: many chunks per dispatch, one small state file
+# (docs/accelerators.md#the-driver-reduces-on-the-device)
 
 STATE_FILE = "state.json"
 STATE_FORMAT = "spare-jax-state-1"

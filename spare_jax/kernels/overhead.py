@@ -1,4 +1,5 @@
-r"""Depth trajectories and the compute overhead of SPARe (SPEC §1 Overhead, §3).
+r"""Depth trajectories and the compute overhead of SPARe (docs/model.md#failures-wipe-out-depth-overhead,
+docs/model.md#kernels-and-random-numbers).
 
 Per trial (one epoch: restart -> wipe-out) the kernel finds, for every depth d, the failure count
 
@@ -180,7 +181,7 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
         return jax.lax.cummax(lo, axis=1), jax.lax.cummin(hi, axis=1, reverse=True)
 
     # phases: the whole chunk until at most half of its trials is still searching, then those trials
-    # alone (gathered once), and so on: the few trials with the most probes no longer keep every row busy
+    # alone (gathered once), and so on, so that the few trials with the most probes do not keep every row busy
     sizes = [c]
     while sizes[-1] // SUBLEVEL_SHRINK >= SUBLEVEL_MIN_ROWS:
         sizes.append(sizes[-1] // SUBLEVEL_SHRINK)
@@ -285,7 +286,7 @@ def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: Fail
     ``e = min(w, J)`` (wipe-out or job-wide interruption). Let ``T_e`` be the index of the end in the sorted
     failure sequence: ``T`` (the groups failed by the wipe-out, a fatal domain event counting every group it
     took down) or ``T + 1`` at a job-wide end (the depth after the T failures lasts until J). The depth
-    thresholds ``K_d`` are searched in ``[0, T_e]`` exactly as in §1, and the time of index k is
+    thresholds ``K_d`` are searched in ``[0, T_e]`` exactly as without a scenario, and the time of index k is
     ``min(t_(k), e)``. Without the i.i.d. law there are no expected sojourns: both column groups of ``stats``
     hold the sampled ones. Ties (a domain event fails several groups at one instant) give zero-length
     segments, so the time integrals are unaffected by where a threshold falls inside a tie.
@@ -398,9 +399,9 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
     """Monte Carlo of depth trajectories and the overhead Omega = E[uptime] / E[useful work] over
     ``sampling.count`` epochs (chunks, devices, resumable ``out_dir`` and progress from ``sampling``).
 
-    A non-default ``scenario`` (``scenario.Scenario``) runs ``scenario_overhead_kernel`` (sampled sojourns;
-    the epoch ends at the wipe-out or the first job-wide interruption). ``scenario.microbatches`` = m > 1
-    schedules micro-batches (SPEC §10.6): the depth is c*/m on the levels of ``depth_thresholds``.
+    A non-default ``scenario`` (``scenario.Scenario``) runs ``scenario_overhead_kernel`` (sampled sojourns; the epoch
+    ends at the wipe-out or the first job-wide interruption). ``scenario.microbatches`` = m > 1 schedules
+    micro-batches (docs/microbatches.md#how-it-works): the depth is c*/m on the levels of ``depth_thresholds``.
     """
     from ..model.scenario import Scenario
 

@@ -1,4 +1,5 @@
-r"""Repair without a global restart (SPEC §10.5): failed groups rejoin, and the wipe-out becomes a race.
+r"""Repair without a global restart (docs/repair.md#repair-without-a-global-restart): failed groups rejoin, and the
+wipe-out becomes a race.
 
 Model (minutes)
 ---------------

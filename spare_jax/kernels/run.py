@@ -1,4 +1,4 @@
-r"""Whole training runs, event by event (SPEC §12): every lever at once.
+r"""Whole training runs, event by event (docs/runs.md#what-a-run-is): every lever at once.
 
 A run (``model.runsetup.RunSetup``) starts with every group up and every clock new. Its state, per run:
 the wall time ``t``; the phase (computing, checkpointing, restarting, done) and the end of a checkpoint or
@@ -14,8 +14,8 @@ position a *ticket* (``WAITING_NONE`` unless the group waits for a spare: ticket
 increasing order, so the least ticket is the first come); the next ticket; the node sets away in hardware
 repair as a ring buffer of their return times (head, count); whether the restart in progress is stalling.
 
-Every step takes, for every run still going, the earliest of four events and applies it exactly as SPEC
-§12 says:
+Every step takes, for every run still going, the earliest of four events and applies it exactly as the conventions of
+a run (docs/runs.md#the-conventions-of-a-run) say:
 
 * the phase's own event: while computing, the next checkpoint (after tau of computing time) or the moment
   the work reaches W (the final, partial interval: its checkpoint starts then); the end of a checkpoint (it
@@ -33,7 +33,7 @@ Every step takes, for every run still going, the earliest of four events and app
 * a job-wide failure: the work since the last checkpoint is lost and a restart starts; nothing during a
   restart.
 
-A finite spare pool (SPEC §12 "Spares"). Every group failure (own clock or domain event, in any phase)
+A finite spare pool (docs/runs.md#spare-pool). Every group failure (own clock or domain event, in any phase)
 sends the group's node set away for exactly H: its return time is appended to the ring buffer. The failed
 group takes a free spare at once (then its repair D starts, while computing or checkpointing; during a
 restart, or without repair, it holds the spare, down, until the restart ends) or waits with the next

@@ -1,4 +1,5 @@
-"""The wipe-out kernel and its Monte Carlo driver (SPEC §1 Wipe-out, §3).
+"""The wipe-out kernel and its Monte Carlo driver (docs/model.md#failures-wipe-out-depth-overhead,
+docs/model.md#kernels-and-random-numbers).
 
 With failure times ``t_g`` (i.i.d. per group), shard ``j`` is lost when its last holder fails, at
 ``max_{g holds j} t_g``; the first loss (the wipe-out) is at

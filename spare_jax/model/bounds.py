@@ -1,4 +1,5 @@
-"""Input bounds: the ranges where the model and the numerics hold, in one table (SPEC §9).
+"""Input bounds: the ranges where the model and the numerics hold, in one table
+(docs/model.md#inputs-and-their-ranges).
 
 The CLI checks every flag against this table (exit 2, one line naming the flag, the range in ``--help``);
 library functions use ``check`` for the same values where it is cheap. Why each bound is what it is:
@@ -58,7 +59,8 @@ BOUNDS = {
     "ckpt_cost": ("float", 0.0, 1e5, "min"),
     "restart": ("float", 0.0, 1e6, "min"),
     "ckpt_interval": ("float", 1e-3, 1e7, "min"),
-    # scenarios (SPEC §10): rates where float32 clocks stay finite and resolvable against the group clocks
+    # scenarios (docs/scenarios.md#real-clusters-scenarios): rates where float32 clocks stay finite and resolvable
+    # against the group clocks
     "job_mtbf": ("float", 1e-2, 1e12, "min"),
     "job_fraction": ("float", 0.0, 0.99, ""),
     "domain_size": ("int", 1, 200_000, "groups"),
@@ -66,13 +68,14 @@ BOUNDS = {
     "lemon_fraction": ("float", 0.0, 1.0, ""),
     "lemon_factor": ("float", 1e-3, 1e4, ""),
     "lemon_seed": ("int", 0, 2**63 - 1, ""),
-    # micro-batch granularity and proactive restart (SPEC §10.6-10.7)
+    # micro-batch granularity and proactive restart (docs/microbatches.md#how-it-works)
     "microbatches": ("int", 1, 1024, "micro-batches per shard"),
     "restart_depth": ("float", 1.0001, 1e4, "depth"),
-    # repair without a global restart (SPEC §10.5): float32 times stay finite and resolvable; 1e12 = "never"
+    # repair without a global restart (docs/repair.md#repair-without-a-global-restart): float32 times stay finite and
+    # resolvable; 1e12 = "never"
     "repair_time": ("float", 1e-3, 1e12, "min"),
     "repair_sigma": ("float", 1e-3, REPAIR_SIGMA_MAX, ""),
-    # a finite spare pool (SPEC §12): the whole-run kernel keeps N + K return times per run
+    # a finite spare pool (docs/runs.md#spare-pool): the whole-run kernel keeps N + K return times per run
     "spares": ("int", 0, 200_000, ""),
     "hardware_repair": ("float", 1e-3, 1e12, "min"),
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
@@ -82,7 +85,7 @@ BOUNDS = {
     "proposals": ("int", 1, 1024, "swaps proposed per step"),
     "random_orders": ("int", 0, 100, ""),
     "eval_trials": ("int", 2, 2**32 - 1, "epochs per final evaluation of each order"),
-    # spare-jax plan (SPEC §11): a cluster in GPUs and hours (the derived group MTBF is checked against
+    # spare-jax plan (docs/planning.md#inputs): a cluster in GPUs and hours (the derived group MTBF is checked against
     # GROUP_MTBF_RANGE, N = gpus / gpus_per_group against "groups")
     "gpus": ("int", 1, 10**9, "GPUs"),
     "gpu_mtbf_hours": ("float", 1e-3, 1e10, "h"),

@@ -1,4 +1,4 @@
-"""Failure arrivals (SPEC §1 Failures, §3).
+"""Failure arrivals (docs/model.md#failures-wipe-out-depth-overhead, docs/model.md#kernels-and-random-numbers).
 
 Per-group times to failure are i.i.d. Between two global restarts a failed group stays failed, so with
 continuous i.i.d. times the failure *order* is a uniform random permutation whatever the distribution; the
@@ -17,12 +17,13 @@ keyed bijection, so no two rows share structure, whatever the trial ids, and a t
 (key, stream, trial, column, width), never on the chunk or the device. This is what makes results
 independent of chunk size and device count.
 
-An earlier generator hashed ``tseed_t + c*K`` with one 32-bit state per trial: trials whose states differed
-by a multiple of ``K`` got shifted copies of each other's row (correlated T values, standard errors about 6%
-too small at 10^6 trials), and any 32-bit per-trial state repeats by the birthday bound. The tests check
-that no two rows among 10^5 trials share an adjacent pair of words, that T of neighbouring trials is
-uncorrelated, and that batch means over independent seeds scatter as the reported standard error says.
-Cost: about 1.5x the old hash on CPU (measured in ``spare-jax bench``; see the README).
+Why a block cipher per (trial, column pair) rather than a cheaper hash of one 32-bit state per trial (say
+``tseed_t + c*K``): with such a hash, trials whose states differ by a multiple of ``K`` get shifted copies of
+each other's row (correlated T values: standard errors about 6% too small at 10^6 trials), and any 32-bit
+per-trial state repeats by the birthday bound. The tests check that no two rows among 10^5 trials share an
+adjacent pair of words, that T of neighbouring trials is uncorrelated, and that batch means over independent
+seeds scatter as the reported standard error says. Cost: about 1.5x such a hash on CPU
+(docs/performance.md#the-generators-price).
 
 Clock
 -----
@@ -211,13 +212,14 @@ def _expand(clocks, index: np.ndarray):
 
 
 def scenario_failure_times(words, trial_ids, groups: int, model: FailureModel, scenario):
-    """Failure order under a ``Scenario`` (SPEC §10.1-10.4), per trial and *ring position*, as uint32 keys.
+    """Failure order under a ``Scenario`` (docs/scenarios.md#real-clusters-scenarios), per trial and *ring position*,
+    as uint32 keys.
 
-    Column i belongs to physical group ``ring[i]`` (``scenario.ring_order``): own clocks are i.i.d. up to
-    their rate multipliers, so they are drawn directly in ring order (stream 0, as in §1) and no per-trial
-    permutation is needed. Domain level ``l`` draws one exponential clock per domain from stream ``1 + l``;
-    a group fails at the minimum of its own clock and its domains' clocks. The job-wide interruption time
-    comes from stream ``1 + L`` (never when off).
+    Column i belongs to physical group ``ring[i]`` (``scenario.ring_order``): own clocks are i.i.d. up to their rate
+    multipliers, so they are drawn directly in ring order (stream 0, as without a scenario) and no per-trial
+    permutation is needed. Domain level ``l`` draws one exponential clock per domain from stream ``1 + l``; a group
+    fails at the minimum of its own clock and its domains' clocks. The job-wide interruption time comes from stream
+    ``1 + L`` (never when off).
 
     The keys compare like the failure times. When every group has the same law (no lemons or per-group
     MTBFs) the keys are the own clocks' raw bits, and domain and job-wide times are mapped to that scale

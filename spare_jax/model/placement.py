@@ -1,4 +1,4 @@
-"""Placements: which shards each data-parallel group holds (SPEC §1).
+"""Placements: which shards each data-parallel group holds (docs/model.md#groups-shards-placements).
 
 A placement is an integer table ``stack[g, l]`` of shape ``(N, r)``: the shard at level ``l`` of group ``g``'s
 stack. Every row holds ``r`` distinct shards and every shard appears exactly ``r`` times, so each shard has

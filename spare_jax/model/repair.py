@@ -22,7 +22,7 @@ REPAIR_LAWS = ("fixed", "exp", "lognormal")
 
 @dataclasses.dataclass(frozen=True)
 class Repair:
-    """Repair without a global restart (SPEC §10.5).
+    """Repair without a global restart (docs/repair.md#repair-without-a-global-restart).
 
     Attributes:
       repair_time_min: mean repair time D, minutes (None: no repair, only with a finite spare pool: a failed
@@ -30,7 +30,7 @@ class Repair:
       law: ``fixed``, ``exp`` or ``lognormal``.
       sigma: log-sd of the lognormal law (mean kept at D).
       spares: a finite spare pool of K node sets (None: unlimited, every failed group has one at once).
-        Simulated by whole training runs only (``kernels.run``; SPEC §12 "Spares").
+        Simulated by whole training runs only (``kernels.run``; docs/runs.md#spare-pool).
       hardware_repair_min: H, the time a failed group's node set spends in hardware repair before it returns
         to the pool as a spare (required with ``spares``, refused without).
     """

@@ -1,5 +1,5 @@
-"""One whole training run, in plain numbers (SPEC §12): what the whole-run kernel and its independent
-references take.
+"""One whole training run, in plain numbers (docs/runs.md#what-a-run-is): what the whole-run kernel and its
+independent references take.
 
 ``RunSetup`` is the input a run simulator needs and nothing more: the scheme and its layout, each physical
 group's failure clock, the failure domains, the job-wide clock, the repair law and the spare pool, the
@@ -41,7 +41,7 @@ class RunSetup:
       repair_time_min, repair_law (``fixed``, ``exp``, ``lognormal``), repair_sigma: repair without a global
         restart (None: a failed group waits for the next global restart).
       spares, hardware_repair_min: the finite spare pool of K node sets and the hardware repair time H (None:
-        unlimited). With or without repair (SPEC §12 "Spares").
+        unlimited). With or without repair (docs/runs.md#spare-pool).
       work_min: W, failure-free computing. ckpt_cost_min: C. restart_min: R (already scaled to the cluster).
       ckpt_interval_min: tau, in computing time. restart_depth: D_max (None: never restart on purpose).
       elastic_data: ``rebalance`` or ``shrink`` (``elastic`` only).

@@ -1,39 +1,40 @@
-r"""Scenarios beyond the paper's model: real clusters (SPEC §10).
+r"""Scenarios beyond the paper's model: real clusters (docs/scenarios.md#real-clusters-scenarios).
 
-A :class:`Scenario` describes how a real cluster departs from the i.i.d. model of §1. It composes like
-``optax.chain``: independent parts, each validated on its own with defaults that are *off*; a part that is
-off is static configuration and costs the kernels nothing (the default ``Scenario()`` runs the §1 kernels
-unchanged, so every §1 number is reproduced bit for bit).
+A :class:`Scenario` describes how a real cluster departs from the paper's i.i.d. model
+(docs/model.md#failures-wipe-out-depth-overhead). It composes like ``optax.chain``: independent parts, each validated
+on its own with defaults that are *off*; a part that is off is static configuration and costs the kernels nothing (the
+default ``Scenario()`` runs the base model's kernels unchanged, so every number of the base model is reproduced bit
+for bit).
 
 Parts
 -----
-Job-wide failures (§10.1)
+Job-wide failures
     A Poisson process of interruptions that no redundancy masks (software bugs, hangs, host maintenance,
     silent data corruption), mean time ``job_mtbf_min``; its first event ends the epoch like a wipe-out.
     Alternatively ``job_fraction = f``: that fraction of all interruptions is job-wide, i.e. the job-wide rate
     is ``mu = f / (1 - f) * Lambda`` with ``Lambda`` the cluster's total rate of group and domain events at full
     health (``sum_g lambda_g + sum_domains 1/M``).
-Failure domains (§10.2)
+Failure domains
     Levels of domains (e.g. switch, power row), each ``DomainLevel(size, mtbf_min)``. At a level of size G,
     domain j holds the *physical* groups ``jG .. min((j+1)G, N) - 1`` and has an exponential clock with mean
     ``mtbf_min``. A domain event fails all its groups still up, as one event. Group g fails at the minimum of
     its own clock and the clocks of its domains.
-Ring order (§10.3)
+Ring order
     The stacked placement runs over a *ring order* of the physical groups: ring position i holds physical
     group ``ring[i]``. ``contiguous``: ``ring[i] = i``. ``interleaved`` (over the level with the largest domains,
     ``D = ceil(N/G)`` domains): ``ring[i] = (i mod D) G + (i div D)`` over ``i = 0 .. DG - 1``, skipping ids
     ``>= N``; so r consecutive ring positions sit in r different domains when ``D >= r``. Or an explicit
     permutation (a ring file: one physical id per line, in ring order).
-Uneven groups (§10.4)
+Uneven groups
     Per-group rate multipliers: a lemon fraction ``q`` failing ``lemon_factor`` times as often as the others
     (the lemons are ``round(qN)`` physical groups drawn once from ``lemon_seed``: the same groups stay lemons
     across restarts and trials), or explicit per-group MTBFs in minutes (``group_mtbf_min``, e.g. read from a
     file). Normal groups keep the model's group MTBF: lemons *add* failures, they do not redistribute them.
 
-Micro-batches (§10.6)
+Micro-batches
     ``microbatches = m``: each shard is m micro-batches that any alive holder may compute; the depth is
     ``c*/m`` with c* the least per-group load in micro-batches (``spare_jax.kernels.depth``). It is a scheduling
-    choice, not a failure part: ``is_default`` and ``needs_kernel`` ignore it (the §1 kernels and closed
+    choice, not a failure part: ``is_default`` and ``needs_kernel`` ignore it (the base model's kernels and closed
     forms take m as a static argument), and m = 1 is the paper exactly.
 
 Sources for presets are in :mod:`spare_jax.model.presets`.
@@ -77,7 +78,8 @@ class DomainLevel:
 
 @dataclasses.dataclass(frozen=True)
 class Scenario:
-    """Everything about a real cluster that §1 idealises away. The default is §1 exactly.
+    """Everything about a real cluster that the paper's model idealises away. The default is that
+    model exactly.
 
     Attributes:
       job_mtbf_min: mean time between job-wide interruptions, minutes (None: off).
@@ -88,7 +90,7 @@ class Scenario:
       lemon_factor: how many times as often a lemon fails (>= 1 typically; any positive value accepted).
       lemon_seed: which groups are lemons (drawn once, fixed across restarts).
       group_mtbf_min: explicit per-group MTBFs in minutes (overrides the model's group MTBF and lemons).
-      microbatches: micro-batches per shard, m >= 1 (SPEC §10.6; 1 = whole shards, the paper).
+      microbatches: micro-batches per shard, m >= 1 (docs/microbatches.md#how-it-works; 1 = whole shards, the paper).
     """
 
     job_mtbf_min: float | None = None
@@ -138,7 +140,7 @@ class Scenario:
     # -- what is on ---------------------------------------------------------------------------------------
     @property
     def is_default(self) -> bool:
-        """True when the scenario is the §1 model (every part off)."""
+        """True when the scenario is the paper's model (every part off)."""
         return (self.job_mtbf_min is None and not self.job_fraction and not self.domains
                 and self.ring == "contiguous" and not self.uneven)
 
@@ -146,7 +148,7 @@ class Scenario:
     def needs_kernel(self) -> bool:
         """True when a part beyond job-wide failures is on (domains, a ring order other than contiguous,
         uneven groups): no closed form, the scenario kernels simulate it. Job-wide failures alone compose
-        exactly with the §1 theory."""
+        exactly with the closed forms."""
         return bool(self.domains) or self.ring != "contiguous" or self.uneven
 
     @property

@@ -1,4 +1,5 @@
-r"""Fit a failure log by maximum likelihood (SPEC §11): exponential and Weibull, with 95% intervals.
+r"""Fit a failure log by maximum likelihood (docs/planning.md#failure-logs): exponential and Weibull, with 95%
+intervals.
 
 Log format (``read_failure_log``)
 ---------------------------------

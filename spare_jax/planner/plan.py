@@ -1,12 +1,12 @@
-r"""Planning a real run (SPEC §11): a cluster stated in GPUs and hours -> per scheme r*, tau*, the
-time-to-train with its spread, availability, failures endured, GPU-hours, cost, and the sensitivity of the
-choice to the uncertain inputs.
+r"""Planning a real run (docs/planning.md#planning-your-own-cluster-spare-jax-plan): a cluster stated in GPUs and
+hours -> per scheme r*, tau*, the time-to-train with its spread, availability, failures endured, GPU-hours, cost, and
+the sensitivity of the choice to the uncertain inputs.
 
 From GPUs and hours to the model. ``N = gpus / gpus_per_group`` data-parallel groups (refused unless
 whole). The failure rate comes from one of:
 
 * ``gpu_mtbf_hours``: the per-GPU MTBF of failures that take down one group (hardware: a GPU, its host);
-  a group of G GPUs then fails at rate ``G / gpu_mtbf`` (exponential, SPEC §1);
+  a group of G GPUs then fails at rate ``G / gpu_mtbf`` (exponential, docs/model.md#failures-wipe-out-depth-overhead);
 * ``node_mtbf_hours`` with ``gpus_per_node``: a group is ``G / gpus_per_node`` whole nodes (refused
   otherwise), so the group MTBF is ``node_mtbf / nodes_per_group``;
 * ``fit``: a fitted failure log (``spare_jax.planner.fit``); its per-node MTBF goes the node way. ``fit_law``
@@ -16,15 +16,14 @@ whole). The failure rate comes from one of:
   with that MTBF (the time-to-train closed form and the scenario kernels are exponential); the Weibull
   fit's shape and its test against 1 are reported so that a planner sees when that is doubtful.
 
-Job-wide interruptions, failure domains, ring orders and lemons come from the ``Scenario`` (SPEC §10).
-Per scheme the optimiser is the library's (``ttt.optimize``: the closed form, or ``ttt.pool.optimize_pool``
-under a scenario with no closed form); the spread is the time-to-train Monte Carlo
-(``ttt.simulate_ttt_runs``) of ``runs`` whole training runs at (r*, tau*), seeded. Failures endured is the
-§1 theory's ``E[T] - 1`` at r*: the group failures the layout absorbs, on average, before the failure that
-wipes it out (i.i.d. group failures; domain events, which fail several groups at once, and job-wide
-interruptions, which no redundancy masks, are not counted). GPU-hours = TTT x gpus (every GPU is held for
-the whole run, restarts included); cost = GPU-hours x ``gpu_hour_price`` (default 2.0 per GPU-hour, a
-placeholder: give yours).
+Job-wide interruptions, failure domains, ring orders and lemons come from the ``Scenario``
+(docs/scenarios.md#real-clusters-scenarios). Per scheme the optimiser is the library's (``ttt.optimize``: the closed
+form, or ``ttt.pool.optimize_pool`` under a scenario with no closed form); the spread is the time-to-train Monte Carlo
+(``ttt.simulate_ttt_runs``) of ``runs`` whole training runs at (r*, tau*), seeded. Failures endured is the i.i.d.
+theory's ``E[T] - 1`` at r*: the group failures the layout absorbs, on average, before the failure that wipes it out
+(i.i.d. group failures; domain events, which fail several groups at once, and job-wide interruptions, which no
+redundancy masks, are not counted). GPU-hours = TTT x gpus (every GPU is held for the whole run, restarts included);
+cost = GPU-hours x ``gpu_hour_price`` (default 2.0 per GPU-hour, a placeholder: give yours).
 
 Sensitivity: the optimiser re-run with one uncertain input scaled (the failure MTBFs x2 and /2 -- every
 failure clock together: group, domain, job-wide given as an MTBF, per-group MTBFs; the restart cost and
@@ -49,7 +48,9 @@ from .whole import failures_endured, run_fields, searched_rows
 SCHEMES = ("spare", "rep", "none")
 DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
 DEFAULT_GPUS_PER_GROUP = 1024
-DEFAULT_GPU_MTBF_HOURS = 50_000.0  # SPEC §1 (3e6 min); Llama 3 saw one interruption per ~50,700 GPU-hours
+# the paper's per-GPU MTBF, 3e6 min (docs/model.md#failures-wipe-out-depth-overhead); Llama 3 saw one interruption
+# per ~50,700 GPU-hours
+DEFAULT_GPU_MTBF_HOURS = 50_000.0
 DEFAULT_GPUS_PER_NODE = 8
 DEFAULT_PRICE = 2.0  # per GPU-hour: a placeholder, not a quote
 DEFAULT_RUNS = 200
@@ -176,7 +177,7 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
 
 
 def _cluster(n, model, scenario):
-    """The library's ``Cluster`` of the plan's N groups (``scenario`` None: the §1 model)."""
+    """The library's ``Cluster`` of the plan's N groups (``scenario`` None: the paper's model)."""
     from ..model.cluster import Cluster
     from ..model.scenario import Scenario
 
@@ -291,7 +292,7 @@ class Fleet:
     """The cluster in GPUs and hours: its size, its failure rate (one of ``gpu_mtbf_hours``, default
     ``DEFAULT_GPU_MTBF_HOURS``; ``node_mtbf_hours`` with ``gpus_per_node``, default 8; or ``fit``, a
     ``fit.FitResult`` whose ``fit_law`` MTBF is taken), ``mtbf_source`` (how the caller obtained the rate,
-    reported instead of the plan's own phrase), the ``scenario`` (None: the §1 model) and the ``repair``
+    reported instead of the plan's own phrase), the ``scenario`` (None: the paper's model) and the ``repair``
     (a ``model.repair.Repair``; None: a failed group waits for the next global restart)."""
 
     gpus: int = DEFAULT_GPUS
@@ -345,7 +346,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     ``gpus``, ``gpus_per_group``: whole numbers, ``gpus_per_group`` dividing ``gpus``. One of
     ``gpu_mtbf_hours`` (default ``DEFAULT_GPU_MTBF_HOURS``), ``node_mtbf_hours`` (with ``gpus_per_node``,
     default 8) or ``fit`` (a ``fit.FitResult``; ``fit_law`` picks its MTBF). ``scenario``: a
-    ``scenario.Scenario`` (None: the §1 model). Costs in minutes, work and deadline in hours. ``runs``
+    ``scenario.Scenario`` (None: the paper's model). Costs in minutes, work and deadline in hours. ``runs``
     Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched (default
     ``DEFAULT_R_MAX``, or ``DEFAULT_R_MAX_POOL`` under a scenario with no closed form), ``epochs``
     the pool per (scheme, r) under a scenario with no closed form (default ``DEFAULT_POOL_EPOCHS``).

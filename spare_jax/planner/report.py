@@ -1,6 +1,6 @@
-"""A self-contained HTML report of a plan (SPEC §11): the tables, the parameters with their sources, and
-figures embedded as base64 PNG data URIs. No external resource (no CDN, stylesheet or script): the file
-opens offline and can be mailed as it is.
+"""A self-contained HTML report of a plan (docs/planning.md#outputs): the tables, the parameters with their sources,
+and figures embedded as base64 PNG data URIs. No external resource (no CDN, stylesheet or script): the file opens
+offline and can be mailed as it is.
 
 Figures (matplotlib, Agg):
 (a) expected time-to-train vs r per scheme (tau optimised per r), on a linear axis around the optimum, r*

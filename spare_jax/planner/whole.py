@@ -15,7 +15,7 @@ def run_fields(rep: dict) -> dict:
 
 
 def failures_endured(scheme: str, n: int, r: int) -> float:
-    """E[T] - 1 of the §1 theory for the scheme's layout at r (0 for ``none``; N - 1 for ``elastic``, which
+    """E[T] - 1 of the i.i.d. theory for the scheme's layout at r (0 for ``none``; N - 1 for ``elastic``, which
     loses nothing until every group is down)."""
     from .. import theory
     from ..ttt import scheme_placement

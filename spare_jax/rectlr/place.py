@@ -1,5 +1,5 @@
-r"""Ring-order search (SPEC §10.3): the order of the physical groups around the stacked ring that maximises
-E[epoch uptime] under a ``Scenario`` (failure domains, lemons, job-wide failures).
+r"""Ring-order search (docs/scenarios.md#ring-order-search): the order of the physical groups around the stacked ring
+that maximises E[epoch uptime] under a ``Scenario`` (failure domains, lemons, job-wide failures).
 
 The stacked placement's shards are held by r consecutive *ring positions*; failure domains and lemons are
 properties of *physical* groups. Which physical groups share a stack therefore decides how often one domain

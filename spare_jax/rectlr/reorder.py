@@ -1,4 +1,4 @@
-"""RECTLR: the host reorder controller (SPEC §4).
+"""RECTLR: the host reorder controller (docs/reorder.md#reorder-controller-rectlr).
 
 State: the surviving groups, each surviving group's current *stack order* and the current depth d. A
 surviving group computes the top d shards of its stack; the *assignment* names, for every shard, the one

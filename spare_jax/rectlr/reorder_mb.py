@@ -1,4 +1,5 @@
-"""RECTLR at micro-batch granularity (SPEC §4 with §10.6).
+"""RECTLR at micro-batch granularity (docs/reorder.md#reorder-controller-rectlr, with
+docs/microbatches.md#how-it-works).
 
 Each shard is m micro-batches and any alive holder may compute any of them. The schedule is an integer
 *allocation* ``x[j, i]``: how many of shard j's micro-batches its holder ``holders[j, i]`` computes

@@ -1,5 +1,5 @@
-"""Benchmarks (SPEC §8): the JAX kernels against a vectorised NumPy implementation and a SimPy discrete-event
-simulation of the same model, measured in the same run on the same machine.
+"""Benchmarks (docs/performance.md#spare-jax-bench): the JAX kernels against a vectorised NumPy implementation and a
+SimPy discrete-event simulation of the same model, measured in the same run on the same machine.
 
 * wipe-out: trials/s of the chunked JAX kernel (``wipeout_kernel``, steady state after compilation), of a
   straightforward vectorised NumPy version (exponential failure times, gather through the holders table,
@@ -372,7 +372,8 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     st.stage(f"wipe-out through the chunked driver ({seconds:g} s)")
     driver = bench_driver(pl, model, jax_rate, seconds, chunk_size, devices)
 
-    # the same kernel under a Scenario (SPEC §10): failure domains of 5 groups, interleaved ring, job-wide
+    # the same kernel under a Scenario (docs/scenarios.md#real-clusters-scenarios): failure domains of 5 groups,
+    # interleaved ring, job-wide failures
     from ..model.scenario import DomainLevel, Scenario
     from ..kernels.wipeout import scenario_wipeout_kernel
 
@@ -399,7 +400,8 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
                             overhead_chunk)
     st.stage(f"depth thresholds, vectorised NumPy ({seconds:g} s)")
     onp_rate, _ = _timed(lambda: (numpy_depth_thresholds(pl, 256, rng), 256)[1], seconds)
-    # micro-batches (SPEC §10.6): the same kernel with m = 8, capacities searched inside the depth brackets
+    # micro-batches (docs/microbatches.md#how-it-works): the same kernel with m = 8, capacities searched inside the
+    # depth brackets
     st.stage(f"overhead kernel with 8 micro-batches (compile, then {seconds:g} s)")
     over_rate_m8 = kernel_rate(jax.jit(lambda ids: overhead_kernel(words, ids, pl, model,
                                                                  jnp.zeros(groups + 1, jnp.float32),
@@ -409,8 +411,8 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     def mean_se(x):
         return float(np.mean(x)), float(np.std(x) / math.sqrt(len(x)))
 
-    # repair without a global restart (SPEC §10.5): r = 2, a fixed 30-min repair (at larger r the epochs
-    # with repair last thousands of events and the NumPy loop would dominate the bench)
+    # repair without a global restart (docs/repair.md#repair-without-a-global-restart): r = 2, a fixed 30-min repair
+    # (at larger r the epochs with repair last thousands of events and the NumPy loop would dominate the bench)
     st.stage(f"repair kernel against NumPy (compile, then 2 x {seconds:g} s)")
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
     st.stage(f"whole training runs: kernel against the NumPy reference and SimPy (compile, then 2 x {seconds:g} s)")

@@ -1,4 +1,5 @@
-"""Micro-batch granularity and the proactive restart (SPEC §10.6-10.7; ``experiments/microbatches.py``)."""
+"""Micro-batch granularity and the proactive restart (docs/microbatches.md#how-it-works;
+``experiments/microbatches.py``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """An independent, event-by-event reference simulator of one whole training run (docs/runs.md).
 
-This is the yardstick the whole-run kernel is tested against, written from the specification alone (SPEC
-§1, §10 and §12) and kept deliberately plain: a priority queue of timed events, one Python object per run,
-the depth of every down-set computed by a maximum flow (``scipy.sparse.csgraph.maximum_flow``) and cached
-by the frozen set of down ring positions. It imports numpy, scipy and ``spare_jax.model.runsetup`` only.
+This is the yardstick the whole-run kernel is tested against, written from the model as the documentation states it
+alone (docs/model.md#failures-wipe-out-depth-overhead, docs/scenarios.md#real-clusters-scenarios and
+docs/runs.md#the-conventions-of-a-run) and kept deliberately plain: a priority queue of timed events, one Python
+object per run, the depth of every down-set computed by a maximum flow (``scipy.sparse.csgraph.maximum_flow``) and
+cached by the frozen set of down ring positions. It imports numpy, scipy and ``spare_jax.model.runsetup`` only.
 
 Entry points: ``simulate_run(setup, rng)`` (one run, a dict of numbers), ``reference_runs(setup, runs,
 seed)`` (arrays over independent runs, one ``numpy.random.Generator`` spawned from ``default_rng(seed)``
@@ -93,8 +94,8 @@ checkpoint end, every restart end (the moment R elapses while spares are still a
 the restart end is counted once, when it really ends). Cancelled entries (an abandoned checkpoint's end, a
 cancelled repair, a replaced clock) are not events. More than ``max_events`` raises RuntimeError.
 
-Choices where SPEC §12 leaves room (stated, not guessed silently)
------------------------------------------------------------------
+Choices where the conventions of a run leave room (stated, not guessed silently)
+--------------------------------------------------------------------------------
 1. Domain clocks: one Poisson process per level with rate (number of domains)/mtbf, the domain drawn
    uniformly: the same law as one exponential clock per domain (memoryless).
 2. D_max "brings d to D_max": a crossing from d < D_max to d >= D_max. So ``rep``/``none``/``shrink``
@@ -109,9 +110,9 @@ Choices where SPEC §12 leaves room (stated, not guessed silently)
 6. A final checkpoint that completes ends the run even if a proactive restart was pending.
 7. A group failing, obtaining a spare and then (same event) causing a wipe-out: its repair is cancelled by
    the restart at once; it holds its spare and is replaced at the end of the restart.
-8. ``spares`` given without repair: a failed group claims a spare and holds it, down, until the next
-   restart; the restart waits for every down group's spare (SPEC: "without repair a restart has to wait for
-   it too").
+8. ``spares`` given without repair: a failed group claims a spare and holds it, down, until the next restart; the
+   restart waits for every down group's spare (docs/runs.md#spare-pool: "A global restart needs a spare for every
+   group that is down").
 """
 
 from __future__ import annotations
@@ -587,7 +588,8 @@ class _Run:
 
 
 def simulate_run(setup: RunSetup, rng: np.random.Generator, max_events: int = 10_000_000) -> dict:
-    """One training run, event by event (SPEC §12; the semantics are in the module docstring)."""
+    """One training run, event by event (docs/runs.md#the-conventions-of-a-run; the semantics are in the module
+    docstring)."""
     return _Run(setup, rng, max_events).run()
 
 

@@ -1,6 +1,6 @@
-"""Repair without a global restart (SPEC §10.5): (a) mean time to wipe-out vs the repair time D for r = 2..8
-(first-order theory with the start correction, MC points), (b) r*, TTT and SPARe's reduction against the
-best Rep vs D (renewal-reward on pools of epochs with rejoins, ``ttt.pool.optimize_pool``).
+"""Repair without a global restart (docs/repair.md#repair-without-a-global-restart): (a) mean time to wipe-out vs the
+repair time D for r = 2..8 (first-order theory with the start correction, MC points), (b) r*, TTT and SPARe's
+reduction against the best Rep vs D (renewal-reward on pools of epochs with rejoins, ``ttt.pool.optimize_pool``).
 
 Writes ``repair_wipeout.csv``, ``repair_ttt.csv`` and ``repair.png``.
 """

@@ -1,4 +1,5 @@
-"""Ring orders and job-wide interruptions in time-to-train (SPEC §10.1-10.3; ``experiments/ring_ttt.py``)."""
+"""Ring orders and job-wide interruptions in time-to-train
+(docs/scenarios.md#ring-order-in-time-to-train-and-job-wide-shares-on-a-100k-cluster; ``experiments/ring_ttt.py``)."""
 
 from __future__ import annotations
 

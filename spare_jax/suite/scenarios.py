@@ -1,5 +1,6 @@
-"""Real clusters (SPEC §10): ring order against failure domains, and job-wide interruptions against r* and
-SPARe's advantage over replication (``experiments/scenarios.py``)."""
+"""Real clusters (docs/scenarios.md#ring-order-and-job-wide-interruptions-across-r): ring order against failure
+domains, and job-wide interruptions against r* and SPARe's advantage over replication
+(``experiments/scenarios.py``)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
     1. E[epoch uptime] vs r (Monte Carlo, ``sampling.count`` epochs of ``sampling.seed`` per point; its chunks
        and devices) for contiguous, interleaved and random ring orders, with failure domains ``domain`` (of
        ``domain.size`` groups, MTBF ``domain.mtbf_min``) alone and with job-wide interruptions
-       (``job_mtbf_min``), against the §1 exact uptime without domains.
+       (``job_mtbf_min``), against the closed form's exact uptime
+       without domains.
     2. ``ttt.optimize`` (closed form, exact for job-wide failures) with a fraction f of all interruptions
        job-wide: r*, tau*, TTT and the reduction against the best replication, and SPARe's TTT at the r* of
        f = 0 (how flat TTT(r) becomes: with frequent job-wide restarts r hardly matters). The job-wide rate
@@ -95,7 +97,8 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
 
 
 def _no_domains(groups, rs, job_mtbf_min, lam):
-    """The §1 exact E[epoch uptime] without domains (stacked placement), without and with job-wide interruptions."""
+    """The closed form's exact E[epoch uptime] without domains (stacked placement), without and with job-wide
+    interruptions."""
     return [{"redundancy": r, "with_job": with_job,
              "uptime": job_wide_uptime(theory.survival_stacked(groups, r), groups, lam,
                                        1 / job_mtbf_min if with_job else 0.0)[0]}
@@ -112,7 +115,7 @@ RING_STYLE = {"contiguous": ("tab:red", "o", 0.0, 4, True), "interleaved": ("tab
 def _plot(rows, no_domains, job_rows, groups, size, domain_mtbf, job_mtbf, path):
     """Left: E[epoch uptime] vs r per ring order (colour and marker), without (solid) and with (dashed)
     job-wide interruptions, against the exact uptime without domains (black; dotted, dash-dotted with job-wide).
-    ``no_domains`` may be None or empty (a CSV written before the reference curve was kept): it is left out.
+    ``no_domains`` may be None or empty (a CSV without the reference curve): it is left out.
     Right: the TTT reduction and r* against the job-wide share."""
     fig, (ax1, ax2) = plotting.new_figure(2, width=6.0, height=4.6)
     for with_job, ls in ((False, "-"), (True, "--")):

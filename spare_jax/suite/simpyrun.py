@@ -1,14 +1,15 @@
-"""A SimPy discrete-event simulation of one whole training run (SPEC §12): the baseline a benchmark measures the
-whole-run kernel against (events per second), and a second, independent reading of the specification.
+"""A SimPy discrete-event simulation of one whole training run (docs/runs.md#what-a-run-is): the baseline a benchmark
+measures the whole-run kernel against (events per second), and a second, independent reading of the documented model.
 
-Written from SPEC §1, §10 and §12 and ``model.runsetup.RunSetup`` alone. One SimPy process per physical group
-(its failure clock, its repair), one per failure domain, one for the job-wide clock, one per node set away
-for hardware repair (finite spare pool), and the training process (compute, checkpoint and restart phases).
-Processes that change the cluster's state do so synchronously (``_go_down``, ``_go_up``, ``_changed``) and
-*interrupt* the processes whose plans that changes: a group process re-reads its state after an interrupt,
-the training process accrues the work done at the rate it was computing at and re-plans.
+Written from the model as the documentation states it (docs/model.md#failures-wipe-out-depth-overhead,
+docs/scenarios.md#real-clusters-scenarios and docs/runs.md#the-conventions-of-a-run) and ``model.runsetup.RunSetup``
+alone. One SimPy process per physical group (its failure clock, its repair), one per failure domain, one for the
+job-wide clock, one per node set away for hardware repair (finite spare pool), and the training process (compute,
+checkpoint and restart phases). Processes that change the cluster's state do so synchronously (``_go_down``,
+``_go_up``, ``_changed``) and *interrupt* the processes whose plans that changes: a group process re-reads its state
+after an interrupt, the training process accrues the work done at the rate it was computing at and re-plans.
 
-Semantics (the conventions of §12, and the choices where it is silent):
+Semantics (the conventions of a run, docs/runs.md#the-conventions-of-a-run, and the choices where they are silent):
 
 * A run starts with every group up and every clock new. Work is in minutes of failure-free computing; the
   job computes at rate ``1/d`` (``spare``: d = c/m, c the least capacity in m..r m micro-batches per
@@ -459,7 +460,7 @@ class _Run:
 
 
 def simpy_run(setup: RunSetup, rng: np.random.Generator, max_events: int = 10_000_000) -> dict:
-    """One whole training run of ``setup`` (SPEC §12) simulated event by event with SimPy; a dict of
+    """One whole training run of ``setup`` (docs/runs.md#what-a-run-is) simulated event by event with SimPy; a dict of
     ``KEYS`` (times in minutes, counts as ints)."""
     run = _Run(setup, rng, max_events)
     run.env.run(until=run.trainer)

@@ -1,4 +1,4 @@
-r"""Depth and overhead closed forms (SPEC §2 items 3-4): the queue DP for ``P(d* <= d | k failures)``,
+r"""Depth and overhead closed forms (docs/model.md#closed-forms): the queue DP for ``P(d* <= d | k failures)``,
 Omega, and the Bernoulli (time-integrated) profiles used by the time-to-train model."""
 
 from __future__ import annotations

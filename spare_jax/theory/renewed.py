@@ -66,10 +66,10 @@ def renewed_uptime_and_work(placement: str, groups: int, redundancy: int, model)
     .. math::  E[U] = \sum_k P(T > k)\, E[X_{(k+1)} - X_{(k)}], \qquad
                E[W] = \sum_k E[X_{(k+1)} - X_{(k)}] \sum_{d=1}^{r} \frac{F[k,d] - F[k,d-1]}{d},
 
-    because the failure order (which fixes T and the depth after k failures) is a uniform permutation,
-    independent of the order statistics ``X_(k)`` (ranks and order statistics of an i.i.d. continuous sample
-    are independent), and the epoch contains the spacing ``X_(k+1) - X_(k)`` at depth d iff the first k
-    failures neither wipe out nor need more than depth d. Exponential: the §2 sums (sojourn ``1/((N-k)lambda)``).
+    because the failure order (which fixes T and the depth after k failures) is a uniform permutation, independent of
+    the order statistics ``X_(k)`` (ranks and order statistics of an i.i.d. continuous sample are independent), and
+    the epoch contains the spacing ``X_(k+1) - X_(k)`` at depth d iff the first k failures neither wipe out nor need
+    more than depth d. Exponential: the closed form's sums (sojourn ``1/((N-k)lambda)``).
     """
     n, r = check_groups_redundancy(groups, redundancy)
     spacing = order_statistic_spacings(n, model)

@@ -1,4 +1,4 @@
-r"""Theory for repair without a global restart (SPEC §10.5).
+r"""Theory for repair without a global restart (docs/repair.md#theory).
 
 Stationary wipe-out rate
 ------------------------

@@ -1,4 +1,4 @@
-r"""Closed forms for the wipe-out (SPEC §2, items 1-3).
+r"""Closed forms for the wipe-out (docs/model.md#closed-forms).
 
 Notation: N groups, redundancy r, failure order a uniform random permutation (i.i.d. continuous failure
 times), ``T`` the number of failed groups at the first shard loss (fatal failure included).

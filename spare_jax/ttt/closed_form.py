@@ -60,12 +60,12 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     the Monte Carlo (``sample_epochs(..., ages="kept")``). For exponential failures the two are the same
     model (memorylessness), so ``ages`` is irrelevant there.
 
-    ``job_rate`` (per minute; ``Scenario.job_rate_per_min``): job-wide interruptions (SPEC §10.1), a Poisson
-    process independent of the group failures that ends the epoch like a wipe-out. Exactly:
-    ``S_J(t) = S(t) e^{-mu t}``, and the depth given that the epoch is still up is unchanged
-    (``E[1/d | U_J > t] = E[1/d | U > t]``), so only the survival (and ``E[U] = int S_J``) change.
+    ``job_rate`` (per minute; ``Scenario.job_rate_per_min``): job-wide interruptions
+    (docs/scenarios.md#real-clusters-scenarios), a Poisson process independent of the group failures that ends the
+    epoch like a wipe-out. Exactly: ``S_J(t) = S(t) e^{-mu t}``, and the depth given that the epoch is still up is
+    unchanged (``E[1/d | U_J > t] = E[1/d | U > t]``), so only the survival (and ``E[U] = int S_J``) change.
 
-    ``microbatches`` m (SPEC §10.6, ``spare``): the profile runs over the capacity levels of
+    ``microbatches`` m (docs/microbatches.md#how-it-works; ``spare``): the profile runs over the capacity levels of
     ``theory.depth_cdf`` at their depths ``c / m``; m = 1 is the paper.
     """
     n, r = check_groups_redundancy(groups, redundancy)
@@ -357,12 +357,11 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
     chain in the survivors' ages); the message points to ``ages="renewed"`` for the renewed model's optimum
     and to ``spare-jax ttt --ages kept`` to check that optimum by Monte Carlo.
 
-    The scenario (``scenario.Scenario``) gives the job-wide rate (0 when off); with domains, a ring order
-    or uneven groups (``needs_kernel``) there is no closed form and each (scheme, r) is estimated on a Monte
-    Carlo pool of ``space.epochs`` epochs (``pool.optimize_pool``, exponential failures; default
-    ``pool.DEFAULT_POOL_EPOCHS``), the same ``space.seed`` for every r. ``scenario.microbatches`` (SPEC §10.6)
-    applies to ``spare`` (the closed form over capacity levels; ``policy`` searches m and the proactive
-    restart).
+    The scenario (``scenario.Scenario``) gives the job-wide rate (0 when off); with domains, a ring order or uneven
+    groups (``needs_kernel``) there is no closed form and each (scheme, r) is estimated on a Monte Carlo pool of
+    ``space.epochs`` epochs (``pool.optimize_pool``, exponential failures; default ``pool.DEFAULT_POOL_EPOCHS``), the
+    same ``space.seed`` for every r. ``scenario.microbatches`` (docs/microbatches.md#how-it-works) applies to
+    ``spare`` (the closed form over capacity levels; ``policy`` searches m and the proactive restart).
     """
     from ..kernels.driver import Progress
 

@@ -26,10 +26,11 @@ class EpochPool:
     breakpoints: np.ndarray
     chain: np.ndarray | None = None
     ages: str = "renewed"
-    # epochs with repair (SPEC §10.5): the depth is not monotone, so instead of breakpoints each epoch keeps its
-    # work rate W/U (W the integral of 1/d*), taken as constant within the epoch: Y = (W/U) Phi(m P)
+    # epochs with repair (docs/repair.md#repair-without-a-global-restart): the depth is not monotone, so instead of
+    # breakpoints each epoch keeps its work rate W/U (W the integral of 1/d*), taken as constant within the epoch:
+    # Y = (W/U) Phi(m P)
     work_rate: np.ndarray | None = None
-    # micro-batches (SPEC §10.6): the depth of each breakpoint segment (float64[L]; None: 1..r)
+    # micro-batches (docs/microbatches.md#how-it-works): the depth of each breakpoint segment (float64[L]; None: 1..r)
     depths: np.ndarray | None = None
     # proactive restart (``apply_restart_depth``): the depth reached D_max at ``uptime`` before the wipe-out at
     # ``wipeout`` (float64[E], the epoch's own end): computing stops there and a checkpoint starts (or the

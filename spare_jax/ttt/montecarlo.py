@@ -24,7 +24,8 @@ def sample_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Samp
                   chains: int | None = None, burn_in: int | None = None) -> EpochPool:
     """Sample ``sampling.count`` epochs (seed ``sampling.seed``; ``sampling.progress``: a bar) of a scheme at
     redundancy r on ``cluster`` with the JAX kernels. The cluster gives the groups, the failure law and, from
-    its scenario, the job-wide failures and the micro-batches (SPEC §10.6), both i.i.d. epochs only; a
+    its scenario, the job-wide failures and the micro-batches (docs/microbatches.md#how-it-works), both i.i.d.
+    epochs only; a
     scenario with domains, a ring order or uneven groups (``pool.sample_scenario_epochs``) or a repair law
     (``pool.sample_repair_epochs``) is refused.
 

@@ -1,5 +1,5 @@
-r"""Scheduling policies on top of the time-to-train model: the proactive restart (SPEC §10.7) and the search
-over the micro-batch count m (§10.6).
+r"""Scheduling policies on top of the time-to-train model: the proactive restart and the search over the
+micro-batch count m (docs/microbatches.md#how-it-works).
 
 Proactive restart. SPARe keeps running after failures at depth d > 1, i.e. at 1/d of full speed. A policy may
 instead *restart voluntarily* once the depth reaches ``D_max``: it writes a checkpoint (cost C, so nothing

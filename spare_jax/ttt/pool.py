@@ -1,5 +1,6 @@
 r"""Time-to-train under a ``Scenario`` with no closed form (failure domains, ring orders, lemons, per-group
-MTBFs; SPEC §10): epoch pools from the scenario kernels, and the renewal-reward estimate on a pool.
+MTBFs; docs/scenarios.md#time-to-train-under-any-scenario): epoch pools from the scenario kernels, and the
+renewal-reward estimate on a pool.
 
 Epochs under such a scenario are still i.i.d. cycles (every restart restores all groups, and the domain and
 job-wide clocks are Poisson), so the renewal-reward form of the package docstring holds with the *sampled*
@@ -99,7 +100,8 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
 def sample_repair_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling,
                          max_time: float | None = None) -> EpochPool:
     """``sampling.count`` i.i.d. epochs (seed ``sampling.seed``) of ``scheme`` at redundancy r on ``cluster``
-    (its groups, failure law, scenario and repair law) with repair (SPEC §10.5): restart (all up) ->
+    (its groups, failure law, scenario and repair law) with repair (docs/repair.md#repair-without-a-global-restart):
+    restart (all up) ->
     wipe-out, failed groups rejoining.
 
     ``spare``: the depth-tracking repair kernel gives per epoch U and W = int 1/d*; the pool keeps the work

@@ -1,6 +1,6 @@
-"""Time-to-train from whole training runs (SPEC §12): the answer wherever no closed form or epoch pool
-applies — repair with any other lever, a finite spare pool, micro-batches or the proactive restart with kept
-Weibull ages, Weibull clocks under a scenario, the elastic scheme.
+"""Time-to-train from whole training runs (docs/runs.md#whole-training-runs-every-lever-at-once): the answer wherever
+no closed form or epoch pool applies — repair with any other lever, a finite spare pool, micro-batches or the
+proactive restart with kept Weibull ages, Weibull clocks under a scenario, the elastic scheme.
 
 ``whole_run_ttt(cluster, training, policy, sampling)`` runs ``sampling.count`` training runs of the
 whole-run kernel (``kernels.run``) and reports the mean time-to-train with its standard error and 95%
@@ -153,7 +153,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     }
     if cluster.repair is not None:
         out.update(cluster.repair.describe())
-    if spares:  # the wall time restarts waited for spares beyond R (SPEC §12 "Spares"), per run
+    if spares:  # the wall time restarts waited for spares beyond R (docs/runs.md#spare-pool), per run
         out["mc_stall_hours_mean"] = res["stall_mean"] / 60.0
     if not cluster.scenario.is_default or cluster.scenario.microbatches > 1:
         out["scenario"] = cluster.scenario.describe()

@@ -1,5 +1,6 @@
-"""The joint search on whole training runs (SPEC §12): scheme x r x m x D_max x tau (x the repair time, where
-several are given), with common random numbers and successive halving under a stated budget.
+"""The joint search on whole training runs (docs/planning.md#the-joint-search-with-repair): scheme x r x m x D_max x
+tau (x the repair time, where several are given), with common random numbers and successive halving under a stated
+budget.
 
 Where no closed form follows a run (repair, a finite spare pool, elastic training), each candidate is a
 configuration of whole training runs (``kernels.run``). Searching every combination with many full-length
