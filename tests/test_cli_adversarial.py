@@ -92,9 +92,10 @@ def test_failure_log_directives_and_fitted_mtbf_checked_first(tmp_path, capsys, 
 
 
 def test_weighted_censoring_equals_listing_every_node(monkeypatch):
+    from failure_logs import synthetic_log
     from spare_jax.planner import fit
 
-    log = fit.synthetic_log(50, 2000.0, 800.0, shape=1.3, rng=np.random.default_rng(3))
+    log = synthetic_log(50, 2000.0, 800.0, shape=1.3, rng=np.random.default_rng(3))
     log = fit.FailureLog(log.times, log.window_hours, 5000, log.path)  # 4,9xx nodes that never failed
     listed = fit.fit_log(log)
     monkeypatch.setattr(fit, "_EXPAND_MAX", 10)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from spare_jax import theory
-from spare_jax.kernels.depth import depth_host, depth_kernel, depth_maxflow, feasible_stacked
+from maxflow_depth import depth_maxflow
+from spare_jax.kernels.depth import depth_host, depth_kernel, feasible_stacked
 from spare_jax.model.failures import key_words, trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds
 from spare_jax.model.placement import make_placement

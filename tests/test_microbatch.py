@@ -15,13 +15,14 @@ import json
 import math
 import os
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from maxflow_depth import capacity_maxflow
 from spare_jax import theory
-from spare_jax.kernels.depth import (
-    WIPED_OUT, capacity_block, capacity_host, capacity_maxflow, capacity_stacked, feasible_stacked)
+from spare_jax.kernels.depth import WIPED_OUT, capacity_block, capacity_host, feasible_stacked
 from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel, trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead
@@ -29,6 +30,16 @@ from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import Scenario
 from spare_jax.kernels.wipeout import WIPEOUT_STREAM, wipeout_from_bits
 from spare_jax.kernels.driver import as_uint32_key_words
+
+
+def capacity_stacked(alive, redundancy: int, microbatches: int = 1):
+    """c*(S) in micro-batches for ``stacked`` by the queue test at every capacity m..r m (``alive``:
+    ``bool[..., N]``); ``WIPED_OUT`` (0) where a shard is lost. ``microbatches = 1`` is ``depth_stacked``."""
+    m = int(microbatches)
+    cs = jnp.arange(m, redundancy * m + 1, dtype=jnp.int32)
+    ok = jax.vmap(lambda c: feasible_stacked(alive, c, redundancy, m), out_axes=-1)(cs)
+    first = jnp.argmax(ok, axis=-1)
+    return jnp.where(ok.any(axis=-1), first + m, WIPED_OUT).astype(jnp.int32)
 
 
 def _all_states(n):

@@ -10,12 +10,21 @@ import pytest
 import reference_scenario as ref
 from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
-from spare_jax.rectlr.place import RingSearch, lemon_adjacency, search_ring
+from spare_jax.rectlr.place import RingSearch, search_ring
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import DomainLevel, Scenario
 from spare_jax.kernels.wipeout import simulate_wipeout
 
 MODEL = FailureModel()
+
+
+def lemon_adjacency(ring, lemons, redundancy: int) -> int:
+    """How many stacked windows of r consecutive ring positions hold two or more lemons (a diagnostic of
+    whether an order keeps lemons apart)."""
+    ring = np.asarray(ring)
+    is_lemon = np.isin(ring, np.asarray(lemons))
+    count = sum(np.roll(is_lemon, -l) for l in range(redundancy))
+    return int(np.sum(count >= 2))
 
 
 def test_search_separates_lemons_and_beats_the_standard_orders():

@@ -10,6 +10,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
+from failure_logs import format_log, synthetic_log
 from spare_jax.planner import fit as fitmod
 from spare_jax.cli import main
 from spare_jax.planner.plan import Costs, Fleet, PlanOptions, _scaled_scenario, _time_scaled, plan
@@ -28,7 +29,7 @@ def test_fit_recovers_known_parameters():
     """2,000 nodes x 1,000 h, node MTBF 5,000 h: the exponential and Weibull (shape 0.7) truths lie in the
     95% intervals, and the likelihood-ratio test rejects shape 1 for the Weibull log only."""
     rng = np.random.default_rng(20240611)
-    res = fitmod.fit_log(fitmod.synthetic_log(2000, 1000.0, 5000.0, 1.0, rng))
+    res = fitmod.fit_log(synthetic_log(2000, 1000.0, 5000.0, 1.0, rng))
     lo, hi = res.exponential.mtbf_ci_hours
     assert lo < 5000.0 < hi and lo < res.mtbf_hours < hi
     assert res.nodes == 2000 and res.exposure_node_hours == 2000 * 1000.0
@@ -38,7 +39,7 @@ def test_fit_recovers_known_parameters():
     # the Garwood interval at these counts: about +-10% around the estimate
     assert 0.8 < lo / res.mtbf_hours < 0.95 and 1.05 < hi / res.mtbf_hours < 1.25
 
-    res = fitmod.fit_log(fitmod.synthetic_log(2000, 1000.0, 5000.0, 0.7, rng))
+    res = fitmod.fit_log(synthetic_log(2000, 1000.0, 5000.0, 0.7, rng))
     w = res.weibull
     assert w.shape_ci[0] < 0.7 < w.shape_ci[1] and w.shape_ci[1] < 0.85
     assert w.mtbf_ci_hours[0] < 5000.0 < w.mtbf_ci_hours[1]
@@ -59,7 +60,7 @@ def test_fit_interval_coverage_is_near_95_percent():
         hit_exp += lo <= 5000.0 <= hi
     hit_k = hit_mu = 0
     for _ in range(reps):
-        w = fitmod.fit_log(fitmod.synthetic_log(500, 1000.0, 2000.0, 0.7, rng)).weibull
+        w = fitmod.fit_log(synthetic_log(500, 1000.0, 2000.0, 0.7, rng)).weibull
         hit_k += w.shape_ci[0] <= 0.7 <= w.shape_ci[1]
         hit_mu += w.mtbf_ci_hours[0] <= 2000.0 <= w.mtbf_ci_hours[1]
     for hits in (hit_exp, hit_k, hit_mu):
@@ -67,9 +68,9 @@ def test_fit_interval_coverage_is_near_95_percent():
 
 
 def test_log_format_round_trip_and_precedence(tmp_path):
-    log = fitmod.synthetic_log(50, 400.0, 300.0, 1.0, np.random.default_rng(3))
+    log = synthetic_log(50, 400.0, 300.0, 1.0, np.random.default_rng(3))
     path = tmp_path / "log.csv"
-    path.write_text(fitmod.format_log(log))
+    path.write_text(format_log(log))
     back = fitmod.read_failure_log(str(path))
     assert back.nodes == 50 and back.window_hours == 400.0 and back.failures == log.failures
     assert back.times == log.times
@@ -211,9 +212,9 @@ class _Checker(HTMLParser):
 def test_cli_plan_json_with_a_failure_log_and_the_html_report(tmp_path, capsys):
     """A fitted log drives the rate (per-node MTBF x GPUs per node); --json has the spec's keys; the report
     is well-formed, self-contained, its images decode to PNGs, and its table has the three schemes."""
-    log = fitmod.synthetic_log(192, 500.0, 2400.0, 1.0, np.random.default_rng(5))  # 192 nodes of 8 GPUs
+    log = synthetic_log(192, 500.0, 2400.0, 1.0, np.random.default_rng(5))  # 192 nodes of 8 GPUs
     path = tmp_path / "failures.csv"
-    path.write_text(fitmod.format_log(log))
+    path.write_text(format_log(log))
     report = tmp_path / "plan.html"
     code = main(["plan", *SMALL_ARGS, "--failure-log", str(path), "--gpus-per-node", "8", "--deadline-hours", "400",
                  "--no-sensitivity", "--report", str(report), "--json"])

@@ -136,10 +136,3 @@ def strict_json(o):
     if o is None or isinstance(o, (int, str)):
         return o
     return _json_default(o)
-
-
-def _clean(v):
-    """NaN/inf -> None so that --json is strict JSON."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v

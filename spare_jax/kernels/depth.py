@@ -104,16 +104,6 @@ def depth_stacked(alive, redundancy: int):
     return jnp.where(ok.any(axis=-1), first + 1, WIPED_OUT).astype(jnp.int32)
 
 
-def capacity_stacked(alive, redundancy: int, microbatches: int = 1):
-    """c*(S) in micro-batches for ``stacked`` (``alive``: ``bool[..., N]``); ``WIPED_OUT`` (0) where a shard
-    is lost. ``microbatches = 1`` is ``depth_stacked``."""
-    m = int(microbatches)
-    cs = jnp.arange(m, redundancy * m + 1, dtype=jnp.int32)
-    ok = jax.vmap(lambda c: feasible_stacked(alive, c, redundancy, m), out_axes=-1)(cs)
-    first = jnp.argmax(ok, axis=-1)
-    return jnp.where(ok.any(axis=-1), first + m, WIPED_OUT).astype(jnp.int32)
-
-
 def least_capacity_stacked(down, r: int, m: int):
     """Least capacity c in m..r m (micro-batches per group) covering the ``stacked`` ring with the groups up,
     per run (``down``: ``bool[C, N]``); 0 where no c does (a shard lost: a wipe-out).
@@ -160,15 +150,6 @@ def capacity_block(alive, redundancy: int, microbatches: int = 1):
     surv = alive.reshape(alive.shape[:-1] + (n // redundancy, redundancy)).sum(axis=-1)
     need = jnp.where(surv > 0, -(-rm // jnp.maximum(surv, 1)), 10**6).max(axis=-1)
     return jnp.where(need > rm, WIPED_OUT, need).astype(jnp.int32)
-
-
-def capacity_kernel(alive, placement: Placement, microbatches: int = 1):
-    """c*(S) on device for ``stacked``/``block`` (depth = c*/m)."""
-    if placement.kind == "stacked":
-        return capacity_stacked(alive, placement.redundancy, microbatches)
-    if placement.kind == "block":
-        return capacity_block(alive, placement.redundancy, microbatches)
-    raise ValueError(f"no capacity kernel for placement {placement.kind!r}; use capacity_host")
 
 
 def depth_block(alive, redundancy: int):
@@ -259,48 +240,3 @@ def capacity_host(placement: Placement, alive, microbatches: int = 1) -> int:
         else:
             lo = mid
     return hi
-
-
-def capacity_maxflow(placement: Placement, alive, microbatches: int = 1) -> int:
-    """c*(S) by an independent max-flow (networkx; shard edges of capacity m), to test the kernels."""
-    import networkx as nx
-
-    m = int(microbatches)
-    alive = np.asarray(alive, dtype=bool)
-    n = placement.groups
-    if not np.all(alive[placement.holders].any(axis=1)):
-        return WIPED_OUT
-    for c in range(m, placement.redundancy * m + 1):
-        g = nx.DiGraph()
-        for j in range(n):
-            g.add_edge("s", ("j", j), capacity=m)
-            for h in placement.holders[j]:
-                if alive[h]:
-                    g.add_edge(("j", j), ("g", int(h)), capacity=m)
-        for h in np.nonzero(alive)[0]:
-            g.add_edge(("g", int(h)), "t", capacity=c)
-        if nx.maximum_flow_value(g, "s", "t") == n * m:
-            return c
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def depth_maxflow(placement: Placement, alive) -> int:
-    """d*(S) by an independent max-flow (networkx), used to test the kernels and the matcher."""
-    import networkx as nx
-
-    alive = np.asarray(alive, dtype=bool)
-    n = placement.groups
-    if not np.all(alive[placement.holders].any(axis=1)):
-        return WIPED_OUT
-    for d in range(1, placement.redundancy + 1):
-        g = nx.DiGraph()
-        for j in range(n):
-            g.add_edge("s", ("j", j), capacity=1)
-            for h in placement.holders[j]:
-                if alive[h]:
-                    g.add_edge(("j", j), ("g", int(h)), capacity=1)
-        for h in np.nonzero(alive)[0]:
-            g.add_edge(("g", int(h)), "t", capacity=d)
-        if nx.maximum_flow_value(g, "s", "t") == n:
-            return d
-    raise AssertionError("unreachable")  # pragma: no cover

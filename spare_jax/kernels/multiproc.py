@@ -32,7 +32,6 @@ import time
 
 DEFAULT_PEER_TIMEOUT_S = 60.0
 EXIT_PEER_LOST = 3  # a peer died, stalled or disagreed: no result
-EXIT_INCOMPLETE = 3
 _HEARTBEAT_S = 1.0
 _BEAT_DIR = "spare-jax/hb/"
 _LOST_KEY = "spare-jax/lost"

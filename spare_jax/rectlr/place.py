@@ -183,12 +183,3 @@ def search_ring(cluster: Cluster, redundancy: int, placement: str = "stacked", s
     best = orders[0]["name"]
     return PlaceResult(n, r, placement, orders, best, tuple(int(g) for g in starts[best]), int(steps), accepted,
                        int(search_trials), int(eval_trials), int(seed), scenario.describe())
-
-
-def lemon_adjacency(ring, lemons, redundancy: int) -> int:
-    """How many stacked windows of r consecutive ring positions hold two or more lemons (a diagnostic of
-    whether an order keeps lemons apart)."""
-    ring = np.asarray(ring)
-    is_lemon = np.isin(ring, np.asarray(lemons))
-    count = sum(np.roll(is_lemon, -l) for l in range(redundancy))
-    return int(np.sum(count >= 2))

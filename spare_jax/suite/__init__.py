@@ -85,18 +85,14 @@ def run_report(out_dir: str | None = None, full: bool = False, seed: int = 0, pr
     return Report(run_suite(out, full=full, seed=seed, progress=progress))
 
 
-def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True,
-              quick: bool | None = None) -> dict:
+def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True) -> dict:
     """``spare-jax run``: the planner's quick answer at N = 600 groups (600,000 GPUs; about 2-3 minutes on 2
     cores, into ``results/``) or, with ``full``, the whole suite behind the paper's figures (``figures/``).
     Every stage writes its figures and data to ``out_dir``; returns (and writes ``summary.json``) the closing
     summary: per scheme r*, tau*, TTT in hours (closed form and Monte Carlo) and availability in percent,
-    then the checks of theory against Monte Carlo, each row naming its r. ``quick`` (older callers) is
-    ``not full``."""
+    then the checks of theory against Monte Carlo, each row naming its r."""
     from .. import ttt
 
-    if quick is not None:
-        full = not quick
     n = QUICK_N
     t_start = time.perf_counter()
     results = {}

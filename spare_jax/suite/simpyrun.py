@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import collections
 import math
-import time
 
 import numpy as np
 import simpy
@@ -482,13 +481,3 @@ def bench_setup(groups: int = 64, redundancy: int = 3, microbatches: int = 4) ->
                     domains=(), job_mtbf_min=None, repair_time_min=300.0, repair_law="fixed", repair_sigma=1.0,
                     spares=None, hardware_repair_min=None, work_min=48 * 60.0, ckpt_cost_min=2.0,
                     restart_min=10.0, ckpt_interval_min=60.0, restart_depth=None)
-
-
-def events_per_second(setup: RunSetup | None = None, runs: int = 20, seed: int = 0) -> tuple:
-    """(events/s, events, seconds) of ``simpy_runs`` on ``setup`` (default ``bench_setup()``)."""
-    setup = bench_setup() if setup is None else setup
-    t0 = time.perf_counter()
-    res = simpy_runs(setup, runs, seed)
-    dt = time.perf_counter() - t0
-    ev = int(res["events"].sum())
-    return ev / dt, ev, dt
