@@ -1,8 +1,8 @@
 """The flags the commands share: sample sizes, placement, failure law and MTBFs, scenario parts, repair,
 micro-batches and the policy search, execution (chunks, devices, --out, processes), training costs.
 
-Their building blocks are in ``base`` (bounded numbers, help lines), the values they make in ``values``,
-``--config`` files in ``config``, what a command prints in ``output``.
+Their building blocks are in ``base`` (bounded numbers, help lines), the values they make in
+``model_from_flags``, ``--config`` files in ``config``, what a command prints in ``output``.
 """
 
 from __future__ import annotations

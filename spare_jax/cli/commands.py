@@ -6,7 +6,7 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 
 from __future__ import annotations
 
-from .values import _model, _repair, _repair_times, _scenario, _training
+from .model_from_flags import _model, _repair, _repair_times, _scenario, _training
 
 EXIT_BAD_INPUT = 2
 
@@ -52,7 +52,7 @@ def cmd_overhead(args) -> dict:
 
 def cmd_reorder(args) -> dict:
     from ..model.placement import make_placement
-    from ..rectlr.answer import reorder
+    from ..rectlr.reports import reorder
     from ..rectlr.reorder import parse_failed_list, read_trace
 
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
@@ -93,7 +93,7 @@ def cmd_place(args) -> dict:
     import os
 
     from ..model.cluster import Cluster
-    from ..rectlr.answer import place_report
+    from ..rectlr.reports import place_report
     from ..rectlr.place import RingSearch
 
     model = _model(args)

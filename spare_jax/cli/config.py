@@ -9,7 +9,7 @@ import sys
 
 from .base import CLIError
 from .deprecation import _Deprecated, deprecation_note
-from .values import _scenario_table
+from .model_from_flags import _scenario_table
 
 
 def _config_value(action, key, value):

@@ -10,7 +10,7 @@ import warnings
 from .base import CLIError
 from .config import _apply_config
 from .output import emit
-from .values import _model
+from .model_from_flags import _model
 from .commands import EXIT_BAD_INPUT
 from .parser import _refuse_unused, build_parser
 

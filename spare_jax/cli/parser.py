@@ -10,7 +10,7 @@ from .args import (
     _run_args, _scenario_args, _training_args)
 from .base import _Parser, _bounded, _help
 from .deprecation import deprecated_alias
-from .values import _scenario
+from .model_from_flags import _scenario
 from .commands import (
     cmd_bench, cmd_optimize, cmd_overhead, cmd_place, cmd_presets, cmd_reorder, cmd_run, cmd_ttt, cmd_wipeout)
 

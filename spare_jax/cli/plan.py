@@ -11,7 +11,7 @@ import os
 
 from .args import _policy_search_args, _repair_args, _scenario_args
 from .base import _bounded, _help
-from .values import _preset_job_wide, _repair, _repair_times, _scenario, _scheme_list
+from .model_from_flags import _preset_job_wide, _repair, _repair_times, _scenario, _scheme_list
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,

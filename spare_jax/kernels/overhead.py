@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 
-from . import devsum
+from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
@@ -440,8 +440,8 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
     ratios = []
     for name in _RATIOS:
         ratio = _Ratio()
-        ratio.load([totals[f"{name}_{part}"] << (ExactSum.SHIFT - (devsum.X_UNIT_SHIFT if len(part) == 1
-                                                                    else devsum.X2_UNIT_SHIFT))
+        ratio.load([totals[f"{name}_{part}"] << (ExactSum.SHIFT - (exact_sums.X_UNIT_SHIFT if len(part) == 1
+                                                                    else exact_sums.X2_UNIT_SHIFT))
                     for part in _RATIO_PARTS])
         ratios.append(ratio)
     hist = np.array(totals["hist"], np.int64)
@@ -457,10 +457,10 @@ _RATIO_PARTS = ("u", "w", "uu", "ww", "uw")  # the order of _Ratio.sums
 def _reduce_overhead(r: int, sampled: bool):
     """Device-side statistics of a sub-chunk of ``overhead_kernel`` results (``r``: the number of levels L,
     r itself for m = 1): for each ratio the exact sums
-    of u, w, u^2, w^2, u w (``devsum`` limbs), the histogram of the level at the wipe-out (length L + 1),
+    of u, w, u^2, w^2, u w (``exact_sums`` limbs), the histogram of the level at the wipe-out (length L + 1),
     the sums of the thresholds K_0..K_L (int32 per block: ``count_bound`` keeps them exact) and the count
     of non-finite values."""
-    from .devsum import exact_product_sums, exact_sums_f32, histogram
+    from .exact_sums import exact_product_sums, exact_sums_f32, histogram
 
     def reduce(out, valid):
         thresholds, stats = out
@@ -482,7 +482,7 @@ def _reduce_overhead(r: int, sampled: bool):
 
 def _zeros_overhead(r: int):
     def zeros():
-        res = {f"{name}_{part}": jnp.zeros(devsum.X_LIMBS if len(part) == 1 else devsum.X2_LIMBS, jnp.uint32)
+        res = {f"{name}_{part}": jnp.zeros(exact_sums.X_LIMBS if len(part) == 1 else exact_sums.X2_LIMBS, jnp.uint32)
                for name in _RATIOS for part in _RATIO_PARTS}
         res.update(hist=jnp.zeros(r + 1, jnp.int32), ksum=jnp.zeros(r + 1, jnp.int32), bad=jnp.zeros(1, jnp.int32))
         return res

@@ -56,7 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import devsum
+from . import exact_sums as devsum
 from .driver import (
     Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
 from ..model.failures import (

@@ -44,7 +44,7 @@ from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
 from .table import (_columns, _runs_text, cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
-from .whole import failures_endured, run_fields, searched_rows
+from .searched_rows import failures_endured, run_fields, searched_rows
 
 SCHEMES = ("spare", "rep", "none")
 DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
