@@ -98,14 +98,14 @@ def test_state_file_resume_and_refusals(tmp_path):
 
 
 def test_overhead_statistics_bit_identical_to_host_accumulation():
-    from spare_jax.kernels.overhead import _Ratio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
+    from spare_jax.kernels.overhead import ExactRatio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
 
     pl, model, trials = make_placement("stacked", 40, 5), FailureModel(), 1001
     harmonic = jnp.asarray(harmonic_sojourns(40, model.group_rate_per_min), jnp.float32)
     thresholds, stats = overhead_jitted(pl, model)(as_uint32_key_words(2), jnp.arange(trials, dtype=jnp.uint32),
                                                    harmonic=harmonic)
     stats, thresholds = np.asarray(stats), np.asarray(thresholds)
-    ratios = [_Ratio() for _ in range(3)]
+    ratios = [ExactRatio() for _ in range(3)]
     for ratio, (u, w) in zip(ratios, [(0, 1), (3, 4), (2, 0)]):
         ratio.add(stats[:, u], stats[:, w])
     for chunk in (64, 1001):

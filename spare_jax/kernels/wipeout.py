@@ -178,10 +178,10 @@ def simulate_wipeout(placement: Placement, sampling: Sampling = Sampling(), *,
     or the first job-wide interruption, whichever comes first.
     """
     from ..model.scenario import Scenario
-    from ..model.placement import _check_int
+    from ..model.placement import check_int
 
-    trials = _check_int("trials", sampling.count)
-    seed = _check_int("seed", sampling.seed, lo=0)
+    trials = check_int("trials", sampling.count)
+    seed = check_int("seed", sampling.seed, lo=0)
     if trials >= 2**32:
         raise ValueError("trials must be < 2**32")
     scenario = Scenario() if scenario is None else scenario
