@@ -132,10 +132,126 @@ def test_the_walk_sees_the_real_imports():
     assert len(GRAPH) > 40
 
 
+# --------------------------------------------------------------------------------------------- private names
+# The time-to-train engine that the one event engine replaces (kernels/run.py, kernels/repair.py,
+# ttt/montecarlo.py, ttt/pool.py, ttt/policy.py, ttt/answer.py and planner/plan.py's time-to-train routing):
+# its imports of an underscore name across modules, as (importing module, module imported from, name). The
+# list can only shrink; nothing joins it.
+PRIVATE_IMPORTS_ALLOWED = {
+    ("kernels.run", "kernels.repair", "_min_first"),
+    ("kernels.run", "kernels.repair", "_row_bits"),
+    ("suite.bench", "kernels.repair", "_jitted"),
+    ("ttt.answer", "ttt.montecarlo", "_sample_epochs_iid"),
+    ("ttt.policy", "ttt.montecarlo", "_sample_epochs_iid"),
+}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_imports(name, path=None, source=None):
+    """``(module imported from, name)`` for every underscore name that module ``name`` takes from another module
+    of spare_jax: ``from X import _y`` (relative or absolute, module level or inside a function), and
+    ``M._y`` where ``M`` is a module of ours imported as a name (``from . import repair``, ``import
+    spare_jax.kernels.repair as repair``)."""
+    is_pkg = path is not None and path.endswith("__init__.py")
+    pkg = name if is_pkg else (name.rsplit(".", 1)[0] if "." in name else "")
+    tree = ast.parse(source if source is not None else open(path).read())
+    found, modules = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = [p for p in pkg.split(".") if p]
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif (node.module or "").split(".")[0] == "spare_jax":
+                target = node.module[len("spare_jax"):].lstrip(".")
+            else:
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}" if target else alias.name
+                if sub in MODULES:
+                    modules[alias.asname or alias.name] = sub
+                if _is_private(alias.name) and target != name:
+                    found.add((target, alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "spare_jax" and alias.asname:
+                    modules[alias.asname] = alias.name[len("spare_jax"):].lstrip(".")
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and modules[node.value.id] != name):
+            found.add((modules[node.value.id], node.attr))
+    return found
+
+
+PRIVATE_IMPORTS = {(n, target, attr) for n, p in CHECKED.items() for target, attr in _private_imports(n, p)}
+
+
+def test_the_private_import_walk_finds_a_planted_one():
+    planted = ("from ..kernels.repair import _jitted, simulate_repair\n"
+               "from .epochs import pool_depths as _level_depths\n"
+               "from . import closed_form\n"
+               "def f():\n"
+               "    from spare_jax.ttt.search import _runs\n"
+               "    return closed_form._ttt_closed_form, _private_here, __name__\n")
+    found = _private_imports("ttt.fake", source=planted)
+    assert found == {("kernels.repair", "_jitted"), ("ttt.search", "_runs"), ("ttt.closed_form", "_ttt_closed_form")}
+    assert ("kernels.run", "kernels.repair", "_min_first") in PRIVATE_IMPORTS  # the walk reads the package
+
+
+def test_no_module_imports_an_underscore_name_from_another():
+    bad = sorted(f"{n} takes {attr} from {target}" for n, target, attr in PRIVATE_IMPORTS - PRIVATE_IMPORTS_ALLOWED)
+    assert not bad, (f"underscore names used outside their module: {bad}; a name another module uses is public "
+                     "(drop the underscore), or the function moves to where it is used")
+
+
+def test_the_list_of_private_imports_only_shrinks():
+    stale = sorted(" ".join(x) for x in PRIVATE_IMPORTS_ALLOWED - PRIVATE_IMPORTS)
+    assert not stale, f"no longer imported: {stale}; remove them from PRIVATE_IMPORTS_ALLOWED"
+
+
+@pytest.mark.parametrize("wing", sorted(LEVEL))
+def test_a_wings_init_lists_its_public_api_and_nothing_else(wing):
+    """Imports, ``__all__`` and a docstring; every name in ``__all__`` public and imported, every public name
+    imported listed."""
+    tree = ast.parse(open(MODULES[wing]).read())
+    imported, listed = set(), None
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]:
+            listed = ast.literal_eval(node.value)
+        else:
+            assert i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant), (
+                f"{wing}/__init__.py holds more than its imports and __all__: {ast.unparse(node)[:80]}")
+    if not imported:
+        return  # a wing whose modules are imported one by one
+    public = {x for x in imported if not x.startswith("_") and x != "annotations"}
+    assert listed is not None, f"{wing}/__init__.py imports names but has no __all__"
+    assert not [x for x in listed if x.startswith("_")], f"{wing}.__all__ lists private names"
+    assert sorted(listed) == sorted(public), (f"{wing}.__all__ and its imports differ: "
+                                              f"{sorted(set(listed) ^ public)}")
+
+
 # ------------------------------------------------------------------------------------------------ parameters
 MAX_PARAMETERS = 8
-# public functions still above MAX_PARAMETERS: none is left (the list can only shrink, and nothing joins it)
-TOO_MANY_PARAMETERS = set()
+# functions still above MAX_PARAMETERS: the time-to-train engine that the one event engine replaces, and
+# nothing else (the list can only shrink, and nothing joins it)
+TOO_MANY_PARAMETERS = {
+    ("ttt/answer.py", "_check_ttt_feasible"),
+    ("ttt/montecarlo.py", "_sample_epochs_iid"),
+    ("ttt/montecarlo.py", "_run_kept_chains"),
+    ("planner/plan.py", "_whole_runs"),
+    ("planner/plan.py", "_monte_carlo"),
+}
+# functions that take ``**kwargs``: each hands them, unread, to the standard library's own keyword arguments
+# (argparse's); a ``**kwargs`` that hides parameters of ours is refused (name them, or take an options value)
+KWARGS_ALLOWED = {
+    ("cli/base.py", "Parser.__init__"),
+    ("cli/deprecation.py", "DeprecatedFlag.__init__"),
+}
 
 
 def _parameter_count(fn, method: bool) -> int:
@@ -147,15 +263,16 @@ def _parameter_count(fn, method: bool) -> int:
     return len(names) + len(a.kwonlyargs) + (a.vararg is not None) + (a.kwarg is not None)
 
 
-def _public_functions(tree):
-    """``(qualified name, parameter count)`` of the module's public functions and its classes' public methods
-    (names not starting with ``_``; functions nested in functions are not reachable and left out)."""
+def _functions(tree):
+    """``(qualified name, parameter count, takes **kwargs)`` of every function of the module: public and
+    private, methods (dunder ones included) and functions nested in functions (``outer.inner``)."""
     found = []
 
     def visit(node, prefix, in_class):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and not child.name.startswith("_"):
-                found.append((prefix + child.name, _parameter_count(child, in_class)))
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append((prefix + child.name, _parameter_count(child, in_class), child.args.kwarg is not None))
+                visit(child, f"{prefix}{child.name}.", False)
             elif isinstance(child, ast.ClassDef):
                 visit(child, f"{prefix}{child.name}.", True)
 
@@ -164,15 +281,17 @@ def _public_functions(tree):
 
 
 def _parameter_counts():
-    out = {}
-    for path in sorted(MODULES.values()):
+    out, kwargs = {}, set()
+    for path in sorted(CHECKED.values()):
         rel = os.path.relpath(path, ROOT).replace(os.sep, "/")
-        for name, count in _public_functions(ast.parse(open(path).read())):
+        for name, count, kw in _functions(ast.parse(open(path).read())):
             out[(rel, name)] = count
-    return out
+            if kw:
+                kwargs.add((rel, name))
+    return out, kwargs
 
 
-COUNTS = _parameter_counts()
+COUNTS, KWARGS = _parameter_counts()
 
 
 def test_the_parameter_count_follows_the_rules():
@@ -182,16 +301,19 @@ def test_the_parameter_count_follows_the_rules():
                      "    def m(self, a, *, b): pass\n"
                      "    @classmethod\n"
                      "    def k(cls): pass\n"
-                     "    def __init__(self, a, b, c, d, e, f, g, h, i): pass\n")
-    assert dict(_public_functions(tree)) == {"f": 7, "C.m": 2, "C.k": 0}
-    assert len(COUNTS) > 200 and COUNTS[("measure/wipeout.py", "wipeout")] == 5
+                     "    def __init__(self, a, b, c, d, e, f, g, h, i, **options):\n"
+                     "        def inner(x, *, y): pass\n")
+    assert {n: c for n, c, _ in _functions(tree)} == {"f": 7, "_hidden": 9, "C.m": 2, "C.k": 0, "C.__init__": 10,
+                                                      "C.__init__.inner": 2}
+    assert {n for n, _, kw in _functions(tree) if kw} == {"f", "C.__init__"}
+    assert len(COUNTS) > 400 and COUNTS[("measure/wipeout.py", "wipeout")] == 5
 
 
-def test_public_functions_take_at_most_8_parameters():
+def test_functions_take_at_most_8_parameters():
     over = {f"{path} {name} ({n})" for (path, name), n in COUNTS.items()
             if n > MAX_PARAMETERS and (path, name) not in TOO_MANY_PARAMETERS}
-    assert not over, (f"public functions with more than {MAX_PARAMETERS} parameters: {sorted(over)}; take a "
-                      "Cluster, a Sampling or a small frozen dataclass of options instead")
+    assert not over, (f"functions with more than {MAX_PARAMETERS} parameters: {sorted(over)}; take a Cluster, a "
+                      "Sampling or a small frozen dataclass of options instead, or split the function")
 
 
 def test_the_list_of_functions_above_the_limit_only_shrinks():
@@ -199,3 +321,10 @@ def test_the_list_of_functions_above_the_limit_only_shrinks():
              for path, name in sorted(TOO_MANY_PARAMETERS) if COUNTS.get((path, name), 0) <= MAX_PARAMETERS]
     assert not stale, (f"gone, or down to {MAX_PARAMETERS} parameters or fewer: {stale}; remove them from "
                        "TOO_MANY_PARAMETERS")
+
+
+def test_no_kwargs_hide_parameters():
+    hidden = sorted(f"{path} {name}" for path, name in KWARGS - KWARGS_ALLOWED)
+    assert not hidden, f"**kwargs that hide parameters: {hidden}; name them, or take a small frozen dataclass"
+    stale = sorted(f"{path} {name}" for path, name in KWARGS_ALLOWED - KWARGS)
+    assert not stale, f"no longer take **kwargs: {stale}; remove them from KWARGS_ALLOWED"

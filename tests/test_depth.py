@@ -103,8 +103,8 @@ def test_depth_cdf_top_level_is_the_survival():
     cdf = theory.depth_cdf("stacked", 200, 7)
     np.testing.assert_allclose(cdf[:, 7], theory.survival_stacked(200, 7), rtol=1e-9, atol=1e-15)
     # the DP at d = r reproduces the exact survival too (independent routes)
-    from spare_jax.theory import _depth_cdf_stacked_one
-    np.testing.assert_allclose(_depth_cdf_stacked_one(200, 7, 7), theory.survival_stacked(200, 7), rtol=1e-9,
+    from spare_jax.theory import depth_cdf_stacked_one
+    np.testing.assert_allclose(depth_cdf_stacked_one(200, 7, 7), theory.survival_stacked(200, 7), rtol=1e-9,
                                atol=1e-15)
 
 

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from spare_jax.kernels import devsum
+from spare_jax.kernels import exact_sums
 from spare_jax.kernels.driver import as_uint32_key_words, exact_units
 from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
@@ -24,18 +24,18 @@ def test_limb_sums_equal_exact_units_on_any_float32():
                         [0.0, 1e-45, 1.2e-38, 3.4e38]]).astype(np.float32)
     x = x[np.isfinite(x)]
     valid = rng.random(x.size) < 0.9
-    sx, sx2, bad = jax.jit(devsum.exact_sums_f32)(x, valid)
+    sx, sx2, bad = jax.jit(exact_sums.exact_sums_f32)(x, valid)
     v = x[valid].astype(np.float64)
-    assert devsum.limbs_to_int(sx) << (1126 - devsum.X_UNIT_SHIFT) == exact_units(v)
-    assert devsum.limbs_to_int(sx2) << (1126 - devsum.X2_UNIT_SHIFT) == exact_units(v * v)
+    assert exact_sums.limbs_to_int(sx) << (1126 - exact_sums.X_UNIT_SHIFT) == exact_units(v)
+    assert exact_sums.limbs_to_int(sx2) << (1126 - exact_sums.X2_UNIT_SHIFT) == exact_units(v * v)
     assert int(bad) == 0
     # the largest float32 and its square, 4096 times over (two groups of carries): still exact
     big = np.full(4096, np.finfo(np.float32).max, np.float32)
-    sx, sx2, _ = jax.jit(devsum.exact_sums_f32)(big, np.ones(big.size, bool))
+    sx, sx2, _ = jax.jit(exact_sums.exact_sums_f32)(big, np.ones(big.size, bool))
     m = float(np.finfo(np.float32).max)
-    assert devsum.limbs_to_int(sx) << (1126 - 149) == exact_units([m]) * 4096
-    assert devsum.limbs_to_int(sx2) << (1126 - 298) == exact_units([m * m]) * 4096
-    bad = jax.jit(devsum.exact_sums_f32)(np.array([1, np.inf, -2, -0.0, np.nan], np.float32), np.ones(5, bool))[2]
+    assert exact_sums.limbs_to_int(sx) << (1126 - 149) == exact_units([m]) * 4096
+    assert exact_sums.limbs_to_int(sx2) << (1126 - 298) == exact_units([m * m]) * 4096
+    bad = jax.jit(exact_sums.exact_sums_f32)(np.array([1, np.inf, -2, -0.0, np.nan], np.float32), np.ones(5, bool))[2]
     assert int(bad) == 3
 
 
@@ -98,14 +98,14 @@ def test_state_file_resume_and_refusals(tmp_path):
 
 
 def test_overhead_statistics_bit_identical_to_host_accumulation():
-    from spare_jax.kernels.overhead import _Ratio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
+    from spare_jax.kernels.overhead import ExactRatio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
 
     pl, model, trials = make_placement("stacked", 40, 5), FailureModel(), 1001
     harmonic = jnp.asarray(harmonic_sojourns(40, model.group_rate_per_min), jnp.float32)
     thresholds, stats = overhead_jitted(pl, model)(as_uint32_key_words(2), jnp.arange(trials, dtype=jnp.uint32),
                                                    harmonic=harmonic)
     stats, thresholds = np.asarray(stats), np.asarray(thresholds)
-    ratios = [_Ratio() for _ in range(3)]
+    ratios = [ExactRatio() for _ in range(3)]
     for ratio, (u, w) in zip(ratios, [(0, 1), (3, 4), (2, 0)]):
         ratio.add(stats[:, u], stats[:, w])
     for chunk in (64, 1001):

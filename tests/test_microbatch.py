@@ -129,7 +129,7 @@ def test_queue_dp_equals_enumeration_of_k_subsets(kind, n, r, m):
 def test_transfer_matrices_equal_the_k_resolved_mixture_with_microbatches():
     p = np.array([0.02, 0.1, 0.3, 0.5])
     for kind, n, r, m in (("stacked", 30, 4, 3), ("stacked", 24, 3, 2), ("block", 24, 4, 2)):
-        mix = theory._binomial_mixture(theory.depth_cdf(kind, n, r, m), n, p)
+        mix = theory.binomial_mixture(theory.depth_cdf(kind, n, r, m), n, p)
         np.testing.assert_allclose(theory.depth_cdf_bernoulli(kind, n, r, p, microbatches=m), mix, atol=1e-12)
 
 

@@ -57,7 +57,7 @@ def test_conditional_cdf_is_the_stacked_survival():
     n = 40
     for r in (1, 2, 3, 7, 20, 39, 40):
         surv = theory.survival_stacked(n, r)
-        np.testing.assert_allclose(theory._no_run_given_k(n, r, np.arange(n + 1)), surv, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(theory.no_run_given_k(n, r, np.arange(n + 1)), surv, rtol=1e-12, atol=1e-300)
     for k in (0, 5, 20, 39, 40):
         cdf = theory.longest_circular_run(n, failed=k)["cdf"]
         for r in range(1, min(cdf.size, n) + 1):

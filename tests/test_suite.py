@@ -63,7 +63,7 @@ def test_run_defaults_to_the_quick_answer_in_results_and_full_writes_figures(mon
                 "rows": [{"quantity": "E[T]", "r": 8, "theory": 275.1, "mc": 274.9, "mc_ci95_low": 274.6,
                           "mc_ci95_high": 275.2, "paper": "-"}]}
 
-    monkeypatch.setattr(suite, "run_suite", fake)
+    monkeypatch.setattr(suite.summary, "run_suite", fake)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["run", "--quiet"]) == 0
     assert cli.main(["run", "--quick", "--quiet"]) == 0

@@ -24,7 +24,7 @@ def test_committed_work_counts_exact_checkpoint_boundaries_once():
     tau, period = 154.6, 159.6
     upto = np.array([12 * period])  # a checkpoint time that floor/mod round inconsistently
     b = np.array([[0.0, 2.5, 12 * period + 17.0]])
-    got = ttt._committed(b, upto, tau, period)[0]
+    got = ttt.epochs.committed_work(b, upto, tau, period)[0]
     want = 2.5 + (12 * tau - 2.5) / 2  # depth 1 until 2.5 min, depth 2 after
     assert got == pytest.approx(want, rel=1e-12)
     # and against a per-segment loop on random epochs
@@ -32,7 +32,7 @@ def test_committed_work_counts_exact_checkpoint_boundaries_once():
     bps = np.sort(rng.uniform(0, 3000, size=(200, 5)), axis=1)
     bps[:, 0] = 0.0
     m = np.floor(bps[:, -1] / period)
-    vec = ttt._committed(bps, m * period, tau, period)
+    vec = ttt.epochs.committed_work(bps, m * period, tau, period)
     for e in range(200):
         w = 0.0
         for i in range(1, int(m[e]) + 1):

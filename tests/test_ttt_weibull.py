@@ -91,7 +91,7 @@ def test_renewed_closed_form_against_mc():
     se = pool.uptime.std(ddof=1) / math.sqrt(pool.uptime.size)
     assert abs(pool.uptime.mean() - prof.mean_uptime_min) < 4 * se
     th = theory.renewed_uptime_and_work("stacked", 60, 3, model)
-    w = ttt._committed(pool.breakpoints, pool.uptime, 1e12, 1e12)  # tau -> inf: every minute counts
+    w = ttt.epochs.committed_work(pool.breakpoints, pool.uptime, 1e12, 1e12)  # tau -> inf: every minute counts
     assert abs(w.mean() - th["work_min"]) < 4 * w.std(ddof=1) / math.sqrt(w.size)
 
 

@@ -40,7 +40,7 @@ def test_config_example_of_each_help_runs_as_written(command, capsys, tmp_path, 
         from spare_jax import suite
 
         seen = {}
-        monkeypatch.setattr(suite, "run_suite", lambda out, full=False, seed=0, progress=True:
+        monkeypatch.setattr(suite.summary, "run_suite", lambda out, full=False, seed=0, progress=True:
                             seen.setdefault("summary", {"seed": seed}))
         monkeypatch.chdir(tmp_path)
     if command == "bench":

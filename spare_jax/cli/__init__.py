@@ -5,9 +5,11 @@ commands (and their bounds, config files, deprecated names), ``commands`` the co
 subcommand's flags, ``plan`` the planner's flags. This wing may import every other wing; nothing imports it.
 """
 
-from .base import CLIError  # noqa: F401
-from .output import strict_json  # noqa: F401
-from ..measure import clopper_pearson  # noqa: F401
-from .commands import EXIT_BAD_INPUT  # noqa: F401
-from .main import main  # noqa: F401
-from .parser import build_parser  # noqa: F401
+from .base import CLIError
+from .output import strict_json
+from ..measure import clopper_pearson
+from .commands import EXIT_BAD_INPUT
+from .main import main
+from .parser import build_parser
+
+__all__ = ["CLIError", "EXIT_BAD_INPUT", "build_parser", "clopper_pearson", "main", "strict_json"]

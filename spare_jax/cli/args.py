@@ -1,49 +1,64 @@
 """The flags the commands share: sample sizes, placement, failure law and MTBFs, scenario parts, repair,
 micro-batches and the policy search, execution (chunks, devices, --out, processes), training costs.
 
-Their building blocks are in ``base`` (bounded numbers, help lines), the values they make in ``values``,
-``--config`` files in ``config``, what a command prints in ``output``.
+Their building blocks are in ``base`` (bounded numbers, help lines), the values they make in
+``model_from_flags``, ``--config`` files in ``config``, what a command prints in ``output``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from ..model.bounds import GROUP_MTBF_RANGE
 from ..model.bounds import describe as describe_bound
-from .base import _bounded, _help
+from .base import bounded, bound_help
 from .deprecation import deprecated_alias
 
 
-def _common(p, *, trials: int | None = 100_000, placement=True, redundancy: int | None = 8, groups: int = 600,
-            seed=True, trials_bound="trials", sample="trials", sample_help="Monte Carlo wipe-out trials (epochs "
-            "from a restart to the wipe-out)", old_sample=None):
-    """The flags most subcommands share. ``sample``: the sample-size flag's name and dest (trials: wipe-out
-    trials; epochs; runs: training runs), ``old_sample``: its former name (a deprecated alias)."""
-    p.add_argument("-N", "--groups", type=_bounded("groups"), default=groups,
-                   help=_help(f"data-parallel groups N (default {groups})", "groups"))
+@dataclasses.dataclass(frozen=True)
+class SampleFlag:
+    """A command's sample-size flag: ``--NAME`` (also its dest: trials, wipe-out trials; epochs; runs, training
+    runs) with its ``default``, the ``bound`` it is checked against, its ``help`` and its ``former`` name (a
+    deprecated alias, or None)."""
+
+    default: int = 100_000
+    bound: str = "trials"
+    name: str = "trials"
+    help: str = "Monte Carlo wipe-out trials (epochs from a restart to the wipe-out)"
+    former: str | None = None
+
+
+def common_args(p, *, sample: SampleFlag | None = SampleFlag(), placement=True, redundancy: int | None = 8,
+                groups: int = 600, seed=True):
+    """The flags most subcommands share; ``sample``: the sample-size flag (None: the command has none)."""
+    p.add_argument("-N", "--groups", type=bounded("groups"), default=groups,
+                   help=bound_help(f"data-parallel groups N (default {groups})", "groups"))
     if redundancy is not None:
-        p.add_argument("-r", "--redundancy", type=_bounded("redundancy"), default=redundancy,
-                       help=_help(f"redundancy r: shards per stack and holders per shard (default {redundancy})",
-                                  "redundancy"))
+        p.add_argument("-r", "--redundancy", type=bounded("redundancy"), default=redundancy,
+                       help=bound_help(f"redundancy r: shards per stack and holders per shard (default {redundancy})",
+                                       "redundancy"))
     if placement:
         p.add_argument("--placement", choices=("stacked", "block", "random"), default="stacked",
                        help="shard placement (default stacked)")
-    if trials is not None:
-        a = p.add_argument("--" + sample, dest=sample, type=_bounded(trials_bound, "--" + sample), default=trials,
-                           help=_help(f"{sample_help} (default {trials:,}"
-                                      + (f"; formerly {old_sample}" if old_sample else "") + ")", trials_bound))
-        if old_sample:
-            deprecated_alias(p, old_sample, a)
+    if sample is not None:
+        flag = "--" + sample.name
+        a = p.add_argument(flag, dest=sample.name, type=bounded(sample.bound, flag), default=sample.default,
+                           help=bound_help(f"{sample.help} (default {sample.default:,}"
+                                           + (f"; formerly {sample.former}" if sample.former else "") + ")",
+                                           sample.bound))
+        if sample.former:
+            deprecated_alias(p, sample.former, a)
     if seed:
-        p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
+        p.add_argument("--seed", type=bounded("seed"), default=0, help=bound_help("PRNG seed (default 0)", "seed"))
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: a table)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr (default: progress shown)")
 
 
-def _failure_args(p):
+def failure_args(p):
+    """The failure law and its MTBF (reference, per group or per GPU), the GPU counts and ``--preset``."""
     g = p.add_mutually_exclusive_group()
-    a = g.add_argument("--reference-mtbf-min", dest="mtbf", type=_bounded("mtbf", "--reference-mtbf-min"),
+    a = g.add_argument("--reference-mtbf-min", dest="mtbf", type=bounded("mtbf", "--reference-mtbf-min"),
                        default=5.0,
                        help=f"{describe_bound('mtbf')}: MTBF in minutes of the whole REFERENCE cluster of "
                             "--reference-gpus GPUs (group failures), not of the -N groups run (default 5 min at "
@@ -52,25 +67,25 @@ def _failure_args(p):
                             f"{GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min (formerly --mtbf). Or give "
                             "--group-mtbf-min or --gpu-mtbf-hours instead")
     deprecated_alias(g, "--mtbf", a)
-    a = g.add_argument("--group-mtbf-min", dest="group_mtbf", type=_bounded("group_mtbf", "--group-mtbf-min"),
+    a = g.add_argument("--group-mtbf-min", dest="group_mtbf", type=bounded("group_mtbf", "--group-mtbf-min"),
                        default=None,
-                       help=_help("instead of --reference-mtbf-min: MTBF of ONE data-parallel group in minutes "
-                                  "(default: from --reference-mtbf-min, 3000 min; formerly --group-mtbf)",
-                                  "group_mtbf"))
+                       help=bound_help("instead of --reference-mtbf-min: MTBF of ONE data-parallel group in minutes "
+                                       "(default: from --reference-mtbf-min, 3000 min; formerly --group-mtbf)",
+                                       "group_mtbf"))
     deprecated_alias(g, "--group-mtbf", a)
-    g.add_argument("--gpu-mtbf-hours", type=_bounded("gpu_mtbf_hours"), default=None,
-                   help=_help("instead of --reference-mtbf-min: per-GPU MTBF in hours, GPU-hours per group failure "
-                              "(default: from --reference-mtbf-min, 50,000 h)", "gpu_mtbf_hours"))
-    p.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=1000.0,
-                   help=_help("GPUs per data-parallel group (default 1000 GPUs)", "gpus_per_group"))
-    p.add_argument("--reference-gpus", type=_bounded("reference_gpus"), default=600_000.0,
-                   help=_help("GPU count at which --reference-mtbf-min is quoted, and at which --restart is quoted when "
-                              "--restart-scaling is not none (default 600000 GPUs)", "reference_gpus"))
+    g.add_argument("--gpu-mtbf-hours", type=bounded("gpu_mtbf_hours"), default=None,
+                   help=bound_help("instead of --reference-mtbf-min: per-GPU MTBF in hours, GPU-hours per group "
+                                   "failure (default: from --reference-mtbf-min, 50,000 h)", "gpu_mtbf_hours"))
+    p.add_argument("--gpus-per-group", type=bounded("gpus_per_group"), default=1000.0,
+                   help=bound_help("GPUs per data-parallel group (default 1000 GPUs)", "gpus_per_group"))
+    p.add_argument("--reference-gpus", type=bounded("reference_gpus"), default=600_000.0,
+                   help=bound_help("GPU count at which --reference-mtbf-min is quoted, and at which --restart is "
+                                   "quoted when --restart-scaling is not none (default 600000 GPUs)", "reference_gpus"))
     p.add_argument("--distribution", choices=("exponential", "weibull"), default="exponential",
                    help="law of each group's time to failure (default exponential; weibull keeps the same mean)")
-    p.add_argument("--weibull-shape", type=_bounded("weibull_shape"), default=1.0,
-                   help=_help("Weibull shape k, same mean per group (default 1; only with --distribution weibull)",
-                              "weibull_shape"))
+    p.add_argument("--weibull-shape", type=bounded("weibull_shape"), default=1.0,
+                   help=bound_help("Weibull shape k, same mean per group (default 1; only with --distribution weibull)",
+                                   "weibull_shape"))
     from ..model.presets import PRESETS
 
     p.add_argument("--preset", choices=tuple(PRESETS), default=None,
@@ -82,13 +97,14 @@ def _failure_args(p):
 def _job_args(p):
     """The job-wide part of the scenario flags."""
     g = p.add_argument_group("scenario (default: the paper's model, i.i.d. group failures only)")
-    a = g.add_argument("--job-mtbf-min", dest="job_mtbf", type=_bounded("job_mtbf", "--job-mtbf-min"), default=None,
-                       help=_help("mean minutes between job-wide interruptions that no redundancy masks (default off;"
-                                  " formerly --job-mtbf)", "job_mtbf"))
+    a = g.add_argument("--job-mtbf-min", dest="job_mtbf", type=bounded("job_mtbf", "--job-mtbf-min"), default=None,
+                       help=bound_help("mean minutes between job-wide interruptions that no redundancy masks "
+                                       "(default off; formerly --job-mtbf)", "job_mtbf"))
     deprecated_alias(g, "--job-mtbf", a)
-    g.add_argument("--job-fraction", type=_bounded("job_fraction"), default=None,
-                   help=_help("or: the fraction of all interruptions that is job-wide (default off)", "job_fraction"))
-    _job_scaling_arg(g)
+    g.add_argument("--job-fraction", type=bounded("job_fraction"), default=None,
+                   help=bound_help("or: the fraction of all interruptions that is job-wide (default off)",
+                                   "job_fraction"))
+    job_scaling_arg(g)
     p.set_defaults(cfg_job_mtbf=None, cfg_job_fraction=None)  # from --config: yield to either flag
     return g
 
@@ -99,37 +115,39 @@ JOB_SCALING_HELP = ("how a --preset's job-wide interruptions, measured on its so
                     "MTBF at any size)")
 
 
-def _job_scaling_arg(p):
+def job_scaling_arg(p):
+    """``--job-scaling``: how a preset's job-wide interruptions carry to another cluster size."""
     from ..model.presets import JOB_SCALINGS
 
     p.add_argument("--job-scaling", choices=JOB_SCALINGS, default="per-gpu", help=JOB_SCALING_HELP)
 
 
-def _check_job_flags(args) -> None:
+def check_job_flags(args) -> None:
+    """``--job-mtbf-min`` and ``--job-fraction`` exclude each other."""
     if args.job_mtbf is not None and args.job_fraction is not None:
         raise ValueError("--job-mtbf-min and --job-fraction: give one of them")
 
 
-def _scenario_args(p, mtbf_flags=True):
+def scenario_args(p, mtbf_flags=True):
     """The ``Scenario`` flags; a ``[scenario]`` table in ``--config`` sets the same keys, plus
     ``domains = [{size = G, mtbf = MIN}, ...]`` for several levels. Off by default (the paper's model)."""
     g = _job_args(p)
-    g.add_argument("--domain-size", type=_bounded("domain_size"), default=None,
-                   help=_help("groups per failure domain (contiguous physical ids; default: no domains)",
-                              "domain_size"))
-    a = g.add_argument("--domain-mtbf-min", dest="domain_mtbf", type=_bounded("domain_mtbf", "--domain-mtbf-min"),
-                       default=None, help=_help("MTBF of one failure domain in minutes (with --domain-size; default: "
-                                                "no domains; formerly --domain-mtbf)", "domain_mtbf"))
+    g.add_argument("--domain-size", type=bounded("domain_size"), default=None,
+                   help=bound_help("groups per failure domain (contiguous physical ids; default: no domains)",
+                                   "domain_size"))
+    a = g.add_argument("--domain-mtbf-min", dest="domain_mtbf", type=bounded("domain_mtbf", "--domain-mtbf-min"),
+                       default=None, help=bound_help("MTBF of one failure domain in minutes (with --domain-size; "
+                                                     "default: no domains; formerly --domain-mtbf)", "domain_mtbf"))
     deprecated_alias(g, "--domain-mtbf", a)
     g.add_argument("--ring", default=None,
                    help="ring order of the placement (stacked or block over ring positions): contiguous "
                         "(default), interleaved (across the domains) or a file of physical group ids in ring order")
-    g.add_argument("--lemon-fraction", type=_bounded("lemon_fraction"), default=None,
-                   help=_help("fraction of groups that are lemons (default 0)", "lemon_fraction"))
-    g.add_argument("--lemon-factor", type=_bounded("lemon_factor"), default=None,
-                   help=_help("how many times as often a lemon fails (default 1)", "lemon_factor"))
-    g.add_argument("--lemon-seed", type=_bounded("lemon_seed"), default=None,
-                   help=_help("which groups are lemons (default 0)", "lemon_seed"))
+    g.add_argument("--lemon-fraction", type=bounded("lemon_fraction"), default=None,
+                   help=bound_help("fraction of groups that are lemons (default 0)", "lemon_fraction"))
+    g.add_argument("--lemon-factor", type=bounded("lemon_factor"), default=None,
+                   help=bound_help("how many times as often a lemon fails (default 1)", "lemon_factor"))
+    g.add_argument("--lemon-seed", type=bounded("lemon_seed"), default=None,
+                   help=bound_help("which groups are lemons (default 0)", "lemon_seed"))
     g.add_argument("--group-mtbf-file", default=None,
                    help="a text file of per-group MTBFs in minutes, one number per line for each physical group "
                         "(# comments allowed), replacing the uniform group MTBF (default: none, every group at the "
@@ -137,22 +155,22 @@ def _scenario_args(p, mtbf_flags=True):
     p.set_defaults(scenario_domains=None)
 
 
-def _microbatch_args(p, restart: bool = False):
+def microbatch_args(p, restart: bool = False):
     """``--microbatches`` and, where time-to-train is computed, ``--restart-depth``."""
-    p.add_argument("--microbatches", type=_bounded("microbatches"), default=None,
-                   help=_help("micro-batches per shard m: survivors share a lost shard's work in 1/m pieces "
-                              "(depth = c/m; default 1, whole shards as in the paper)", "microbatches"))
+    p.add_argument("--microbatches", type=bounded("microbatches"), default=None,
+                   help=bound_help("micro-batches per shard m: survivors share a lost shard's work in 1/m pieces "
+                                   "(depth = c/m; default 1, whole shards as in the paper)", "microbatches"))
     if restart:
-        p.add_argument("--restart-depth", type=_bounded("restart_depth"), default=None,
-                       help=_help("proactive restart: end an epoch voluntarily (a checkpoint, then a restart) "
-                                  "once the depth reaches this value (default: never; spare only)",
-                                  "restart_depth"))
+        p.add_argument("--restart-depth", type=bounded("restart_depth"), default=None,
+                       help=bound_help("proactive restart: end an epoch voluntarily (a checkpoint, then a restart) "
+                                       "once the depth reaches this value (default: never; spare only)",
+                                       "restart_depth"))
 
 
 def _number_list(bound, flag, allow_auto=False):
     """An argparse type for a comma-separated list of ``bound`` values (``auto``: an empty tuple, the
     default grid)."""
-    one = _bounded(bound, flag)
+    one = bounded(bound, flag)
 
     def parse(text):
         text = str(text).strip()
@@ -168,52 +186,54 @@ def _number_list(bound, flag, allow_auto=False):
     return parse
 
 
-def _policy_search_args(p, plan: bool = False):
+def policy_search_args(p, plan: bool = False):
     """``optimize`` and ``plan``: the micro-batch counts and proactive-restart depths searched."""
     p.add_argument("--microbatches", dest="microbatch_set", type=_number_list("microbatches", "--microbatches"),
-                   default=None, help=_help("micro-batches per shard m, or a comma list to search (e.g. 1,2,4,8; "
-                                            "default 1" + (", or 1,2,4,8 with --repair-time" if plan else "") + ")",
-                                            "microbatches"))
+                   default=None, help=bound_help("micro-batches per shard m, or a comma list to search (e.g. "
+                                                 "1,2,4,8; default 1"
+                                                 + (", or 1,2,4,8 with --repair-time" if plan else "") + ")",
+                                                 "microbatches"))
     where = ("with --repair-time on whole training runs, else one value (default: with --repair-time never, "
              "1.5, 2, 3; else no proactive restart)" if plan else
              "on epoch pools of --epochs (default: no proactive restart)")
     p.add_argument("--restart-depth", dest="restart_depths",
                    type=_number_list("restart_depth", "--restart-depth", allow_auto=True), default=None,
-                   help=_help("proactive restart: search these depths D_max (comma list, or auto for "
-                              f"the default grid) with r and tau, {where}", "restart_depth"))
+                   help=bound_help("proactive restart: search these depths D_max (comma list, or auto for "
+                                   f"the default grid) with r and tau, {where}", "restart_depth"))
     p.set_defaults(microbatches=None)
 
 
-def _repair_args(p, spares: bool = False, listed: bool = False):
+def repair_args(p, spares: bool = False, listed: bool = False):
     """Repair without a global restart; off by default (the paper's model). ``spares``: also the finite spare
     pool (``--spares``, ``--hardware-repair``), where whole training runs answer (ttt, optimize, plan).
     ``listed``: ``--repair-time`` takes a comma list, searched with the rest (optimize, plan)."""
     g = p.add_argument_group("repair without a global restart (default off)")
     g.add_argument("--repair-time", type=_number_list("repair_time", "--repair-time") if listed else
-                   _bounded("repair_time"), default=None,
-                   help=_help("mean minutes for a failed group to rejoin while the others keep going"
-                              + (", or a comma list to search with r, m, D_max and tau on whole training runs"
+                   bounded("repair_time"), default=None,
+                   help=bound_help("mean minutes for a failed group to rejoin while the others keep going"
+                                   + (", or a comma list to search with r, m, D_max and tau on whole training runs"
                                  if listed else "") + " (default: no repair)", "repair_time"))
     g.add_argument("--repair-law", choices=("fixed", "exp", "lognormal"), default=None,
                    help="law of the repair time (default fixed; lognormal keeps the mean)")
-    g.add_argument("--repair-sigma", type=_bounded("repair_sigma"), default=None,
-                   help=_help("log-sd of the lognormal repair law (default 1.0)", "repair_sigma"))
+    g.add_argument("--repair-sigma", type=bounded("repair_sigma"), default=None,
+                   help=bound_help("log-sd of the lognormal repair law (default 1.0)", "repair_sigma"))
     if spares:
-        g.add_argument("--spares", type=_bounded("spares"), default=None,
-                       help=_help("a finite pool of K spare node sets: a failed group takes a free one or waits "
-                                  "for one, first come first served, and a global restart waits until every "
-                                  "down group has one (default: unlimited; with --hardware-repair)", "spares"))
-        g.add_argument("--hardware-repair", type=_bounded("hardware_repair"), default=None,
-                       help=_help("minutes a failed group's node set spends in hardware repair before it returns "
-                                  "to the pool as a spare (with --spares; default: none)", "hardware_repair"))
+        g.add_argument("--spares", type=bounded("spares"), default=None,
+                       help=bound_help("a finite pool of K spare node sets: a failed group takes a free one or waits "
+                                       "for one, first come first served, and a global restart waits until every "
+                                       "down group has one (default: unlimited; with --hardware-repair)", "spares"))
+        g.add_argument("--hardware-repair", type=bounded("hardware_repair"), default=None,
+                       help=bound_help("minutes a failed group's node set spends in hardware repair before it returns "
+                                       "to the pool as a spare (with --spares; default: none)", "hardware_repair"))
 
 
-def _run_args(p):
-    p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
-                   help=_help("trials per chunk (default: chosen from the working-set size; refused when "
-                              "its working set exceeds half the RAM)", "chunk_size"))
-    p.add_argument("--devices", type=_bounded("devices"), default=None,
-                   help=_help("JAX devices to shard trials over (default: all)", "devices"))
+def run_args(p):
+    """How a Monte Carlo runs: chunks, devices, the resumable ``--out`` and the multi-process flags."""
+    p.add_argument("--chunk-size", type=bounded("chunk_size"), default=None,
+                   help=bound_help("trials per chunk (default: chosen from the working-set size; refused when "
+                                   "its working set exceeds half the RAM)", "chunk_size"))
+    p.add_argument("--devices", type=bounded("devices"), default=None,
+                   help=bound_help("JAX devices to shard trials over (default: all)", "devices"))
     p.add_argument("--out", default=None, help="directory for the run's state file (wipeout, overhead: one "
                    "state.json; repair, ttt: per-chunk files); re-running resumes (locked while a run uses it; "
                    "default: none, nothing kept)")
@@ -227,27 +247,29 @@ def _run_args(p):
                    help="multi-process run: the number of processes (default: none, one process)")
     p.add_argument("--process-id", type=int, default=None,
                    help="multi-process run: this process's id, 0..P-1 (default: none, one process)")
-    p.add_argument("--peer-timeout", type=_bounded("peer_timeout"), default=None,
-                   help=_help("multi-process run: seconds a process waits for a peer that stopped answering "
-                              "(to join, during the run, to leave) before every process exits with code 3 and "
-                              "one line naming it (default: 60)", "peer_timeout"))
+    p.add_argument("--peer-timeout", type=bounded("peer_timeout"), default=None,
+                   help=bound_help("multi-process run: seconds a process waits for a peer that stopped answering "
+                                   "(to join, during the run, to leave) before every process exits with code 3 and "
+                                   "one line naming it (default: 60)", "peer_timeout"))
     p.add_argument("--verbose", action="store_true",
                    help="multi-process run: show JAX's, XLA's and gloo's native logs on stderr (default: off; "
                    "they go to a log file whose path an error line gives, removed after a good run)")
 
 
-def _training_args(p):
-    p.add_argument("--work-hours", type=_bounded("work_hours"), default=720.0,
-                   help=_help("failure-free work W in hours at depth 1 (default 720)", "work_hours"))
-    p.add_argument("--ckpt-cost", type=_bounded("ckpt_cost"), default=5.0,
-                   help=_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
-    p.add_argument("--restart", type=_bounded("restart"), default=60.0,
-                   help=_help("global restart cost R in minutes at the reference size (default 60)", "restart"))
+def training_args(p):
+    """The training costs: W, C, R and how R scales with the GPU count."""
+    p.add_argument("--work-hours", type=bounded("work_hours"), default=720.0,
+                   help=bound_help("failure-free work W in hours at depth 1 (default 720)", "work_hours"))
+    p.add_argument("--ckpt-cost", type=bounded("ckpt_cost"), default=5.0,
+                   help=bound_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
+    p.add_argument("--restart", type=bounded("restart"), default=60.0,
+                   help=bound_help("global restart cost R in minutes at the reference size (default 60)", "restart"))
     p.add_argument("--restart-scaling", choices=("none", "linear", "quadratic"), default="none",
                    help="restart cost vs GPU count relative to --reference-gpus (default none)")
 
 
-def _ages_arg(p):
+def ages_arg(p):
+    """``--ages``: whether survivors keep their age at a global restart."""
     p.add_argument("--ages", choices=("kept", "renewed"), default="kept",
                    help="at a global restart only failed groups are replaced; survivors keep their age (kept, "
                         "default) or every clock restarts (renewed); identical for exponential failures")

@@ -1,5 +1,5 @@
 """The command line's building blocks: the parser class, number flags checked against the model's bounds
-(``_bounded``), help lines that state a flag's range, and which flags were given explicitly."""
+(``bounded``), help lines that state a flag's range, and which flags were given explicitly."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with the help formatter above; bad input raises ``CLIError`` (one line, exit 2)."""
+
     def __init__(self, *a, **kw):
         kw.setdefault("formatter_class", _Formatter)
         super().__init__(*a, **kw)
@@ -41,7 +43,7 @@ _INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
-def _bounded(bound, flag=None):
+def bounded(bound, flag=None):
     """An argparse type for the setting ``bound`` of ``bounds.BOUNDS`` (ASCII digits only, in range)."""
     kind = BOUNDS[bound][0]
     flag = flag or bounds_flag(bound)
@@ -66,11 +68,12 @@ def _bounded(bound, flag=None):
     return parse
 
 
-def _help(text, bound):
+def bound_help(text, bound):
+    """A flag's help line: ``text``, then the range of the setting ``bound``."""
     return f"{text}; {describe_bound(bound)}"
 
 
-def _given(args, dest) -> bool:
+def was_given(args, dest) -> bool:
     """Whether ``dest`` was set explicitly: on the command line or in ``--config`` (``main`` records both in
     ``args.given``); True when unknown (library callers), so the checks stay on the safe side."""
     given = getattr(args, "given", None)

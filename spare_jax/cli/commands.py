@@ -6,7 +6,8 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 
 from __future__ import annotations
 
-from .values import _model, _repair, _repair_times, _scenario, _training
+from .model_from_flags import (
+    failure_model_from_flags, repair_from_flags, repair_times_from_flags, scenario_from_flags, training_from_flags)
 
 EXIT_BAD_INPUT = 2
 
@@ -24,11 +25,11 @@ def _cluster(args, check_redundancy: bool = True):
     from ..model.cluster import Cluster
     from ..model.placement import check_groups_redundancy
 
-    repair = _repair(args)
-    model = _model(args)
+    repair = repair_from_flags(args)
+    model = failure_model_from_flags(args)
     if check_redundancy:
         check_groups_redundancy(args.groups, args.redundancy)
-    return Cluster(args.groups, model, _scenario(args, args.groups), repair)
+    return Cluster(args.groups, model, scenario_from_flags(args, args.groups), repair)
 
 
 def cmd_wipeout(args) -> dict:
@@ -52,7 +53,7 @@ def cmd_overhead(args) -> dict:
 
 def cmd_reorder(args) -> dict:
     from ..model.placement import make_placement
-    from ..rectlr.answer import reorder
+    from ..rectlr.reports import reorder
     from ..rectlr.reorder import parse_failed_list, read_trace
 
     placement = make_placement(args.placement, args.groups, args.redundancy, seed=args.seed)
@@ -72,7 +73,7 @@ def cmd_ttt(args) -> dict:
     from ..ttt.answer import Policy, time_to_train
 
     cluster = _cluster(args, check_redundancy=False)  # the scheme decides r (none: 1)
-    training = dataclasses.replace(_training(args), ckpt_interval_min=args.ckpt_interval)
+    training = dataclasses.replace(training_from_flags(args), ckpt_interval_min=args.ckpt_interval)
     if args.elastic_data is not None and args.scheme != "elastic":
         raise ValueError(f"--elastic-data applies to --scheme elastic only (got --elastic-data {args.elastic_data} "
                          f"with --scheme {args.scheme})")
@@ -85,19 +86,19 @@ def cmd_optimize(args) -> dict:
 
     space = Space(args.r_max, tuple(args.microbatch_set or [1]),
                   None if args.restart_depths is None else tuple(args.restart_depths), args.epochs, args.pool_seed,
-                  args.ages, args.curves, _repair_times(args))
-    return optimize(_cluster(args, check_redundancy=False), _training(args), space, not args.quiet).to_json()
+                  args.ages, args.curves, repair_times_from_flags(args))
+    return optimize(_cluster(args, check_redundancy=False), training_from_flags(args), space, not args.quiet).to_json()
 
 
 def cmd_place(args) -> dict:
     import os
 
     from ..model.cluster import Cluster
-    from ..rectlr.answer import place_report
+    from ..rectlr.reports import place_report
     from ..rectlr.place import RingSearch
 
-    model = _model(args)
-    scenario = _scenario(args, args.groups)
+    model = failure_model_from_flags(args)
+    scenario = scenario_from_flags(args, args.groups)
     if args.ring_out is not None:
         parent = os.path.dirname(os.path.abspath(args.ring_out)) if args.ring_out else ""
         if not args.ring_out or os.path.isdir(args.ring_out):

@@ -8,8 +8,8 @@ import math
 import sys
 
 from .base import CLIError
-from .deprecation import _Deprecated, deprecation_note
-from .values import _scenario_table
+from .deprecation import DeprecatedFlag, deprecation_note
+from .model_from_flags import parse_scenario_table
 
 
 def _config_value(action, key, value):
@@ -80,7 +80,7 @@ def _take_flag(argv, flag: str, what: str, abbrev: bool = False):
     return value, where, rest
 
 
-def _apply_config(parser, argv):
+def apply_config(parser, argv):
     """``--config FILE.toml``: set the subcommand's defaults from the file; flags on the line win."""
     argv = list(sys.argv[1:] if argv is None else argv)
     argv = _apply_preset(parser, argv)
@@ -114,14 +114,14 @@ def _apply_config(parser, argv):
     alias = {o.lstrip("-").replace("-", "_"): a.dest for a in sub._actions for o in a.option_strings
              if a.dest in known}
     former = {o.lstrip("-").replace("-", "_"): a.new.lstrip("-") for a in sub._actions
-              if isinstance(a, _Deprecated) for o in a.option_strings}
+              if isinstance(a, DeprecatedFlag) for o in a.option_strings}
     notes = []
     defaults = {}
     tables = [{k: v for k, v in cfg.items() if not isinstance(v, dict)}]
     if "scenario" in cfg:
         if "job_mtbf" not in known:
             raise ValueError(f"--config: 'spare-jax {command}' takes no [scenario]")
-        scenario_table, levels = _scenario_table(cfg["scenario"], path)
+        scenario_table, levels = parse_scenario_table(cfg["scenario"], path)
         tables.append(scenario_table)
         if levels is not None:
             if "domain_size" not in known:
@@ -148,7 +148,7 @@ def _apply_config(parser, argv):
             seen[dest] = key
             defaults[dest] = _config_value(known[dest], key, value)
     given = tuple(k for k in defaults if k in known)  # set explicitly (main's args.given)
-    for key in ("job_mtbf", "job_fraction"):  # flags on the line win over these (see _scenario)
+    for key in ("job_mtbf", "job_fraction"):  # flags on the line win over these (see scenario_from_flags)
         if key in defaults:
             defaults["cfg_" + key] = defaults.pop(key)
     sub.set_defaults(config_given=given, deprecations=notes, **defaults)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from .base import _bounded
+from .base import bounded
 
 
-class _Deprecated(argparse.Action):
+class DeprecatedFlag(argparse.Action):
+    """The action of a former flag name: stores like the flag it stands for and records a note."""
+
     def __init__(self, option_strings, dest, new=None, **kw):
         super().__init__(option_strings, dest, **kw)
         self.new = new
@@ -33,7 +35,7 @@ def deprecated_alias(container, old: str, primary) -> None:
     parser, or the group ``primary`` is in): same dest and bounds, hidden from --help, a note when used."""
     kind = primary.type
     if getattr(kind, "bound", None) is not None:
-        kind = _bounded(kind.bound, old)  # errors name the flag as typed
+        kind = bounded(kind.bound, old)  # errors name the flag as typed
     container.add_argument(old, dest=primary.dest, type=kind, choices=primary.choices, default=argparse.SUPPRESS,
-                           help=argparse.SUPPRESS, action=_Deprecated, new=primary.option_strings[-1],
+                           help=argparse.SUPPRESS, action=DeprecatedFlag, new=primary.option_strings[-1],
                            metavar=primary.metavar)

@@ -8,11 +8,11 @@ import time
 import warnings
 
 from .base import CLIError
-from .config import _apply_config
+from .config import apply_config
 from .output import emit
-from .values import _model
+from .model_from_flags import failure_model_from_flags
 from .commands import EXIT_BAD_INPUT
-from .parser import _refuse_unused, build_parser
+from .parser import refuse_unused, build_parser
 
 
 def _add_mtbf(args, result) -> None:
@@ -23,7 +23,7 @@ def _add_mtbf(args, result) -> None:
         return
     from ..model.cluster import Cluster
 
-    for key, value in Cluster(args.groups, _model(args)).failure_clock().items():
+    for key, value in Cluster(args.groups, failure_model_from_flags(args)).failure_clock().items():
         result.setdefault(key, value)
 
 
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     _NATIVE_LOG[0] = None
     parser = build_parser()
     try:
-        argv = _apply_config(parser, argv)
+        argv = apply_config(parser, argv)
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stderr)
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
 
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))
-        _refuse_unused(args)
+        refuse_unused(args)
         coord = _join_processes(args)
         with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
             warnings.simplefilter("ignore", RuntimeWarning)

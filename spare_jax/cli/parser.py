@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 
 from .args import (
-    _ages_arg, _common, _failure_args, _job_scaling_arg, _microbatch_args, _policy_search_args, _repair_args,
-    _run_args, _scenario_args, _training_args)
-from .base import _Parser, _bounded, _help
+    SampleFlag, ages_arg, common_args, failure_args, job_scaling_arg, microbatch_args, policy_search_args, repair_args,
+    run_args, scenario_args, training_args)
+from .base import Parser, bounded, bound_help
 from .deprecation import deprecated_alias
-from .values import _scenario
+from .model_from_flags import scenario_from_flags
 from .commands import (
     cmd_bench, cmd_optimize, cmd_overhead, cmd_place, cmd_presets, cmd_reorder, cmd_run, cmd_ttt, cmd_wipeout)
 
@@ -44,11 +44,11 @@ CONFIG_EXAMPLES = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
-                     "reordering and time-to-train for 100k-1M GPU pretraining.")
+    parser = Parser(prog="spare-jax", description="SPARe reliability engine: wipe-out, depth, overhead, "
+                    "reordering and time-to-train for 100k-1M GPU pretraining.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
                         help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", parser_class=Parser)
 
     p = sub.add_parser("run", help="the main job: a quick answer at N = 600 (about 2-3 minutes on 2 cores) into "
                                    "results/; --full reproduces the paper's figures into figures/")
@@ -60,38 +60,38 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the quick answer: what `spare-jax run` does without --full (kept for older scripts)")
     p.add_argument("--out-dir", default=None,
                    help="where figures and data go (default results/, or figures/ with --full)")
-    p.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
+    p.add_argument("--seed", type=bounded("seed"), default=0, help=bound_help("PRNG seed (default 0)", "seed"))
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: a table)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr (default: progress shown)")
     p.set_defaults(func=cmd_run, title="spare-jax run: summary")
 
     p = sub.add_parser("wipeout", help="failures endured before a wipe-out: Monte Carlo vs exact theory")
-    _common(p)
-    _failure_args(p)
-    _scenario_args(p)
-    _repair_args(p)
-    a = p.add_argument("--work-hours", type=_bounded("work_hours"), default=720.0,
-                       help=_help("with repair: the training run's length W in hours (default 720; formerly "
-                                  "--run-hours); when the first-order time to wipe-out exceeds 10 W, report P(a "
-                                  "wipe-out during W) with its exact interval", "work_hours"))
+    common_args(p)
+    failure_args(p)
+    scenario_args(p)
+    repair_args(p)
+    a = p.add_argument("--work-hours", type=bounded("work_hours"), default=720.0,
+                       help=bound_help("with repair: the training run's length W in hours (default 720; formerly "
+                                       "--run-hours); when the first-order time to wipe-out exceeds 10 W, report P(a "
+                                       "wipe-out during W) with its exact interval", "work_hours"))
     deprecated_alias(p, "--run-hours", a)
-    _run_args(p)
+    run_args(p)
     p.set_defaults(func=cmd_wipeout, title="Failures to wipe-out T (fatal failure included)")
 
     p = sub.add_parser("overhead", help="compute overhead of SPARe with adaptive reordering vs replication")
-    _common(p, trials=20_000, sample="epochs", sample_help="Monte Carlo epochs, restart to wipe-out",
-            old_sample="--trials")
-    _failure_args(p)
-    _scenario_args(p)
-    _microbatch_args(p)
-    _repair_args(p)
-    _run_args(p)
+    common_args(p, sample=SampleFlag(20_000, name="epochs", help="Monte Carlo epochs, restart to wipe-out",
+                                     former="--trials"))
+    failure_args(p)
+    scenario_args(p)
+    microbatch_args(p)
+    repair_args(p)
+    run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
-    _common(p, trials=200, placement=False, trials_bound="ttt_trials", sample="runs",
-            sample_help="Monte Carlo training runs", old_sample="--trials")
-    _failure_args(p)
-    _training_args(p)
+    common_args(p, sample=SampleFlag(200, "ttt_trials", "runs", "Monte Carlo training runs", former="--trials"),
+                placement=False)
+    failure_args(p)
+    training_args(p)
     p.add_argument("--scheme", choices=("spare", "rep", "none", "elastic"), default="spare",
                    help="spare: SPARe+CKPT; rep: replica sets of r groups (r must divide N) + CKPT; none: "
                         "checkpointing only, r = 1; elastic: every group holds the whole model, a failed group "
@@ -101,52 +101,52 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --scheme elastic: rebalance (the survivors share the whole batch, depth "
                         "ceil(N m / alive) / m) or shrink (each survivor keeps its shard: a smaller batch, work "
                         "rate alive / N) (default rebalance)")
-    p.add_argument("--ckpt-interval", type=_bounded("ckpt_interval"), default=None,
-                   help=_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum; "
-                              "under a scenario with domains, a ring order or lemons: the optimum on the "
-                              "sampled epochs)", "ckpt_interval"))
-    _ages_arg(p)
-    _scenario_args(p)
-    _repair_args(p, spares=True)
-    _microbatch_args(p, restart=True)
+    p.add_argument("--ckpt-interval", type=bounded("ckpt_interval"), default=None,
+                   help=bound_help("checkpoint interval tau in minutes of compute (default: the closed-form optimum; "
+                                   "under a scenario with domains, a ring order or lemons: the optimum on the "
+                                   "sampled epochs)", "ckpt_interval"))
+    ages_arg(p)
+    scenario_args(p)
+    repair_args(p, spares=True)
+    microbatch_args(p, restart=True)
     p.set_defaults(func=cmd_ttt, title="Time-to-train")
 
     p = sub.add_parser("optimize", help="best redundancy r* and checkpoint interval per scheme (closed form)")
-    _common(p, trials=None, placement=False, redundancy=None, seed=False)  # r is searched; no randomness
-    _failure_args(p)
-    _training_args(p)
-    p.add_argument("--r-max", type=_bounded("r_max"), default=20,
-                   help=_help("largest r searched (default 20)", "r_max"))
+    common_args(p, sample=None, placement=False, redundancy=None, seed=False)  # r is searched; no randomness
+    failure_args(p)
+    training_args(p)
+    p.add_argument("--r-max", type=bounded("r_max"), default=20,
+                   help=bound_help("largest r searched (default 20)", "r_max"))
     p.add_argument("--curves", action="store_true", help="include TTT(r) per scheme in the output (default off)")
-    _ages_arg(p)
-    _scenario_args(p)
-    p.add_argument("--epochs", type=_bounded("pool_epochs", "--epochs"), default=None,
-                   help=_help("epochs sampled per scheme and r under a scenario with no closed form (domains, "
-                              "a ring order, lemons; default 20000)", "pool_epochs"))
-    p.add_argument("--pool-seed", type=_bounded("seed", "--pool-seed"), default=0,
-                   help=_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
-    _repair_args(p, spares=True, listed=True)
-    _policy_search_args(p)
+    ages_arg(p)
+    scenario_args(p)
+    p.add_argument("--epochs", type=bounded("pool_epochs", "--epochs"), default=None,
+                   help=bound_help("epochs sampled per scheme and r under a scenario with no closed form (domains, "
+                                   "a ring order, lemons; default 20000)", "pool_epochs"))
+    p.add_argument("--pool-seed", type=bounded("seed", "--pool-seed"), default=0,
+                   help=bound_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
+    repair_args(p, spares=True, listed=True)
+    policy_search_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 
     p = sub.add_parser("place", help="search the ring order that maximises E[epoch uptime] under a scenario, "
                                      "against contiguous, interleaved and random orders")
-    _common(p, trials=100_000, placement=False, trials_bound="eval_trials", sample="epochs",
-            sample_help="epochs per final evaluation of each order", old_sample="--trials")
+    common_args(p, sample=SampleFlag(100_000, "eval_trials", "epochs", "epochs per final evaluation of each order",
+                                     former="--trials"), placement=False)
     p.add_argument("--placement", choices=("stacked", "block"), default="stacked",
                    help="shard placement over the ring (default stacked)")
-    _failure_args(p)
-    _scenario_args(p)
-    p.add_argument("--steps", type=_bounded("search_steps", "--steps"), default=200,
-                   help=_help("local-search steps (default 200)", "search_steps"))
-    a = p.add_argument("--search-epochs", type=_bounded("search_trials", "--search-epochs"), default=2000,
-                       help=_help("fresh epochs per search step (default 2,000; formerly --search-trials)",
-                                  "search_trials"))
+    failure_args(p)
+    scenario_args(p)
+    p.add_argument("--steps", type=bounded("search_steps", "--steps"), default=200,
+                   help=bound_help("local-search steps (default 200)", "search_steps"))
+    a = p.add_argument("--search-epochs", type=bounded("search_trials", "--search-epochs"), default=2000,
+                       help=bound_help("fresh epochs per search step (default 2,000; formerly --search-trials)",
+                                       "search_trials"))
     deprecated_alias(p, "--search-trials", a)
-    p.add_argument("--proposals", type=_bounded("proposals"), default=8,
-                   help=_help("random swaps tried per step (default 8)", "proposals"))
-    p.add_argument("--random-orders", type=_bounded("random_orders"), default=3,
-                   help=_help("seeded random orders among the starting points (default 3)", "random_orders"))
+    p.add_argument("--proposals", type=bounded("proposals"), default=8,
+                   help=bound_help("random swaps tried per step (default 8)", "proposals"))
+    p.add_argument("--random-orders", type=bounded("random_orders"), default=3,
+                   help=bound_help("seeded random orders among the starting points (default 3)", "random_orders"))
     p.add_argument("--ring-out", default=None,
                    help="write the best order here, a ring file for --ring (default: none, not written)")
     p.set_defaults(func=cmd_place, title="Ring order search")
@@ -154,22 +154,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("presets", help="the --preset clusters: settings, sources and assumptions")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: text)")
     p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
-    _job_scaling_arg(p)
+    job_scaling_arg(p)
     p.set_defaults(func=cmd_presets, title="Presets")
 
     p = sub.add_parser("bench", help="kernel throughput against NumPy and a SimPy discrete-event simulation")
-    _common(p, trials=None, placement=False, seed=False)  # run_bench takes no seed
+    common_args(p, sample=None, placement=False, seed=False)  # run_bench takes no seed
     p.add_argument("--full", action="store_true",
                    help="longer, steadier measurements: 10 s per kernel instead of 3 s (default off)")
-    p.add_argument("--chunk-size", type=_bounded("chunk_size"), default=None,
-                   help=_help("trials per kernel call (default: the driver's choice; larger on accelerators)",
-                              "chunk_size"))
-    p.add_argument("--devices", type=_bounded("devices"), default=None,
-                   help=_help("JAX devices to shard trials over (default: all)", "devices"))
+    p.add_argument("--chunk-size", type=bounded("chunk_size"), default=None,
+                   help=bound_help("trials per kernel call (default: the driver's choice; larger on accelerators)",
+                                   "chunk_size"))
+    p.add_argument("--devices", type=bounded("devices"), default=None,
+                   help=bound_help("JAX devices to shard trials over (default: all)", "devices"))
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
-    _common(p, trials=None)
+    common_args(p, sample=None)
     p.add_argument("--failed", default=None,
                    help="failed group ids in failure order, e.g. 3,17,4 (default: none; this or --trace)")
     p.add_argument("--trace", default=None,
@@ -177,13 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "--failed)")
     p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
                    help="min-cost-flow backend for phase 2 (default ortools)")
-    _microbatch_args(p)
+    microbatch_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
 
     from .plan import add_plan_parser  # spare-jax plan (docs/planning.md#planning-your-own-cluster-spare-jax-plan)
 
     add_plan_parser(sub)
-    for name, sp in sub.choices.items():  # read before argparse (cli_args._apply_config); listed in --help
+    for name, sp in sub.choices.items():  # read before argparse (cli_args.apply_config); listed in --help
         sp.add_argument("--config", metavar="FILE", default=None,
                         help="TOML file of settings for this subcommand (default: none): keys are its flag names "
                              "without the dashes (N or groups, r or redundancy), e.g. a file of the lines: "
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _refuse_unused(args) -> None:
+def refuse_unused(args) -> None:
     """A flag that the chosen path would ignore is refused, not ignored (flags on the line or in --config)."""
     given = getattr(args, "given", set())
 
@@ -227,7 +227,7 @@ def _refuse_unused(args) -> None:
             raise ValueError("--epochs: with --spares optimize screens r and tau on whole training runs, not on "
                              "epoch pools; drop the flag")
         if not repair and not policy and named("epochs", "pool_seed"):
-            scenario = _scenario(args, args.groups)
+            scenario = scenario_from_flags(args, args.groups)
             if not scenario.needs_kernel:
                 raise ValueError(f"{flags(named('epochs', 'pool_seed'))}: used only where there is no closed "
                                  "form (domains, a ring order, lemons, repair, a micro-batch or restart-depth "

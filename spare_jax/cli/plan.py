@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 
-from .args import _policy_search_args, _repair_args, _scenario_args
-from .base import _bounded, _help
-from .values import _preset_job_wide, _repair, _repair_times, _scenario, _scheme_list
+from .args import policy_search_args, repair_args, scenario_args
+from .base import bounded, bound_help
+from .model_from_flags import (
+    preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list)
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -54,33 +55,34 @@ def add_plan_parser(sub) -> None:
                                     "time-to-train with its spread, availability, GPU-hours, cost, sensitivity",
                           description=PLAN_DESCRIPTION)
     g = p.add_argument_group("cluster")
-    g.add_argument("--gpus", type=_bounded("gpus"), default=None,
-                   help=_help(f"GPUs in the job (default {planmod.DEFAULT_GPUS:,}, the size of the cluster-100k "
-                              "preset; with --preset: the preset's)", "gpus"))
-    g.add_argument("--gpus-per-group", type=_bounded("gpus_per_group"), default=None,
-                   help=_help(f"GPUs per data-parallel group, a whole number dividing --gpus (default "
-                              f"{planmod.DEFAULT_GPUS_PER_GROUP:,}; with --preset: the preset's)", "gpus_per_group"))
+    g.add_argument("--gpus", type=bounded("gpus"), default=None,
+                   help=bound_help(f"GPUs in the job (default {planmod.DEFAULT_GPUS:,}, the size of the cluster-100k "
+                                   "preset; with --preset: the preset's)", "gpus"))
+    g.add_argument("--gpus-per-group", type=bounded("gpus_per_group"), default=None,
+                   help=bound_help(f"GPUs per data-parallel group, a whole number dividing --gpus (default "
+                                   f"{planmod.DEFAULT_GPUS_PER_GROUP:,}; with --preset: the preset's)",
+                                   "gpus_per_group"))
     rate = g.add_mutually_exclusive_group()
-    rate.add_argument("--gpu-mtbf-hours", type=_bounded("gpu_mtbf_hours"), default=None,
-                      help=_help(f"per-GPU MTBF in hours: GPU-hours per failure that takes down one group "
-                                 f"(default {planmod.DEFAULT_GPU_MTBF_HOURS:,.0f} h, the paper's; with --preset: the "
-                                 "preset's group-failure rate)", "gpu_mtbf_hours"))
-    rate.add_argument("--node-mtbf-hours", type=_bounded("node_mtbf_hours"), default=None,
-                      help=_help("or: per-node MTBF in hours (a group = --gpus-per-group / --gpus-per-node nodes; "
-                                 "default: not used)",
-                                 "node_mtbf_hours"))
+    rate.add_argument("--gpu-mtbf-hours", type=bounded("gpu_mtbf_hours"), default=None,
+                      help=bound_help(f"per-GPU MTBF in hours: GPU-hours per failure that takes down one group "
+                                      f"(default {planmod.DEFAULT_GPU_MTBF_HOURS:,.0f} h, the paper's; with --preset: "
+                                      "the preset's group-failure rate)", "gpu_mtbf_hours"))
+    rate.add_argument("--node-mtbf-hours", type=bounded("node_mtbf_hours"), default=None,
+                      help=bound_help("or: per-node MTBF in hours (a group = --gpus-per-group / --gpus-per-node nodes; "
+                                      "default: not used)",
+                                      "node_mtbf_hours"))
     rate.add_argument("--failure-log", default=None, metavar="FILE",
                       help="or: a CSV failure log fitted by maximum likelihood, its per-node MTBF in hours used "
                            "(default: none); format below")
-    g.add_argument("--gpus-per-node", type=_bounded("gpus_per_node"), default=None,
-                   help=_help(f"GPUs per node, with --node-mtbf-hours or --failure-log (default "
-                              f"{planmod.DEFAULT_GPUS_PER_NODE})", "gpus_per_node"))
-    g.add_argument("--log-window-hours", type=_bounded("log_window_hours"), default=None,
-                   help=_help("observation window of --failure-log in hours, from 0 (default: the log's "
-                              "'# window_hours' line, else its last failure time)", "log_window_hours"))
-    g.add_argument("--log-nodes", type=_bounded("log_nodes"), default=None,
-                   help=_help("nodes watched by --failure-log, those that never failed included (default: the "
-                              "log's '# nodes' line, else the distinct nodes it lists)", "log_nodes"))
+    g.add_argument("--gpus-per-node", type=bounded("gpus_per_node"), default=None,
+                   help=bound_help(f"GPUs per node, with --node-mtbf-hours or --failure-log (default "
+                                   f"{planmod.DEFAULT_GPUS_PER_NODE})", "gpus_per_node"))
+    g.add_argument("--log-window-hours", type=bounded("log_window_hours"), default=None,
+                   help=bound_help("observation window of --failure-log in hours, from 0 (default: the log's "
+                                   "'# window_hours' line, else its last failure time)", "log_window_hours"))
+    g.add_argument("--log-nodes", type=bounded("log_nodes"), default=None,
+                   help=bound_help("nodes watched by --failure-log, those that never failed included (default: the "
+                                   "log's '# nodes' line, else the distinct nodes it lists)", "log_nodes"))
     g.add_argument("--fit-law", choices=planmod.FIT_LAWS, default=None,
                    help="which fit's per-node MTBF --failure-log gives: exponential (failures / node-hours, "
                         "default) or weibull (the renewal mean); the plan's model is exponential either way")
@@ -89,41 +91,43 @@ def add_plan_parser(sub) -> None:
                         "lists them with their sources")
     p.set_defaults(preset_job_mtbf=None)
     t = p.add_argument_group("training")
-    t.add_argument("--restart", type=_bounded("restart"), default=None,
-                   help=_help("global restart cost R in minutes (default 60; with --preset: the preset's)", "restart"))
-    t.add_argument("--ckpt-cost", type=_bounded("ckpt_cost"), default=None,
-                   help=_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
-    t.add_argument("--work-hours", type=_bounded("work_hours"), default=None,
-                   help=_help("failure-free work W in hours at depth 1 (default 720; with --preset: the preset's)",
-                              "work_hours"))
-    t.add_argument("--gpu-hour-price", type=_bounded("gpu_hour_price"), default=None,
-                   help=_help(f"price of one GPU-hour (default {planmod.DEFAULT_PRICE:g}, a placeholder: give "
-                              "yours; the cost column is in the same currency)", "gpu_hour_price"))
+    t.add_argument("--restart", type=bounded("restart"), default=None,
+                   help=bound_help("global restart cost R in minutes (default 60; with --preset: the preset's)",
+                                   "restart"))
+    t.add_argument("--ckpt-cost", type=bounded("ckpt_cost"), default=None,
+                   help=bound_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
+    t.add_argument("--work-hours", type=bounded("work_hours"), default=None,
+                   help=bound_help("failure-free work W in hours at depth 1 (default 720; with --preset: the preset's)",
+                                   "work_hours"))
+    t.add_argument("--gpu-hour-price", type=bounded("gpu_hour_price"), default=None,
+                   help=bound_help(f"price of one GPU-hour (default {planmod.DEFAULT_PRICE:g}, a placeholder: give "
+                                   "yours; the cost column is in the same currency)", "gpu_hour_price"))
     t.add_argument("--currency", default=None, metavar="NAME",
                    help="the price's currency, e.g. USD, for the cost column's title (default: none, the cost is "
                         "in the unit of --gpu-hour-price, 'per GPU-hour')")
-    t.add_argument("--deadline-hours", type=_bounded("deadline_hours"), default=None,
-                   help=_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
-                              "deadline_hours"))
-    _scenario_args(p, mtbf_flags=False)
-    _policy_search_args(p, plan=True)
-    _repair_args(p, spares=True, listed=True)
+    t.add_argument("--deadline-hours", type=bounded("deadline_hours"), default=None,
+                   help=bound_help("wall-clock deadline in hours: report P(TTT > deadline) (default: none)",
+                                   "deadline_hours"))
+    scenario_args(p, mtbf_flags=False)
+    policy_search_args(p, plan=True)
+    repair_args(p, spares=True, listed=True)
     m = p.add_argument_group("search and Monte Carlo")
-    m.add_argument("--schemes", type=_scheme_list, default=None, metavar="LIST",
+    m.add_argument("--schemes", type=scheme_list, default=None, metavar="LIST",
                    help="strategies compared, comma-separated from spare, rep, none, elastic (default "
                         "spare,rep,none, and elastic with --repair-time: every group holds the whole model and a "
                         "failed one rejoins after the repair while the others go on)")
-    m.add_argument("--r-max", type=_bounded("r_max"), default=None,
-                   help=_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "
-                              f"{planmod.DEFAULT_R_MAX_POOL} under a scenario with no closed form -- domains, a ring "
-                              "order, lemons -- where each r costs a compiled kernel and a pool of epochs)", "r_max"))
-    m.add_argument("--runs", type=_bounded("ttt_trials", "--runs"), default=planmod.DEFAULT_RUNS,
-                   help=_help(f"Monte Carlo training runs per scheme for the spread (default "
-                              f"{planmod.DEFAULT_RUNS}; fewer when one run needs too many epochs)", "ttt_trials"))
-    m.add_argument("--epochs", type=_bounded("pool_epochs", "--epochs"), default=None,
-                   help=_help(f"epochs sampled per scheme and r under a scenario with no closed form (domains, a "
-                              f"ring order, lemons; default {planmod.DEFAULT_POOL_EPOCHS})", "pool_epochs"))
-    m.add_argument("--seed", type=_bounded("seed"), default=0, help=_help("PRNG seed (default 0)", "seed"))
+    m.add_argument("--r-max", type=bounded("r_max"), default=None,
+                   help=bound_help(f"largest redundancy r searched (default {planmod.DEFAULT_R_MAX}; "
+                                   f"{planmod.DEFAULT_R_MAX_POOL} under a scenario with no closed form -- domains, a "
+                                   "ring order, lemons -- where each r costs a compiled kernel and a pool of epochs)",
+                                   "r_max"))
+    m.add_argument("--runs", type=bounded("ttt_trials", "--runs"), default=planmod.DEFAULT_RUNS,
+                   help=bound_help(f"Monte Carlo training runs per scheme for the spread (default "
+                                   f"{planmod.DEFAULT_RUNS}; fewer when one run needs too many epochs)", "ttt_trials"))
+    m.add_argument("--epochs", type=bounded("pool_epochs", "--epochs"), default=None,
+                   help=bound_help(f"epochs sampled per scheme and r under a scenario with no closed form (domains, a "
+                                   f"ring order, lemons; default {planmod.DEFAULT_POOL_EPOCHS})", "pool_epochs"))
+    m.add_argument("--seed", type=bounded("seed"), default=0, help=bound_help("PRNG seed (default 0)", "seed"))
     m.add_argument("--no-sensitivity", action="store_true",
                    help="skip the sensitivity table (it re-runs the optimiser 6-8 times)")
     p.add_argument("--report", default=None, metavar="FILE.html",
@@ -189,10 +193,10 @@ def cmd_plan(args) -> dict:
     preset, s = _resolve(args)
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
     n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
-    repair = _repair(args)
+    repair = repair_from_flags(args)
     search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair,
-                                                             _repair_times(args))
-    scenario = _scenario(args, n, gpus)
+                                                             repair_times_from_flags(args))
+    scenario = scenario_from_flags(args, n, gpus)
     fit = None
     gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
     if args.failure_log is not None:
@@ -275,7 +279,7 @@ def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
         desc = scenario.describe()
         if "job_mtbf_min" in desc:
             src = "user input"
-            if _preset_job_wide(args):
+            if preset_job_wide(args):
                 src = pname
                 if args.job_scaling == "per-job" or inp["gpus"] != preset.settings["reference_gpus"]:
                     how = "per GPU" if args.job_scaling == "per-gpu" else "per job"

@@ -173,7 +173,7 @@ def depth_kernel(alive, placement: Placement):
 # ---------------------------------------------------------------------------------------------------------
 # Host solvers: matching (Hopcroft-Karp) and an independent max-flow reference.
 
-def _holder_graph(placement: Placement, alive: np.ndarray, d: int, microbatches: int = 1):
+def holder_graph(placement: Placement, alive: np.ndarray, d: int, microbatches: int = 1):
     """CSR biadjacency shards x (surviving groups replicated d times), built with array operations; with
     ``microbatches = m`` every shard is m rows (its micro-batches) and d is the capacity."""
     from scipy.sparse import csr_matrix
@@ -202,7 +202,7 @@ def feasible_matching(placement: Placement, alive, d: int, microbatches: int = 1
     alive = np.asarray(alive, dtype=bool)
     if d * alive.sum() < placement.groups * microbatches:
         return False
-    graph = _holder_graph(placement, alive, d, microbatches)
+    graph = holder_graph(placement, alive, d, microbatches)
     match = maximum_bipartite_matching(graph, perm_type="column")
     return bool(np.all(match >= 0))
 

@@ -587,7 +587,7 @@ _BLOCK_FNS: dict = {}
 @dataclasses.dataclass(frozen=True)
 class Reduction:
     """What ``run_reduced`` accumulates on the device. ``reduce(out, valid) -> dict of int32/uint32 arrays``
-    gives a sub-chunk's statistics (counts of the ``valid`` trials, and exact sums as limbs — ``devsum``) and
+    gives a sub-chunk's statistics (counts of the ``valid`` trials, and exact sums as limbs — ``exact_sums``) and
     ``zeros()`` the empty statistics; keys in ``limb_keys`` are limb vectors (added with carries), the others
     plain int32 counts; ``count_bound`` is the most one trial adds to any int32 count (blocks stay below
     ``2^31 / count_bound`` trials so that no count overflows)."""
@@ -623,7 +623,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
     its ``out_dir`` (which may be local to its host) and sends the resumed state to the others; every
     process first checks that all were started with the same parameters (``IncompleteRun`` otherwise).
     """
-    from . import devsum, multiproc
+    from . import exact_sums, multiproc
 
     ex = execution
     out_dir, params, block_trials = ex.out_dir, ex.params, ex.block_trials
@@ -632,7 +632,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
     limb_keys = frozenset(reduction.limb_keys)
 
     def merge(a, b):
-        return {k: devsum.merge(a[k], b[k]) if k in limb_keys else a[k] + b[k] for k in a}
+        return {k: exact_sums.merge(a[k], b[k]) if k in limb_keys else a[k] + b[k] for k in a}
 
     key = None if cache_key is None else (cache_key, chunk_size, tuple(d.id for d in devs), limb_keys)
     aux = jax.tree_util.tree_map(np.asarray, aux)  # host values: replicated on every device of every process
@@ -663,7 +663,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
 
     def fold(stats):
         nonlocal totals
-        host = {k: (devsum.limbs_to_int(_host_value(v)) if k in limb_keys
+        host = {k: (exact_sums.limbs_to_int(_host_value(v)) if k in limb_keys
                     else [int(x) for x in np.atleast_1d(_host_value(v)).tolist()]) for k, v in stats.items()}
         if totals is None:
             totals = host

@@ -28,11 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 
 
-from . import devsum
+from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
-from ..model.placement import Placement, _check_int
+from ..model.placement import Placement, check_int
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
 
 
@@ -319,7 +319,7 @@ def harmonic_sojourns(groups: int, rate: float) -> np.ndarray:
     return h
 
 
-class _Ratio:
+class ExactRatio:
     """Exact sums of (U, W) pairs (``driver.ExactSum``): the ratio E[U]/E[W] and its delta-method standard
     error, computed in exact rationals (no overflow at any scale, no cancellation in the variance)."""
 
@@ -381,9 +381,10 @@ class OverheadResult:
         return level_depths(self.redundancy, self.microbatches)
 
 
-def _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum,
-            microbatches: int = 1) -> "OverheadResult":
-    """Assemble the result: expected sojourns for exponential failures, sampled ones otherwise."""
+def _result(placement, trials, seed, model, ratios, hist, ksum, microbatches: int = 1) -> "OverheadResult":
+    """Assemble the result from the three ``ExactRatio`` (expected sojourns, sampled sojourns, depth):
+    expected sojourns for exponential failures, sampled ones otherwise."""
+    exp_ratio, smp_ratio, depth_ratio = ratios
     om_e, se_e, mu_e, mw_e = exp_ratio.result(trials)
     om_s, se_s, mu_s, mw_s = smp_ratio.result(trials)
     dep, dep_se, _, _ = depth_ratio.result(trials)  # E[sum s_k d_k] / E[U]
@@ -406,8 +407,8 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
     from ..model.scenario import Scenario
 
     scenario = Scenario() if scenario is None else scenario
-    trials = _check_int("trials", sampling.count)
-    seed = _check_int("seed", sampling.seed, lo=0)
+    trials = check_int("trials", sampling.count)
+    seed = check_int("seed", sampling.seed, lo=0)
     n, r = placement.groups, placement.redundancy
     scenario.check(n)
     m = scenario.microbatches
@@ -440,28 +441,28 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
                          "the parameters are outside the range the model handles)")
     ratios = []
     for name in _RATIOS:
-        ratio = _Ratio()
-        ratio.load([totals[f"{name}_{part}"] << (ExactSum.SHIFT - (devsum.X_UNIT_SHIFT if len(part) == 1
-                                                                    else devsum.X2_UNIT_SHIFT))
+        ratio = ExactRatio()
+        ratio.load([totals[f"{name}_{part}"] << (ExactSum.SHIFT - (exact_sums.X_UNIT_SHIFT if len(part) == 1
+                                                                    else exact_sums.X2_UNIT_SHIFT))
                     for part in _RATIO_PARTS])
         ratios.append(ratio)
     hist = np.array(totals["hist"], np.int64)
     ksum = np.array(totals["ksum"], np.int64)
-    return dataclasses.replace(_result(placement, trials, seed, model, *ratios, hist, ksum, m),
+    return dataclasses.replace(_result(placement, trials, seed, model, ratios, hist, ksum, m),
                                processes=info["processes"], trials_per_process=tuple(info["trials_per_process"]))
 
 
 _RATIOS = ("exp", "smp", "depth")
-_RATIO_PARTS = ("u", "w", "uu", "ww", "uw")  # the order of _Ratio.sums
+_RATIO_PARTS = ("u", "w", "uu", "ww", "uw")  # the order of ExactRatio.sums
 
 
 def _reduce_overhead(r: int, sampled: bool):
     """Device-side statistics of a sub-chunk of ``overhead_kernel`` results (``r``: the number of levels L,
     r itself for m = 1): for each ratio the exact sums
-    of u, w, u^2, w^2, u w (``devsum`` limbs), the histogram of the level at the wipe-out (length L + 1),
+    of u, w, u^2, w^2, u w (``exact_sums`` limbs), the histogram of the level at the wipe-out (length L + 1),
     the sums of the thresholds K_0..K_L (int32 per block: ``count_bound`` keeps them exact) and the count
     of non-finite values."""
-    from .devsum import exact_product_sums, exact_sums_f32, histogram
+    from .exact_sums import exact_product_sums, exact_sums_f32, histogram
 
     def reduce(out, valid):
         thresholds, stats = out
@@ -483,7 +484,7 @@ def _reduce_overhead(r: int, sampled: bool):
 
 def _zeros_overhead(r: int):
     def zeros():
-        res = {f"{name}_{part}": jnp.zeros(devsum.X_LIMBS if len(part) == 1 else devsum.X2_LIMBS, jnp.uint32)
+        res = {f"{name}_{part}": jnp.zeros(exact_sums.X_LIMBS if len(part) == 1 else exact_sums.X2_LIMBS, jnp.uint32)
                for name in _RATIOS for part in _RATIO_PARTS}
         res.update(hist=jnp.zeros(r + 1, jnp.int32), ksum=jnp.zeros(r + 1, jnp.int32), bad=jnp.zeros(1, jnp.int32))
         return res
@@ -500,7 +501,7 @@ def _simulate_overhead_host(placement, trials, seed, model, progress, microbatch
     n, r = placement.groups, placement.redundancy
     words = as_uint32_key_words(seed)
     harmonic = harmonic_sojourns(n, model.group_rate_per_min)
-    exp_ratio, smp_ratio, depth_ratio = _Ratio(), _Ratio(), _Ratio()
+    exp_ratio, smp_ratio, depth_ratio = ExactRatio(), ExactRatio(), ExactRatio()
     levels = (r - 1) * m + 1
     hist = np.zeros(levels + 1, np.int64)
     ksum = np.zeros(levels + 1, np.int64)
@@ -530,4 +531,4 @@ def _simulate_overhead_host(placement, trials, seed, model, progress, microbatch
                 ksum[d] += int(np.searchsorted(level, d, side="right")) if d < levels else int(t)
         bar.update(len(ids))
     bar.close()
-    return _result(placement, trials, seed, model, exp_ratio, smp_ratio, depth_ratio, hist, ksum, m)
+    return _result(placement, trials, seed, model, (exp_ratio, smp_ratio, depth_ratio), hist, ksum, m)

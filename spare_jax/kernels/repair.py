@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import devsum
+from . import exact_sums as devsum
 from .driver import (
     Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
 from ..model.failures import (
@@ -447,7 +447,7 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
     ``options.track_depth``: also the overhead Omega = E[U]/E[W] (W the integral of 1/d*) and the
     time-averaged depth (stacked/block). ``options.max_time``: epochs censored at that time (minutes), e.g. a
     training run's length for the probability of a wipe-out during it (``wiped``/``trials``)."""
-    from ..model.placement import _check_int
+    from ..model.placement import check_int as _check_int
     from ..model.scenario import Scenario
 
     if repair is None:
@@ -500,7 +500,7 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
     up, up2, fl, fl2 = (exact(k) for k in ("up", "up2", "fl", "fl2"))
     counts = [totals["ended_by_job"][0], totals["censored"][0], round(exact("events").value)]
     if track_depth:
-        from .overhead import _Ratio
+        from .overhead import ExactRatio as _Ratio
 
         om_ratio, dep_ratio = _Ratio(), _Ratio()
         om_ratio.sums = [up, exact("work"), up2, exact("work2"), exact("up_work")]

@@ -384,7 +384,7 @@ def jitted_run_kernel(setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
 def _reduce(out, valid):
     """Exact device sums (``devsum`` limbs) of every output and of the squares of TTT, computing time and
     work and of computing time x work (the standard errors of the mean TTT and of the slowdown)."""
-    from . import devsum
+    from . import exact_sums as devsum
 
     stats = {}
     for name in OUTPUTS:
@@ -402,7 +402,7 @@ def _reduce(out, valid):
 
 
 def _zeros():
-    from . import devsum
+    from . import exact_sums as devsum
 
     z = {name: jnp.zeros(devsum.X_LIMBS, jnp.uint32) for name in OUTPUTS}
     z.update({name + "2": jnp.zeros(devsum.X2_LIMBS, jnp.uint32) for name in ("ttt", "compute", "work")})
@@ -452,7 +452,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
     (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
     Results depend on (setup, count, seed) only."""
-    from . import devsum
+    from . import exact_sums as devsum
     from .driver import Execution, Reduction, as_uint32_key_words, run_reduced, select_devices
 
     runs = int(sampling.count)

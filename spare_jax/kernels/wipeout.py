@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import devsum
+from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
@@ -179,10 +179,10 @@ def simulate_wipeout(placement: Placement, sampling: Sampling = Sampling(), *,
     or the first job-wide interruption, whichever comes first.
     """
     from ..model.scenario import Scenario
-    from ..model.placement import _check_int
+    from ..model.placement import check_int
 
-    trials = _check_int("trials", sampling.count)
-    seed = _check_int("seed", sampling.seed, lo=0)
+    trials = check_int("trials", sampling.count)
+    seed = check_int("seed", sampling.seed, lo=0)
     if trials >= 2**32:
         raise ValueError("trials must be < 2**32")
     scenario = Scenario() if scenario is None else scenario
@@ -203,8 +203,8 @@ def simulate_wipeout(placement: Placement, sampling: Sampling = Sampling(), *,
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
                          "the parameters are outside the range the model handles)")
     up, up2 = ExactSum(), ExactSum()
-    up.total = totals["up"] << (ExactSum.SHIFT - devsum.X_UNIT_SHIFT)
-    up2.total = totals["up2"] << (ExactSum.SHIFT - devsum.X2_UNIT_SHIFT)
+    up.total = totals["up"] << (ExactSum.SHIFT - exact_sums.X_UNIT_SHIFT)
+    up2.total = totals["up2"] << (ExactSum.SHIFT - exact_sums.X2_UNIT_SHIFT)
     hist = np.array(totals["hist"], np.int64)
     _, up_var = exact_mean_var(up, up2, trials)
     return WipeoutResult(n, placement.redundancy, placement.kind, trials, seed, hist, up.value, up2.value,
@@ -214,14 +214,14 @@ def simulate_wipeout(placement: Placement, sampling: Sampling = Sampling(), *,
 
 def _reduce_wipeout(n: int):
     """Device-side sufficient statistics of a sub-chunk: the histogram of T (length N + 2), the exact sums
-    of the uptime and its square (``devsum`` limbs), the count of non-finite uptimes and the event counts
+    of the uptime and its square (``exact_sums`` limbs), the count of non-finite uptimes and the event counts
     (epochs ended by a job-wide interruption, by a fatal domain event)."""
 
     def reduce(out, valid):
         t_count, uptime = out[:2]
-        sx, sx2, bad = devsum.exact_sums_f32(uptime, valid)
+        sx, sx2, bad = exact_sums.exact_sums_f32(uptime, valid)
         events = jnp.stack([(x & valid).sum(dtype=jnp.int32) for x in out[2:]] or [jnp.int32(0)] * 2)
-        return {"hist": devsum.histogram(t_count, valid, n + 2), "up": sx, "up2": sx2, "bad": bad[None],
+        return {"hist": exact_sums.histogram(t_count, valid, n + 2), "up": sx, "up2": sx2, "bad": bad[None],
                 "events": events}
 
     return reduce
@@ -229,8 +229,8 @@ def _reduce_wipeout(n: int):
 
 def _zeros_wipeout(n: int):
     def zeros():
-        return {"hist": jnp.zeros(n + 2, jnp.int32), "up": jnp.zeros(devsum.X_LIMBS, jnp.uint32),
-                "up2": jnp.zeros(devsum.X2_LIMBS, jnp.uint32), "bad": jnp.zeros(1, jnp.int32),
+        return {"hist": jnp.zeros(n + 2, jnp.int32), "up": jnp.zeros(exact_sums.X_LIMBS, jnp.uint32),
+                "up2": jnp.zeros(exact_sums.X2_LIMBS, jnp.uint32), "bad": jnp.zeros(1, jnp.int32),
                 "events": jnp.zeros(2, jnp.int32)}
 
     return zeros

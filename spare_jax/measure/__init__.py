@@ -7,6 +7,8 @@ and return a ``Report`` whose ``to_json()`` is what ``spare-jax wipeout|overhead
 May import ``model``, ``kernels`` and ``theory``; not ``ttt`` or ``rectlr`` (its siblings) nor any wing above.
 """
 
-from .overhead import overhead  # noqa: F401
-from ..results import Report  # noqa: F401
-from .wipeout import clopper_pearson, wipeout  # noqa: F401
+from .overhead import overhead
+from ..results import Report
+from .wipeout import clopper_pearson, wipeout
+
+__all__ = ["Report", "clopper_pearson", "overhead", "wipeout"]

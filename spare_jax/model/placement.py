@@ -28,7 +28,7 @@ import numpy as np
 PLACEMENTS = ("stacked", "block", "random", "custom")
 
 
-def _check_int(name: str, value, lo: int = 1) -> int:
+def check_int(name: str, value, lo: int = 1) -> int:
     """Return ``value`` as an int >= lo, or raise ValueError naming the parameter."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be an integer, got {value!r}")
@@ -50,8 +50,8 @@ def _check_int(name: str, value, lo: int = 1) -> int:
 
 def check_groups_redundancy(groups, redundancy) -> tuple[int, int]:
     """Validate N (groups) and r (redundancy): integers with 1 <= r <= N."""
-    n = _check_int("groups (N)", groups)
-    r = _check_int("redundancy (r)", redundancy)
+    n = check_int("groups (N)", groups)
+    r = check_int("redundancy (r)", redundancy)
     if r > n:
         raise ValueError(f"redundancy (r) must be <= groups (N): r={r} > N={n}")
     return n, r
@@ -196,6 +196,6 @@ def make_placement(kind: str = "stacked", groups: int = 600, redundancy: int = 8
             raise ValueError(f"placement 'block' needs redundancy (r) to divide groups (N): r={r}, N={n}")
         stack = _block_table(n, r)
     else:
-        seed = _check_int("seed", seed, lo=0)
+        seed = check_int("seed", seed, lo=0)
         stack = _random_table(n, r, seed)
     return Placement(kind, stack, holders_of(stack))

@@ -139,12 +139,12 @@ def job_mtbf_at(mtbf_min: float, measured_gpus: float, gpus: float, scaling: str
     return mtbf_min * ratio if scaling == "per-gpu" else mtbf_min
 
 
-def _from_llama3_rates(name: str, description: str, gpus: int, gpus_per_group: int, domain_groups: int,
-                       restart_min: float, work_hours: float, sources: tuple, assumptions: tuple,
-                       ckpt_cost: float | None = None, **outcome) -> Preset:
-    """A cluster of ``gpus`` GPUs failing at Llama 3's per-GPU interruption rate with Llama 3's root-cause
-    shares: job-wide = software + host maintenance + SDC; domain events = switch/cable, over domains of
-    ``domain_groups`` groups; group failures = the rest."""
+def _from_llama3_rates(about: Preset, gpus: int, gpus_per_group: int, domain_groups: int, restart_min: float,
+                       work_hours: float, ckpt_cost: float | None = None) -> Preset:
+    """``about`` (its name, description, sources, assumptions and outcomes) on a cluster of ``gpus`` GPUs
+    failing at Llama 3's per-GPU interruption rate with Llama 3's root-cause shares: job-wide = software +
+    host maintenance + SDC; domain events = switch/cable, over domains of ``domain_groups`` groups; group
+    failures = the rest."""
     src = LLAMA3
     minutes = src["days"] * 24 * 60
     per_gpu_mtbf = src["gpus"] * minutes / src["interruptions"]  # GPU-minutes per interruption
@@ -176,14 +176,13 @@ def _from_llama3_rates(name: str, description: str, gpus: int, gpus_per_group: i
         "group_mtbf_min": per_gpu_mtbf / gpus_per_group / group_share,
         "domains": n_domains,
     }
-    return Preset(name, description, settings, domains, sources, assumptions, derived, job_wide, **outcome)
+    return dataclasses.replace(about, settings=settings, domains=domains, derived=derived, job_wide=job_wide)
 
 
-def _from_node_failures(name: str, description: str, gpus: int, gpus_per_group: int,
-                        failures_per_1000_node_days: float, sources: tuple, assumptions: tuple,
-                        **outcome) -> Preset:
-    """A cluster whose nodes of 8 GPUs fail at the given rate, each failure taking down one data-parallel
-    group: per-GPU MTBF = 8 x (1,000 / rate) node-days, in GPU-hours per failure."""
+def _from_node_failures(about: Preset, gpus: int, gpus_per_group: int, failures_per_1000_node_days: float) -> Preset:
+    """``about`` (its name, description, sources, assumptions and outcomes) on a cluster whose nodes of 8 GPUs
+    fail at the given rate, each failure taking down one data-parallel group: per-GPU MTBF = 8 x (1,000 /
+    rate) node-days, in GPU-hours per failure."""
     node_mtbf_hours = 1000.0 / failures_per_1000_node_days * 24.0
     gpu_mtbf_hours = RSC["gpus_per_node"] * node_mtbf_hours
     settings = {"groups": gpus // gpus_per_group, "gpus_per_group": float(gpus_per_group),
@@ -193,8 +192,7 @@ def _from_node_failures(name: str, description: str, gpus: int, gpus_per_group: 
                "cluster_mtbf_hours at 1,024 GPUs": gpu_mtbf_hours / 1024,
                "cluster_mtbf_hours at 16,384 GPUs": gpu_mtbf_hours / 16_384,
                "cluster_mtbf_hours at 131,072 GPUs": gpu_mtbf_hours / 131_072}
-    return Preset(name, description, settings, sources=sources, assumptions=assumptions, derived=derived,
-                  **outcome)
+    return dataclasses.replace(about, settings=settings, derived=derived)
 
 
 _RSC_ASSUMPTIONS = (
@@ -221,9 +219,8 @@ PRESETS = {
         outcome_note="every input is the paper's; its reported outcomes (overhead, availability, time-to-train "
                      "against replication, r*) are compared with this engine in the README's results table, not "
                      "used to set any input"),
-    "llama3-16k": _from_llama3_rates(
-        "llama3-16k", "Llama 3 405B pre-training: 16,384 H100 in 128 data-parallel groups of 128 GPUs",
-        16_384, 128, 8, 10.0, 54 * 24 * 0.9,
+    "llama3-16k": _from_llama3_rates(Preset(
+        "llama3-16k", "Llama 3 405B pre-training: 16,384 H100 in 128 data-parallel groups of 128 GPUs", {},
         sources=(LLAMA3_SOURCE, FT_HSDP_SOURCE),
         assumptions=(
             "job-wide (no redundancy masks them): software bugs + host maintenance + SDC = 21.9% of interruptions",
@@ -238,14 +235,13 @@ PRESETS = {
             "modelled: their cost sits in this inference",
             "work: 54 days x 24 h x 90% effective training time = 1,166 h",
         ),
-        ckpt_cost=LLAMA3_CKPT_COST_MIN,
         outcomes=({"reported": "54 days of pre-training (1,296 h) with more than 90% effective training time",
                    "args": ["ttt", "--scheme", "none", "--runs", "20"], "key": "mc_ttt_hours",
                    "value": 54 * 24.0, "rel_tol": 0.05},)),
-    "cluster-100k": _from_llama3_rates(
+        16_384, 128, 8, 10.0, 54 * 24 * 0.9, ckpt_cost=LLAMA3_CKPT_COST_MIN),
+    "cluster-100k": _from_llama3_rates(Preset(
         "cluster-100k", "a 98,304-GPU cluster (6 x Llama 3's) in 96 groups of 1,024 GPUs at Llama 3's per-GPU "
-        "interruption rate and root-cause shares",
-        98_304, 1024, 4, 10.0, 720.0,
+        "interruption rate and root-cause shares", {},
         sources=(LLAMA3_SOURCE, FT_HSDP_SOURCE),
         assumptions=(
             "per-GPU interruption rate and root-cause shares of Llama 3 (same hardware generation)",
@@ -256,10 +252,10 @@ PRESETS = {
             "restart 10 min (FT-HSDP); checkpoint cost: the default 5 min; work: the default 720 h",
         ),
         outcome_note="a hypothetical cluster (Llama 3's rates at 6 x its size): no source reports its outcome"),
-    "rsc1-16k": _from_node_failures(
+        98_304, 1024, 4, 10.0, 720.0),
+    "rsc1-16k": _from_node_failures(Preset(
         "rsc1-16k", "Meta's RSC-1 research cluster: 16,384 A100 (2,048 nodes of 8) at 6.50 failures per 1,000 "
-        "node-days, in 128 data-parallel groups of 128 GPUs",
-        16_384, 128, RSC["rsc1_failures_per_1000_node_days"], sources=(RSC_SOURCE,),
+        "node-days, in 128 data-parallel groups of 128 GPUs", {}, sources=(RSC_SOURCE,),
         assumptions=("16,384 GPUs: the source's 'about 16k', as a power of two", *_RSC_ASSUMPTIONS,
                      _RSC1_MEASURED_MTTF),
         outcomes=({"reported": "projected MTTF 1.8 h for a 16,384-GPU job on RSC-1",
@@ -268,13 +264,14 @@ PRESETS = {
                   {"reported": "projected MTTF 0.23 h for a 131,072-GPU job on RSC-1",
                    "args": ["ttt", "--scheme", "none", "--runs", "2", "--work-hours", "10", "-N", "1024"],
                    "key": "cluster_mtbf_min", "value": 0.23 * 60, "rel_tol": 0.05})),
-    "rsc2-8k": _from_node_failures(
+        16_384, 128, RSC["rsc1_failures_per_1000_node_days"]),
+    "rsc2-8k": _from_node_failures(Preset(
         "rsc2-8k", "Meta's RSC-2 research cluster: 8,192 A100 (1,024 nodes of 8) at 2.34 failures per 1,000 "
-        "node-days, in 64 data-parallel groups of 128 GPUs",
-        8_192, 128, RSC["rsc2_failures_per_1000_node_days"], sources=(RSC_SOURCE,),
+        "node-days, in 64 data-parallel groups of 128 GPUs", {}, sources=(RSC_SOURCE,),
         assumptions=("8,192 GPUs: the source's 'about 8k', as a power of two", *_RSC_ASSUMPTIONS),
         outcome_note="the source's RSC-2 figure is its failure rate, the preset's input; the MTTFs it reports "
                      "are RSC-1's"),
+        8_192, 128, RSC["rsc2_failures_per_1000_node_days"]),
     "ft-hsdp-100k": Preset(
         "ft-hsdp-100k", "FT-HSDP's synchronous baseline: 98,304 GPUs in 96 data-parallel replicas of 1,024 GPUs, "
         "10-min restart, a failure every 11.9 min (inferred)",

@@ -41,9 +41,9 @@ import numpy as np
 
 from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
-from .table import (_columns, _runs_text, cost_head, describe_scenario, format_table, model_text,  # noqa: F401
+from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
-from .whole import failures_endured, run_fields, searched_rows
+from .searched_rows import failures_endured, run_fields, searched_rows
 
 SCHEMES = ("spare", "rep", "none")
 DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
@@ -489,8 +489,10 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
                               cost=t * gpus * gpu_hour_price)
     sens = []
     if sensitivity:
-        sens = _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, gpu_hour_price,
-                            stages)
+        from .. import ttt
+
+        sens = _sensitivity(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed), base,
+                            gpus, gpu_hour_price, progress, stages)
         for row in sens:  # the optimiser's schemes among those compared
             row["schemes"] = {k: v for k, v in row["schemes"].items() if k in schemes}
     inputs = {
@@ -554,14 +556,17 @@ def _has_job(scenario) -> bool:
     return scenario is not None and (scenario.job_mtbf_min is not None or bool(scenario.job_fraction))
 
 
-def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, gpus, price, stages=None) -> list:
-    """One optimiser run per scaled input. Every failure clock's mean x f (group, domain, job-wide MTBF,
+def _sensitivity(cluster, cfg, space, base, gpus, price, progress, stages=None) -> list:
+    """One optimiser run (``ttt.optimize_r_tau`` over ``space``) per scaled input. Every failure clock's mean x f (group, domain, job-wide MTBF,
     per-group MTBFs) is the same model as every *other* time (R, C, W) / f in a time unit f times longer
     (exponential clocks scale exactly), so that row runs the optimiser on the base clocks with R, C, W / f
     and scales its times back by f: under a scenario the kernels (compiled per failure model) and the random
     numbers are the base run's. ``_scaled_scenario`` builds the directly scaled model (the tests check both
     agree)."""
+    from .. import ttt
+
     rows = []
+    scenario = cluster.scenario
     has_job = _has_job(scenario)
     todo = sum(1 for what, _, _ in SENSITIVITY if what in ("mtbf", "restart", "ckpt_cost") or has_job)
     for what, factor, label in SENSITIVITY:
@@ -578,7 +583,7 @@ def _sensitivity(n, r_max, model, cfg, scenario, epochs, seed, progress, base, g
             sc = _scaled_scenario(scenario, job_rate_factor=factor)
         if stages is not None:
             stages.stage(f"sensitivity {len(rows) + 1}/{todo}: {label}")
-        res = _optimize(n, r_max, model, c, sc, epochs, seed, progress)
+        res = ttt.optimize_r_tau(dataclasses.replace(cluster, scenario=sc), c, space, progress=progress)
         per = {}
         for s in SCHEMES:
             e, r0 = res["schemes"][s], base["schemes"][s]["r_star"]

@@ -19,7 +19,7 @@ import io
 
 from .. import plotting
 from .plan import PlanResult  # noqa: F401
-from .table import (_runs_text, cost_head, describe_scenario, model_text, price_text,  # noqa: F401
+from .table import (runs_text, cost_head, describe_scenario, model_text, price_text,  # noqa: F401
                     sensitivity_rows, ttt_text)
 
 _CSS = """
@@ -213,7 +213,7 @@ def render_html(result: PlanResult) -> str:
               "job-wide interruptions, checkpoints and restarts), which no strategy beats. Expected TTT from "
               "the optimiser "
               f"({_e(inp['method'])}); the 5–95% range and P(TTT &gt; deadline) from "
-              f"{_e(_runs_text(schemes))} at (r*, τ*). "
+              f"{_e(runs_text(schemes))} at (r*, τ*). "
               "Failures endured: E[T] − 1 of the i.i.d. theory at r* (group failures absorbed before the "
               "wipe-out). GPU-hours = TTT × GPUs; cost = GPU-hours × price.</p>"]
 

@@ -28,7 +28,7 @@ def format_table(result) -> str:
                      f"{e['cost']:,.0f}"])
     lines += _columns(head, rows)
     lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
-                 f"{_runs_text(result.schemes)} at (r*, tau*)")
+                 f"{runs_text(result.schemes)} at (r*, tau*)")
     if result.bound is not None:
         lines.append(f"bound: {result.bound['ttt_hours']:,.1f} h at tau = {result.bound['ckpt_interval_min']:,.4g} "
                      f"min ({result.bound['what']}); no strategy beats it")
@@ -118,7 +118,7 @@ def describe_scenario(desc: dict) -> str:
     return "; ".join(parts) or "none"
 
 
-def _runs_text(schemes: dict) -> str:
+def runs_text(schemes: dict) -> str:
     """'200 Monte Carlo runs per scheme' (or per scheme when they differ)."""
     runs = [e["mc_runs"] for e in schemes.values()]
     if len(set(runs)) == 1:

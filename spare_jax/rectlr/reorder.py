@@ -247,10 +247,10 @@ class ReorderController:
     def _matching_assignment(self, d):
         from scipy.sparse.csgraph import maximum_bipartite_matching
 
-        from ..kernels.depth import _holder_graph
+        from ..kernels.depth import holder_graph
 
         alive_groups = np.nonzero(self.alive)[0]
-        match = maximum_bipartite_matching(_holder_graph(self.placement, self.alive, d), perm_type="column")
+        match = maximum_bipartite_matching(holder_graph(self.placement, self.alive, d), perm_type="column")
         return alive_groups[match // d]
 
     def _mcmf_assignment(self, d, before, alive_holder):

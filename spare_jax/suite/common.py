@@ -16,7 +16,8 @@ def experiment_args(doc: str):
     return parser.parse_args()
 
 
-def _log(msg: str) -> None:
+def log(msg: str) -> None:
+    """One progress line on stderr (the experiments' data go to files, their summaries to stdout)."""
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -26,9 +27,3 @@ def matplotlib_ticker():
     fmt = ScalarFormatter()
     fmt.set_scientific(False)
     return fmt
-
-
-def dataclasses_replace(obj, **kw):
-    import dataclasses
-
-    return dataclasses.replace(obj, **kw)

@@ -14,7 +14,7 @@ from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import Scenario
-from .common import _log
+from .common import log
 
 
 def divisible_bound(groups: int, redundancy: int) -> float:
@@ -70,9 +70,9 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                 row.update(mc_overhead=mc.overhead, mc_overhead_stderr=mc.overhead_stderr, mc_trials=sampling.count,
                            z_score=(mc.overhead - th["overhead"]) / mc.overhead_stderr)
             omega_rows.append(row)
-            _log(f"  omega N={groups} r={r:>2} m={m:>2}: theory {th['overhead']:.4f}"
-                 + (f", MC {row['mc_overhead']:.4f} +- {row['mc_overhead_stderr']:.4f}" if row["mc_overhead"] else "")
-                 + f" (bound {bound:.4f})")
+            log(f"  omega N={groups} r={r:>2} m={m:>2}: theory {th['overhead']:.4f}"
+                + (f", MC {row['mc_overhead']:.4f} +- {row['mc_overhead_stderr']:.4f}" if row["mc_overhead"] else "")
+                + f" (bound {bound:.4f})")
     plotting.write_csv(os.path.join(out_dir, "microbatches_omega.csv"), omega_rows)
 
     cfg = ttt.TrainingConfig()
@@ -86,7 +86,7 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                 ttt_rows.append({"scheme": scheme, "microbatches": m, "redundancy": r, "ckpt_interval_min": tau,
                                  "ttt_hours": val / 60.0, "mean_uptime_min": prof.mean_uptime_min})
             best = min(x["ttt_hours"] for x in ttt_rows if x["scheme"] == scheme and x["microbatches"] == m)
-            _log(f"  ttt {scheme} m={m}: best {best:.0f} h")
+            log(f"  ttt {scheme} m={m}: best {best:.0f} h")
     plotting.write_csv(os.path.join(out_dir, "microbatches_ttt.csv"), ttt_rows)
 
     restart_rows = []
@@ -100,9 +100,9 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                                    sampling=Sampling(restarts.epochs, seed))
         for row in res["curve"]:
             restart_rows.append({"microbatches": m, **row})
-        _log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "
-             f"TTT {res['best']['ttt_hours']:.0f} h vs {res['no_restart']['ttt_hours']:.0f} h without "
-             f"(gain {100 * res['gain']:.1f}%)")
+        log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "
+            f"TTT {res['best']['ttt_hours']:.0f} h vs {res['no_restart']['ttt_hours']:.0f} h without "
+            f"(gain {100 * res['gain']:.1f}%)")
     plotting.write_csv(os.path.join(out_dir, "microbatches_restart.csv"), restart_rows)
     plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows)
     return {"omega": omega_rows, "ttt": ttt_rows, "restart": restart_rows}

@@ -10,7 +10,7 @@ import numpy as np
 from .. import plotting, theory
 from ..model.cluster import Sampling
 from ..model.placement import make_placement
-from .common import _log, matplotlib_ticker
+from .common import log, matplotlib_ticker
 
 
 def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1, 21)), trials=None,
@@ -54,8 +54,8 @@ def overhead_vs_r(out_dir: str = "figures", groups=(600, 6000), rs=tuple(range(1
                 if c:
                     depth_rows.append({"groups": n, "redundancy": r, "depth": d, "fraction": c / nt})
             thv = "-" if th is None else f"{th['overhead']:.4f}"
-            _log(f"  overhead N={n:>5} r={r:>2}  MC {mc.overhead:.4f} ± {mc.overhead_stderr:.4f}  theory {thv}  "
-                 f"time-avg depth {mc.time_avg_depth:.3f}  (rep: {r}; theory {t_theory:.2f} s, MC {t_mc:.2f} s)")
+            log(f"  overhead N={n:>5} r={r:>2}  MC {mc.overhead:.4f} ± {mc.overhead_stderr:.4f}  theory {thv}  "
+                f"time-avg depth {mc.time_avg_depth:.3f}  (rep: {r}; theory {t_theory:.2f} s, MC {t_mc:.2f} s)")
     plotting.write_csv(os.path.join(out_dir, "overhead_vs_r.csv"), rows)
     plotting.write_csv(os.path.join(out_dir, "depth_at_wipeout.csv"), depth_rows)
     _plot_overhead(rows, depth_rows, os.path.join(out_dir, "overhead_vs_r.png"))

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
 from .. import plotting, theory
 from ..model.cluster import Cluster
-from .common import _log, dataclasses_replace
+from .common import log
 from .training import rstar_vs_n
 
 
@@ -66,9 +67,9 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
                            "longest_run_mean_k_half": exact_half["mean"], "r_star_spare": r_star,
                            "r_star_source": source,
                            "failed_fraction_at_wipeout_r_star": theory.expected_failures("stacked", n, r_star) / n})
-        _log(f"  paper numbers N={n:>5}: log2N+0.833 = {math.log2(n) + 0.833:.3f}, H_N/ln2 = "
-             f"{theory.harmonic_over_ln2(n):.3f}, E[longest run] = {half['mean']:.3f} (p=1/2), "
-             f"{exact_half['mean']:.3f} (k=N/2); our r* = {r_star}")
+        log(f"  paper numbers N={n:>5}: log2N+0.833 = {math.log2(n) + 0.833:.3f}, H_N/ln2 = "
+            f"{theory.harmonic_over_ln2(n):.3f}, E[longest run] = {half['mean']:.3f} (p=1/2), "
+            f"{exact_half['mean']:.3f} (k=N/2); our r* = {r_star}")
 
     uptime_cache = {}
 
@@ -86,7 +87,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
         if key in results:
             return results[key]
         model = FailureModel(system_mtbf_min=system_mtbf_min, gpus_per_group=gpus_per_group)
-        cfg = dataclasses_replace(base_cfg, restart_min=restart_min, ckpt_cost_min=ckpt_cost_min)
+        cfg = dataclasses.replace(base_cfg, restart_min=restart_min, ckpt_cost_min=ckpt_cost_min)
         n = int(round(total_gpus / gpus_per_group))
         rm = r_max
         while True:
@@ -117,10 +118,10 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
                "ttt_reduction_vs_rep_matched": None if matched is None
                else 1.0 - curve["spare"][r_star] / curve["rep"][matched]}
         results[key] = row
-        _log(f"  sensitivity R={restart_min:g} MTBF={system_mtbf_min:g} C={ckpt_cost_min:g} G={gpus_per_group:g} "
-             f"(N={n}): SPARe r*={r_star} vs Rep r*={rp['r_star']}: {res['ttt_reduction_vs_rep']:.1%} shorter; "
-             f"vs Rep r={r_star}: {row['ttt_reduction_vs_rep_same_r'] or float('nan'):.1%}; "
-             f"vs Rep at matched availability (r={matched}): {row['ttt_reduction_vs_rep_matched'] or float('nan'):.1%}")
+        log(f"  sensitivity R={restart_min:g} MTBF={system_mtbf_min:g} C={ckpt_cost_min:g} G={gpus_per_group:g} "
+            f"(N={n}): SPARe r*={r_star} vs Rep r*={rp['r_star']}: {res['ttt_reduction_vs_rep']:.1%} shorter; "
+            f"vs Rep r={r_star}: {row['ttt_reduction_vs_rep_same_r'] or float('nan'):.1%}; "
+            f"vs Rep at matched availability (r={matched}): {row['ttt_reduction_vs_rep_matched'] or float('nan'):.1%}")
         return row
 
     defaults = {"restart_min": base_cfg.restart_min, "system_mtbf_min": base_model.system_mtbf_min,

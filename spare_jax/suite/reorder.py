@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import plotting
 from ..model.placement import make_placement
-from .common import _log
+from .common import log
 
 
 def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16), traces: int = 5, seed: int = 0,
@@ -38,9 +38,9 @@ def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16),
         re = [row for row in rows if row["redundancy"] == r and row["phase"] == 2]
         latency[f"N={groups},r={r}"] = _lat_summary(lat, [ms for row, ms in zip(rows[-len(lat):], lat)
                                                           if row["phase"] == 2])
-        _log(f"  reorder N={groups} r={r}: {len(re)} reassignments in {traces} traces, moved (MCMF) "
-             f"{np.mean([x['moved'] for x in re]):.2f} vs from-scratch {np.mean([x['moved_naive'] for x in re]):.1f} "
-             f"per reassignment; latency median {latency[f'N={groups},r={r}']['all_median_ms']:.2f} ms")
+        log(f"  reorder N={groups} r={r}: {len(re)} reassignments in {traces} traces, moved (MCMF) "
+            f"{np.mean([x['moved'] for x in re]):.2f} vs from-scratch {np.mean([x['moved_naive'] for x in re]):.1f} "
+            f"per reassignment; latency median {latency[f'N={groups},r={r}']['all_median_ms']:.2f} ms")
     if large:
         n_big, r_big = large
         trace = [int(g) for g in rng.permutation(n_big)]
@@ -50,7 +50,7 @@ def reorder_movement(out_dir: str = "figures", groups: int = 600, rs=(4, 8, 16),
         latency[f"N={n_big},r={r_big}"]["moved_mean"] = float(np.mean([rec.moved for rec in records if rec.phase == 2]))
         latency[f"N={n_big},r={r_big}"]["moved_naive_mean"] = float(
             np.mean([rec.moved_naive for rec in records if rec.phase == 2]))
-        _log(f"  reorder N={n_big} r={r_big}: latency {latency[f'N={n_big},r={r_big}']}")
+        log(f"  reorder N={n_big} r={r_big}: latency {latency[f'N={n_big},r={r_big}']}")
     solvers = _compare_solvers(groups, 8, solver_compare_events, rng)
     if large:  # the backends at scale (networkx is too slow there)
         solvers += _compare_solvers(large[0], large[1], 1500, rng, ("ortools", "scipy"))
@@ -84,8 +84,8 @@ def _compare_solvers(groups, r, events, rng, backends=("ortools", "scipy", "netw
         out.append({"solver": solver, "groups": groups, "redundancy": r, "failures": len(records),
                     "reassignments": len(solve), "solve_median_ms": float(np.median(solve)),
                     "solve_p99_ms": float(np.percentile(solve, 99)), "total_moved": sum(rec.moved for rec in records)})
-        _log(f"  solver {solver:<9} N={groups} r={r}: median MCMF solve {out[-1]['solve_median_ms']:.2f} ms, "
-             f"moved {out[-1]['total_moved']}")
+        log(f"  solver {solver:<9} N={groups} r={r}: median MCMF solve {out[-1]['solve_median_ms']:.2f} ms, "
+            f"moved {out[-1]['total_moved']}")
     return out
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import plotting
 from ..model.cluster import Sampling
-from .common import _log
+from .common import log
 
 NEVER = math.inf
 
@@ -87,8 +87,8 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                          "mc_uptime_h": None if mc is None else mc / 60.0,
                          "mc_stderr_h": None if se is None else se / 60.0,
                          "z": None if mc is None or not se else (mc - th) / se, "trials": trials if mc else 0})
-            _log(f"repair r={r} D={d:g}: theory {th / 60:.4g} h, MC "
-                 f"{'-' if mc is None else f'{mc / 60:.4g} +- {se / 60:.2g} h'} ({time.perf_counter() - t0:.1f} s)")
+            log(f"repair r={r} D={d:g}: theory {th / 60:.4g} h, MC "
+                f"{'-' if mc is None else f'{mc / 60:.4g} +- {se / 60:.2g} h'} ({time.perf_counter() - t0:.1f} s)")
     plotting.write_csv(os.path.join(out_dir, "repair_wipeout.csv"), rows)
     # (b) r*, TTT, SPARe vs the best Rep
     cfg = TrainingConfig(work_hours=work_hours)
@@ -105,8 +105,8 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                          "rep_r_star": rp["r_star"], "rep_ttt_h": rp["ttt_hours"],
                          "rep_ttt_stderr_h": rp["ttt_stderr_hours"],
                          "reduction_vs_rep": 1.0 - sp["ttt_hours"] / rp["ttt_hours"]})
-        _log(f"repair optimize N={opt_n} D={d:g}: SPARe r*={sp['r_star']} TTT {sp['ttt_hours']:.1f} h; Rep r*="
-             f"{rp['r_star']} TTT {rp['ttt_hours']:.1f} h ({time.perf_counter() - t0:.1f} s)")
+        log(f"repair optimize N={opt_n} D={d:g}: SPARe r*={sp['r_star']} TTT {sp['ttt_hours']:.1f} h; Rep r*="
+            f"{rp['r_star']} TTT {rp['ttt_hours']:.1f} h ({time.perf_counter() - t0:.1f} s)")
     plotting.write_csv(os.path.join(out_dir, "repair_ttt.csv"), opt_rows)
     _plot(out_dir, rows, opt_rows, ds, n, opt_n)
     return {"wipeout": rows, "optimize": opt_rows}

@@ -11,7 +11,7 @@ from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.scenario import DomainLevel, Scenario
 from ..rectlr.place import RingSearch
-from .common import _log
+from .common import log
 
 ORDERS = ("contiguous", "interleaved", "searched")
 
@@ -59,8 +59,8 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
         found = search_ring(Cluster(groups, model, Scenario(domains=domains)), r, search=search,
                             sampling=Sampling(20_000, seed))
         searched[r] = found.best_ring
-        _log(f"  ring search r={r}: best {found.best_name} "
-             + ", ".join(f"{o['name']} {o['uptime_min']:.0f}" for o in found.orders))
+        log(f"  ring search r={r}: best {found.best_name} "
+            + ", ".join(f"{o['name']} {o['uptime_min']:.0f}" for o in found.orders))
     for with_job in (False, True):
         for order in ORDERS:
             for scheme in ("spare", "rep"):
@@ -77,8 +77,8 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
                                  "domain_mtbf_min": domain_mtbf_min, "epochs": epochs, "ckpt_interval_min": tau,
                                  "ttt_hours": th["ttt_hours"], "ttt_stderr_hours": th["ttt_stderr_hours"],
                                  "mean_uptime_min": th["mean_uptime_min"], "availability_pct": 100.0 * th["availability"]})
-                    _log(f"  {scheme:<5} r={r:>2} ring={order:<11} job={'on ' if with_job else 'off'} "
-                         f"TTT {th['ttt_hours']:8.0f} ± {th['ttt_stderr_hours']:.0f} h  (E[U] {th['mean_uptime_min']:.0f} min)")
+                    log(f"  {scheme:<5} r={r:>2} ring={order:<11} job={'on ' if with_job else 'off'} "
+                        f"TTT {th['ttt_hours']:8.0f} ± {th['ttt_stderr_hours']:.0f} h  (E[U] {th['mean_uptime_min']:.0f} min)")
     p = get_preset(preset)
     s = p.settings
     pmodel = FailureModel(system_mtbf_min=s["mtbf"], reference_gpus=s["reference_gpus"],
@@ -96,16 +96,22 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
                            "rep_r_star": rp["r_star"], "rep_ttt_hours": rp["ttt_hours"],
                            "none_ttt_hours": res["schemes"]["none"]["ttt_hours"],
                            "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"]})
-        _log(f"  {preset} job share {share:.2f}: SPARe r*={sp['r_star']} {sp['ttt_hours']:.0f} h, Rep r*={rp['r_star']} "
-             f"{rp['ttt_hours']:.0f} h, reduction {res['ttt_reduction_vs_rep']:.1%}")
+        log(f"  {preset} job share {share:.2f}: SPARe r*={sp['r_star']} {sp['ttt_hours']:.0f} h, Rep r*={rp['r_star']} "
+            f"{rp['ttt_hours']:.0f} h, reduction {res['ttt_reduction_vs_rep']:.1%}")
     plotting.write_csv(os.path.join(out_dir, "ring_ttt.csv"), rows)
     plotting.write_csv(os.path.join(out_dir, "ring_ttt_job_share.csv"), share_rows)
-    _plot(rows, share_rows, groups, domain_size, domain_mtbf_min, job_mtbf_min, preset, pcfg,
+    _plot(rows, share_rows, _ttt_title(groups, domain_size, domain_mtbf_min, job_mtbf_min), preset, pcfg,
           os.path.join(out_dir, "ring_ttt.png"))
     return {"ttt": rows, "job_share": share_rows}
 
 
-def _plot(rows, share_rows, groups, size, domain_mtbf, job_mtbf, preset, pcfg, path):
+def _ttt_title(groups, size, domain_mtbf, job_mtbf) -> str:
+    """The title of the time-to-train panel: the cluster, its domains and the job-wide interruptions."""
+    return (f"N = {groups}, domains of {size} groups (MTBF {domain_mtbf:,.0f} min); wide: interleaved\n"
+            f"dashed: + job-wide every {job_mtbf:,.0f} min; W = 720 h, C = 5 min, R = 60 min")
+
+
+def _plot(rows, share_rows, ttt_title, preset, pcfg, path):
     fig, (ax1, ax2) = plotting.new_figure(2, width=6.0, height=4.6)
     colors = {"contiguous": "tab:red", "interleaved": "tab:blue", "searched": "tab:green"}
     for with_job, ls in ((False, "-"), (True, "--")):
@@ -126,8 +132,7 @@ def _plot(rows, share_rows, groups, size, domain_mtbf, job_mtbf, preset, pcfg, p
     plotting.integer_x(ax1)
     ax1.set_xlabel("redundancy r")
     ax1.set_ylabel("time-to-train (h), MC renewal-reward ± 1 s.e.")
-    ax1.set_title(f"N = {groups}, domains of {size} groups (MTBF {domain_mtbf:,.0f} min); wide: interleaved\n"
-                  f"dashed: + job-wide every {job_mtbf:,.0f} min; W = 720 h, C = 5 min, R = 60 min", fontsize=9)
+    ax1.set_title(ttt_title, fontsize=9)
     ax1.grid(alpha=0.3, which="both")
     ax1.legend(fontsize=6, ncol=2)
     share = [100 * x["job_share"] for x in share_rows]
@@ -169,5 +174,6 @@ def replot_ring_ttt(out_dir: str = "figures", groups: int = 600, domain_size: in
 
     s = get_preset(preset).settings
     pcfg = dataclasses.replace(ttt.TrainingConfig(), restart_min=s["restart"], work_hours=s["work_hours"])
-    _plot(read("ring_ttt.csv"), read("ring_ttt_job_share.csv"), groups, domain_size, domain_mtbf_min, job_mtbf_min,
-          preset, pcfg, os.path.join(out_dir, "ring_ttt.png"))
+    _plot(read("ring_ttt.csv"), read("ring_ttt_job_share.csv"),
+          _ttt_title(groups, domain_size, domain_mtbf_min, job_mtbf_min), preset, pcfg,
+          os.path.join(out_dir, "ring_ttt.png"))

@@ -15,7 +15,7 @@ from ..model.failures import FailureModel
 from ..model.placement import make_placement
 from ..model.scenario import DomainLevel, Scenario, job_wide_uptime, single_domain_wipeout_fraction
 from ..kernels.wipeout import simulate_wipeout
-from .common import _log
+from .common import log
 
 RINGS = ("contiguous", "interleaved", "random")
 
@@ -66,8 +66,8 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
                              "p_wipeout_by_domain": mc.fatal_by_domain / trials,
                              "p_epoch_end_job_wide": mc.ended_by_job / trials,
                              "single_domain_wipeout_fraction": single_domain_wipeout_fraction(sc, pl)})
-                _log(f"  scenario N={groups} r={r:>2} ring={ring:<11} job={'on ' if with_job else 'off'} "
-                     f"uptime {mc.uptime_mean_min:8.1f} ± {mc.uptime_stderr_min:.1f} min")
+                log(f"  scenario N={groups} r={r:>2} ring={ring:<11} job={'on ' if with_job else 'off'} "
+                    f"uptime {mc.uptime_mean_min:8.1f} ± {mc.uptime_stderr_min:.1f} min")
     no_domains = _no_domains(groups, rs, job_mtbf_min, lam)
     exact = {(x["redundancy"], x["with_job"]): x["uptime"] for x in no_domains}
     for row in rows:  # the reference curve of the figure, beside the Monte Carlo it is drawn with
@@ -87,8 +87,8 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
                          "rep_r_star": rp["r_star"], "rep_ttt_hours": rp["ttt_hours"],
                          "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"],
                          "spare_ttt_at_first_r_star_hours": at_r0, "first_r_star": r_star_0})
-        _log(f"  job-wide fraction {f:.2f}: SPARe r*={sp['r_star']} TTT {sp['ttt_hours']:.0f} h, Rep r*={rp['r_star']} "
-             f"{rp['ttt_hours']:.0f} h, reduction {res['ttt_reduction_vs_rep']:.1%}")
+        log(f"  job-wide fraction {f:.2f}: SPARe r*={sp['r_star']} TTT {sp['ttt_hours']:.0f} h, Rep r*={rp['r_star']} "
+            f"{rp['ttt_hours']:.0f} h, reduction {res['ttt_reduction_vs_rep']:.1%}")
     plotting.write_csv(os.path.join(out_dir, "scenarios_uptime.csv"), rows)
     plotting.write_csv(os.path.join(out_dir, "scenarios_job_wide.csv"), job_rows)
     _plot(rows, no_domains, job_rows, groups, domain_size, domain_mtbf_min, job_mtbf_min,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from .. import plotting, theory
 from ..model.cluster import Cluster, Sampling
-from .common import _log, dataclasses_replace
+from .common import log
 
 
 def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21)), ckpt_costs=(1.0, 5.0, 10.0, 30.0),
@@ -34,13 +35,13 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                 continue  # replica sets need r | N (ttt.scheme_placement refuses the rest)
             prof = ttt.epoch_profile(scheme, groups, r, model)
             rate = (1.0 / r) if scheme == "rep" else (1.0 if scheme == "none" else 0.4)
-            need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses_replace(cfg, ckpt_cost_min=min(ckpt_costs)),
+            need = ttt.epochs_needed(prof.mean_uptime_min, dataclasses.replace(cfg, ckpt_cost_min=min(ckpt_costs)),
                                      sampling.count, rate)
             do_mc = mc_rs is None or r in mc_rs or scheme == "none"
             pool = ttt.sample_epochs(Cluster(groups, model), scheme, r,
-                                     dataclasses_replace(sampling, count=need)) if do_mc else None
+                                     dataclasses.replace(sampling, count=need)) if do_mc else None
             for c in ckpt_costs:
-                cfg_c = dataclasses_replace(cfg, ckpt_cost_min=c)
+                cfg_c = dataclasses.replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)
                 th = ttt.ttt_theory(prof, tau, cfg_c, gpus)
                 try:
@@ -56,7 +57,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                        "mc_availability_pct": None if mc is None else 100.0 * mc["availability"],
                        "rel_gap": None if mc is None else th["ttt_hours"] / mc["ttt_hours"] - 1.0}
                 rows.append(row)
-            _log(f"  ttt {scheme:<5} r={r:>2}: " + "  ".join(
+            log(f"  ttt {scheme:<5} r={r:>2}: " + "  ".join(
                 f"C={row['ckpt_cost_min']:g}: th {row['theory_ttt_over_w']:.3f}W mc "
                 f"{(row['mc_ttt_hours'] or float('nan')) / cfg.work_hours:.3f}W"
                 for row in rows[-len(ckpt_costs):]))
@@ -175,8 +176,8 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
                      "ttt_spare_hours": sp["ttt_hours"], "ttt_rep_hours": rp["ttt_hours"],
                      "ttt_reduction_vs_rep": res["ttt_reduction_vs_rep"], "availability_spare_pct": sp["availability_pct"],
                      "tau_spare_min": sp["ckpt_interval_min"]})
-        _log(f"  r* N={n:>6}: SPARe r*={sp['r_star']} (paper {math.log2(n) + 0.833:.2f}), Rep r*={rp['r_star']}, "
-             f"TTT reduction {res['ttt_reduction_vs_rep']:.1%}")
+        log(f"  r* N={n:>6}: SPARe r*={sp['r_star']} (paper {math.log2(n) + 0.833:.2f}), Rep r*={rp['r_star']}, "
+            f"TTT reduction {res['ttt_reduction_vs_rep']:.1%}")
     plotting.write_csv(os.path.join(out_dir, "rstar_vs_n.csv"), rows)
     _plot_rstar(rows, model, os.path.join(out_dir, "rstar_vs_n.png"))
     return rows

@@ -12,7 +12,7 @@ from .. import plotting, theory
 from ..model.cluster import Sampling
 from ..model.placement import make_placement
 from ..kernels.wipeout import simulate_wipeout
-from .common import _log
+from .common import log
 
 
 WIPEOUT_RS = (2, 4, 8, 12, 16, 20)
@@ -48,9 +48,9 @@ def wipeout_validation(out_dir: str = "figures", groups=(600, 6000, 60000), rs=W
                              "theory_std": math.sqrt(var), "mc_std": math.sqrt(mc.var),
                              "theory_asymptotic": asym, "asymptotic_rel_error": (asym - mean) / mean,
                              "z_score": z})  # no timing columns: a rerun must reproduce the CSV
-                _log(f"  wipeout N={n:>6} r={r:>2} {kind:<7} MC {mc.mean:10.3f} ± {mc.stderr:.3f}  "
-                     f"exact {mean:10.3f}  asym {asym:10.3f}  z={z:+.2f}  "
-                     f"(theory {t_theory:.2f} s, MC {t_mc:.2f} s)")
+                log(f"  wipeout N={n:>6} r={r:>2} {kind:<7} MC {mc.mean:10.3f} ± {mc.stderr:.3f}  "
+                    f"exact {mean:10.3f}  asym {asym:10.3f}  z={z:+.2f}  "
+                    f"(theory {t_theory:.2f} s, MC {t_mc:.2f} s)")
                 if n == min(groups):
                     curves[(kind, r)] = (surv, mc.survival())
     plotting.write_csv(os.path.join(out_dir, "wipeout_validation.csv"), rows)

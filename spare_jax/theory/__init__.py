@@ -10,14 +10,20 @@ May import ``model``; not ``kernels`` (its sibling: the Monte Carlo is checked a
 wing above.
 """
 
-from .wipeout import (  # noqa: F401
-    _EPS_ALIAS, _bennett_points, _log_binom, _log_falling, _saddle, _tilt, availability, expected_failures,
-    expected_failures_asymptotic, expected_uptime, log_coeff_power, moments_from_survival, survival_block,
-    survival_exact, survival_poisson, survival_stacked)
-from .depth import (  # noqa: F401
-    EXACT_DP_MAX_N, _binomial_mixture, _depth_cdf_stacked_one, depth_cdf, depth_cdf_bernoulli,
-    depth_profile_in_time, level_depths, overhead_theory, overhead_theory_any_n)
-from .renewed import (  # noqa: F401
-    order_statistic_spacings, renewed_uptime_and_work, time_from_hazard)
-from .runs import (  # noqa: F401
-    _no_run_given_k, harmonic_over_ln2, longest_circular_run)
+from .wipeout import (
+    availability, expected_failures, expected_failures_asymptotic, expected_uptime, log_coeff_power,
+    moments_from_survival, survival_block, survival_exact, survival_poisson, survival_stacked)
+from .depth import (
+    EXACT_DP_MAX_N, binomial_mixture, depth_cdf, depth_cdf_bernoulli, depth_cdf_stacked_one, depth_profile_in_time,
+    level_depths, overhead_theory, overhead_theory_any_n)
+from .renewed import order_statistic_spacings, renewed_uptime_and_work, time_from_hazard
+from .runs import harmonic_over_ln2, longest_circular_run, no_run_given_k
+
+__all__ = [
+    "availability", "expected_failures", "expected_failures_asymptotic", "expected_uptime", "log_coeff_power",
+    "moments_from_survival", "survival_block", "survival_exact", "survival_poisson", "survival_stacked",
+    "EXACT_DP_MAX_N", "binomial_mixture", "depth_cdf", "depth_cdf_bernoulli", "depth_cdf_stacked_one",
+    "depth_profile_in_time", "level_depths", "overhead_theory", "overhead_theory_any_n",
+    "order_statistic_spacings", "renewed_uptime_and_work", "time_from_hazard",
+    "harmonic_over_ln2", "longest_circular_run", "no_run_given_k",
+]

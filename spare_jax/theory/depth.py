@@ -12,10 +12,10 @@ from scipy.stats import binom
 
 from ..model.placement import check_groups_redundancy
 from .wipeout import (
-    _log_binom, log_coeff_power, survival_block, survival_exact, survival_poisson, survival_stacked)
+    log_binom, log_coeff_power, survival_block, survival_exact, survival_poisson, survival_stacked)
 
 
-def _depth_cdf_stacked_one(n: int, r: int, d: int, m: int = 1) -> np.ndarray:
+def depth_cdf_stacked_one(n: int, r: int, d: int, m: int = 1) -> np.ndarray:
     r"""``P(d* <= d, no wipe-out | k failures)``, k = 0..N, for ``stacked``: a DP on the queue of
     ``spare_jax.kernels.depth``. With ``m`` micro-batches per shard, ``d`` is a capacity c and the queue
     ``q' = q + m`` (failed) or ``max(0, q + m - c)`` (survivor) lives in ``0 .. (r-1) m``; the argument
@@ -85,7 +85,7 @@ def _depth_cdf(placement: str, groups: int, redundancy: int, microbatches: int =
     capacity ``c = m + i - 1`` micro-batches per group (depth ``c / m``, ``level_depths``), and the queue DP
     runs in micro-batches; ``block`` needs ``ceil(r m / s) <= c`` survivors s per block.
 
-    ``stacked``: the queue DP (``_depth_cdf_stacked_one``). ``block``: a block with s survivors needs
+    ``stacked``: the queue DP (``depth_cdf_stacked_one``). ``block``: a block with s survivors needs
     depth ``ceil(r/s)``, so ``d* <= d`` iff every block has at most ``f_d = r - ceil(r/d)`` failures:
 
     .. math:: F[k, d] = [x^k] \Big(\sum_{f=0}^{f_d} \binom{r}{f} x^f\Big)^{N/r} \Big/ \binom{N}{k}.
@@ -98,7 +98,7 @@ def _depth_cdf(placement: str, groups: int, redundancy: int, microbatches: int =
     if placement == "stacked":
         cdf[:, top] = survival_stacked(n, r)
         for level in range(2, top):
-            cdf[:, level] = _depth_cdf_stacked_one(n, r, m + level - 1, m)
+            cdf[:, level] = depth_cdf_stacked_one(n, r, m + level - 1, m)
     elif placement == "block":
         if n % r:
             raise ValueError(f"placement 'block' needs redundancy (r) to divide groups (N): r={r}, N={n}")
@@ -107,7 +107,7 @@ def _depth_cdf(placement: str, groups: int, redundancy: int, microbatches: int =
         for level in range(2, top):
             fmax = r - (-(-(r * m) // (m + level - 1)))
             log_a = gammaln(r + 1) - gammaln(np.arange(fmax + 1) + 1) - gammaln(r - np.arange(fmax + 1) + 1)
-            cdf[:, level] = np.minimum(1.0, np.exp(log_coeff_power(log_a, ks, n // r) - _log_binom(n, ks)))
+            cdf[:, level] = np.minimum(1.0, np.exp(log_coeff_power(log_a, ks, n // r) - log_binom(n, ks)))
     else:
         raise ValueError(f"no depth theory for placement {placement!r} (use the Monte Carlo)")
     cdf[0, 1:] = 1.0
@@ -149,7 +149,7 @@ def depth_cdf_bernoulli(placement: str, groups: int, redundancy: int, p, surviva
     ``p = P(t_g <= t)``; it equals ``sum_k Binomial(N, p)_k F[k, d]`` (tested against ``depth_cdf``) but
     costs O(r^3 log N) per (p, d) instead of O(N^2 r), so it serves any N.
 
-    ``stacked``: the queue DP of ``_depth_cdf_stacked_one`` with Bernoulli weights is time-homogeneous, so
+    ``stacked``: the queue DP of ``depth_cdf_stacked_one`` with Bernoulli weights is time-homogeneous, so
     the N - 1 free/tail steps are a matrix power ``A^{N-1}`` (repeated squaring of a 2r x 2r non-negative
     matrix: no cancellation) followed by the final step into state 0 (``survival_only``: d = r alone):
     ``G = e_{(free,0)}^T A^{N-1} b`` with ``b_{(phase,q)} = P(q -> 0)``. With m micro-batches the queue has
@@ -210,7 +210,7 @@ def depth_cdf_bernoulli(placement: str, groups: int, redundancy: int, p, surviva
 EXACT_DP_MAX_N = 2000  # up to here the k-resolved queue DP is the faster exact route
 
 
-def _binomial_mixture(cdf_k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+def binomial_mixture(cdf_k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
     """``sum_k Binomial(N, p)_k cdf_k[k]`` per p, over a window of +-10 standard deviations (+-20 at least)
     around the mean, which holds all but < 1e-20 of the mass (a sparse matrix product; log-space pmf)."""
     from scipy.sparse import csr_matrix
@@ -220,9 +220,9 @@ def _binomial_mixture(cdf_k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
     width = min(n + 1, 2 * half + 1)
     lo = np.clip(np.floor(n * p).astype(np.int64) - half, 0, n + 1 - width)
     ks = lo[:, None] + np.arange(width)[None, :]
-    log_binom = _log_binom(n, np.arange(n + 1))
+    log_choose = log_binom(n, np.arange(n + 1))
     with np.errstate(invalid="ignore"):
-        pmf = np.exp(log_binom[ks] + xlogy(ks, p[:, None]) + xlog1py(n - ks, -p[:, None]))
+        pmf = np.exp(log_choose[ks] + xlogy(ks, p[:, None]) + xlog1py(n - ks, -p[:, None]))
     pmf = np.nan_to_num(pmf)
     rows = np.repeat(np.arange(p.size), width)
     mix = csr_matrix((pmf.ravel(), (rows, ks.ravel())), shape=(p.size, n + 1))
@@ -249,7 +249,7 @@ def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: 
         x = np.linspace(0.0, x_max, 400)
         p = -np.expm1(-x)
         if small:  # the same survival from the k-resolved exact form (cheaper at small N)
-            surv = _binomial_mixture(surv_k, n, p)[:, 0]
+            surv = binomial_mixture(surv_k, n, p)[:, 0]
         else:
             surv = depth_cdf_bernoulli(placement, n, r, p, survival_only=True)[:, -1]
         if surv[-1] >= 1e-13:
@@ -263,7 +263,7 @@ def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: 
     x = np.linspace(0.0, x_max, points)  # then the fine grid
     p = -np.expm1(-x)
     if small:
-        surv = _binomial_mixture(surv_k, n, p)[:, 0]
+        surv = binomial_mixture(surv_k, n, p)[:, 0]
     elif not depth or r == 1:
         surv = depth_cdf_bernoulli(placement, n, r, p, survival_only=True)[:, -1]
     if not depth or r == 1:
@@ -272,7 +272,7 @@ def depth_profile_in_time(placement: str, groups: int, redundancy: int, points: 
         if r == 1:
             cdf[:, 1] = surv
     elif small:
-        cdf = _binomial_mixture(depth_cdf(placement, n, r, microbatches), n, p)
+        cdf = binomial_mixture(depth_cdf(placement, n, r, microbatches), n, p)
     else:
         cdf = depth_cdf_bernoulli(placement, n, r, p, microbatches=microbatches)
     return x, cdf

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..model.placement import check_groups_redundancy
-from .wipeout import _log_binom
+from .wipeout import log_binom
 from .depth import depth_cdf, depth_profile_in_time
 
 
@@ -45,7 +45,7 @@ def order_statistic_spacings(groups: int, model) -> np.ndarray:
     if model.distribution == "exponential":
         return 1.0 / ((n - k) * model.group_rate_per_min)
     kw, s = model.weibull_shape, model.weibull_scale_min
-    log_c = _log_binom(n, k)
+    log_c = log_binom(n, k)
     out = np.zeros(n)
     for j in range(n):
         def f(x, j=j):

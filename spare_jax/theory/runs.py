@@ -8,10 +8,10 @@ import numpy as np
 from scipy.stats import binom
 
 from ..model.placement import check_groups_redundancy
-from .wipeout import _log_binom, _log_falling, log_coeff_power, survival_stacked
+from .wipeout import log_binom, log_falling, log_coeff_power, survival_stacked
 
 
-def _no_run_given_k(n: int, r: int, ks: np.ndarray) -> np.ndarray:
+def no_run_given_k(n: int, r: int, ks: np.ndarray) -> np.ndarray:
     """``P(L < r | k failed)`` for the given k: the ``stacked`` survival ``P(T > k)`` of ``survival_stacked``
     (same formula, same ``log_coeff_power``), evaluated only at ``ks`` instead of every k. ``r > N`` allowed."""
     ks = np.asarray(ks, dtype=np.int64)
@@ -21,7 +21,7 @@ def _no_run_given_k(n: int, r: int, ks: np.ndarray) -> np.ndarray:
     mid = (ks >= r) & (ks < n)
     if mid.any():
         km = ks[mid]
-        logp = log_coeff_power(np.zeros(r), km, n - km) - _log_binom(n - 1, n - km - 1)
+        logp = log_coeff_power(np.zeros(r), km, n - km) - log_binom(n - 1, n - km - 1)
         out[mid] = np.minimum(1.0, np.exp(logp))
     return out
 
@@ -86,13 +86,13 @@ def longest_circular_run(groups: int, p: float | None = None, failed: int | None
         ks, weights = np.array([k]), np.array([1.0])
 
         def log_bound(r):  # log N (k)_r / (N)_r
-            return (math.log(n) + float(_log_falling(np.array([k]), r)[0])
-                    - float(_log_falling(np.array([n]), r)[0]))
+            return (math.log(n) + float(log_falling(np.array([k]), r)[0])
+                    - float(log_falling(np.array([n]), r)[0]))
 
     below = [0.0]  # below[r] = P(L < r), r = 0..r_hi
     tail = 0.0
     for r in range(1, n + 1):
-        below.append(float(np.clip(math.fsum(weights * _no_run_given_k(n, r, ks)), 0.0, 1.0)))
+        below.append(float(np.clip(math.fsum(weights * no_run_given_k(n, r, ks)), 0.0, 1.0)))
         if r == n:
             break
         # omitted part of E[L^2]: sum_{s > r} (2s - 1) b_s with b_s <= b_{r+1} rho^(s-r-1), rho = b_{r+2}/b_{r+1}

@@ -75,7 +75,7 @@ from ..model.placement import check_groups_redundancy
 _EPS_ALIAS = 1e-22
 
 
-def _log_falling(n, r):
+def log_falling(n, r):
     """log (n)_r = log n (n-1) ... (n-r+1); -inf where n < r."""
     n = np.asarray(n, dtype=np.float64)
     out = np.full(n.shape, -np.inf)
@@ -84,7 +84,7 @@ def _log_falling(n, r):
     return out
 
 
-def _log_binom(n, k):
+def log_binom(n, k):
     n = np.asarray(n, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     return gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
@@ -227,7 +227,7 @@ def survival_stacked(groups: int, redundancy: int, tail: float = 1e-40) -> np.nd
     while k0 < n:
         ks = np.arange(k0, min(n, k0 + step))
         ms = n - ks
-        logp = log_coeff_power(log_a, ks, ms) - _log_binom(n - 1, ms - 1)
+        logp = log_coeff_power(log_a, ks, ms) - log_binom(n - 1, ms - 1)
         surv[ks] = np.minimum(1.0, np.exp(logp))
         if surv[ks[-1]] < tail:
             break
@@ -250,7 +250,7 @@ def survival_block(groups: int, redundancy: int, tail: float = 1e-40) -> np.ndar
     k0 = r
     while k0 <= n:
         ks = np.arange(k0, min(n + 1, k0 + step))
-        logp = log_coeff_power(log_a, ks, b) - _log_binom(n, ks)
+        logp = log_coeff_power(log_a, ks, b) - log_binom(n, ks)
         surv[ks] = np.minimum(1.0, np.exp(logp))
         if surv[ks[-1]] < tail:
             break
@@ -275,11 +275,11 @@ def survival_poisson(placement: str, groups: int, redundancy: int) -> np.ndarray
         if r == n:
             return np.where(k < n, 1.0, 0.0)
         with np.errstate(divide="ignore"):
-            log_mu = math.log(n) + np.log(n - k) + _log_falling(k, r) - float(_log_falling(np.array([n]), r + 1)[0])
+            log_mu = math.log(n) + np.log(n - k) + log_falling(k, r) - float(log_falling(np.array([n]), r + 1)[0])
     elif placement == "block":
-        log_mu = math.log(n // r) + _log_falling(k, r) - float(_log_falling(np.array([n]), r)[0])
+        log_mu = math.log(n // r) + log_falling(k, r) - float(log_falling(np.array([n]), r)[0])
     elif placement in ("random", "custom"):
-        log_mu = math.log(n) + _log_falling(k, r) - float(_log_falling(np.array([n]), r)[0])
+        log_mu = math.log(n) + log_falling(k, r) - float(log_falling(np.array([n]), r)[0])
     else:
         raise ValueError(f"unknown placement {placement!r}")
     surv = np.exp(-np.exp(log_mu))

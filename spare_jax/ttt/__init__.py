@@ -57,12 +57,20 @@ proactive restart). May import ``model``, ``kernels`` and ``theory``; not ``rect
 wing above.
 """
 
-from .config import AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, scheme_placement  # noqa: F401
+from .config import AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, scheme_placement
 from .closed_form import (
-    EpochProfile, JAX_MAX_CKPTS, _BLOCK_ELEMS, _ckpts_to_grid_end, _ttt_closed_form, _ttt_closed_form_np,
-    best_tau_grid, epoch_profile, optimize_r_tau, optimize_tau, ttt_theory, young_daly)
-from .epochs import EpochPool  # noqa: F401
+    EpochProfile, JAX_MAX_CKPTS, best_tau_grid, epoch_profile, optimize_r_tau, optimize_tau, ttt_theory, young_daly)
+from .epochs import EpochPool
 from .montecarlo import (
-    _committed, _compute_time, _count_runs, _kept_chain_fn, _run_kept_chains, _sample_epochs_iid, epochs_needed,
-    kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
-from .answer import Policy, Space, optimize, time_to_train  # noqa: F401
+    epochs_needed, kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
+from .answer import Policy, Space, optimize, time_to_train
+
+__all__ = [
+    "AGES", "RESTART_SCALING", "SCHEMES", "TrainingConfig", "check_ages", "scheme_placement",
+    "EpochProfile", "JAX_MAX_CKPTS", "best_tau_grid", "epoch_profile", "optimize_r_tau", "optimize_tau", "ttt_theory",
+    "young_daly",
+    "EpochPool",
+    "epochs_needed", "kept_burn_in", "residual_times", "sample_epochs", "sample_kept_chains", "simulate_ttt",
+    "simulate_ttt_runs",
+    "Policy", "Space", "optimize", "time_to_train",
+]

@@ -116,11 +116,13 @@ def none_ttt_exact(rate: float, taus, ckpt: float, restart: float, work_min: flo
     return fails * (1.0 / rate + restart), fails
 
 
-def _ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts: int, xp=jnp):
-    """Renewal-reward TTT (minutes) for log tau, summing checkpoints 1..max_ckpts; ``xp`` = jax.numpy
+def _ttt_closed_form(log_tau, ckpt, restart, work_min, grid, mean_uptime, max_ckpts: int, xp=jnp):
+    """Renewal-reward TTT (minutes) for log tau, summing checkpoints 1..max_ckpts, on the profile's ``grid``
+    ``(t, log S(t), H(t))``; ``xp`` = jax.numpy
     (differentiable) or numpy (vectorised over a trailing axis of ``log_tau`` values). Callers pass a
     ``max_ckpts`` that reaches the end of the profile grid (``_ckpts_to_grid_end``); the numpy callers use
     ``_ttt_closed_form_np``, which sums in blocks with no cap."""
+    t, log_s, h = grid
     tau = xp.exp(xp.asarray(log_tau))[..., None]
     period = tau + ckpt
     i = xp.arange(1, max_ckpts + 1)
@@ -292,7 +294,7 @@ def _tau_adam(max_ckpts: int, steps: int, learning_rate: float):
     import optax
 
     def loss(log_tau, ckpt, restart, work_min, mean_uptime, t, log_s, h):
-        return jnp.log(_ttt_closed_form(log_tau, ckpt, restart, work_min, t, log_s, h, mean_uptime, max_ckpts))
+        return jnp.log(_ttt_closed_form(log_tau, ckpt, restart, work_min, (t, log_s, h), mean_uptime, max_ckpts))
 
     value_and_grad = jax.value_and_grad(loss)
     opt = optax.adam(learning_rate)
@@ -384,10 +386,10 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
         from .pool import optimize_pool
 
         res = optimize_pool(cluster, cfg, space, schemes, progress)
-        return _optimize_result(res["schemes"], res["curves"], n, gpus, cfg, model, ages, job_rate,
+        return _optimize_result(cluster, cfg, ages, job_rate, res["schemes"], res["curves"],
                                 {s: v["r_searched"] for s, v in res["schemes"].items()},
-                                method=res["method"], epochs_per_r=res["epochs_per_r"], seed=res["seed"],
-                                scenario=scenario.describe())
+                                {"method": res["method"], "epochs_per_r": res["epochs_per_r"], "seed": res["seed"],
+                                 "scenario": scenario.describe()})
     out, curves = {}, {}
 
     def r_values(scheme):
@@ -419,11 +421,15 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
                        "young_interval_min": yd["young_min"], "daly_interval_min": yd["daly_min"],
                        "mean_uptime_min": prof.mean_uptime_min, "r_searched": searched[scheme]}
     bar.close()
-    return _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, method="closed form",
-                            **({} if mb == 1 else {"microbatches": mb}))
+    return _optimize_result(cluster, cfg, ages, job_rate, out, curves, searched,
+                            {"method": "closed form", **({} if mb == 1 else {"microbatches": mb})})
 
 
-def _optimize_result(out, curves, n, gpus, cfg, model, ages, job_rate, searched, **extra) -> dict:
+def _optimize_result(cluster, cfg, ages, job_rate, out, curves, searched, extra: dict) -> dict:
+    """``optimize_r_tau``'s answer: per scheme ``out`` and the ``curves``, the cluster's and the training's
+    settings, ``extra`` (how the optimum was found) and the comparison with replication."""
+    n, model = check_groups_redundancy(cluster.groups, 1)[0], cluster.model
+    gpus = n * model.gpus_per_group
     result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
               "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
               "cluster_mtbf_min": model.cluster_mtbf_min(n), "distribution": model.distribution, "ages": ages,

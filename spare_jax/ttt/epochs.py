@@ -43,9 +43,9 @@ def pool_committed(pool: "EpochPool", upto, tau, period, rows=None):
     """Committed work by time ``upto`` for the pool's epochs (``rows``: a subset, broadcast with ``upto``)."""
     if pool.work_rate is not None:
         rate = pool.work_rate if rows is None else pool.work_rate[rows]
-        return rate * _compute_time(np.asarray(upto, np.float64), tau, period)
+        return rate * compute_time(np.asarray(upto, np.float64), tau, period)
     b = pool.breakpoints if rows is None else pool.breakpoints[rows]
-    return _committed(b, upto, tau, period, pool.depths)
+    return committed_work(b, upto, tau, period, pool.depths)
 
 
 def epoch_ends(pool: "EpochPool", tau, period, ckpt_cost: float):
@@ -106,14 +106,14 @@ def apply_restart_depth(pool: "EpochPool", restart_depth: float | None) -> "Epoc
                                wipeout=pool.uptime.copy())
 
 
-def _level_depths(r: int, m: int):
+def pool_depths(r: int, m: int):
     """``EpochPool.depths`` for m micro-batches (None for m = 1: the depths 1..r)."""
     from ..kernels.overhead import level_depths
 
     return None if m == 1 else np.asarray(level_depths(r, m), np.float64)
 
 
-def _compute_time(t, tau, period):
+def compute_time(t, tau, period):
     """Phi(t): compute (non-checkpoint) time in [0, t]. The remainder is taken from the same quotient
     (not a separate ``mod``), so t at an exact checkpoint time counts ``q tau`` whichever way it rounds."""
     q = np.floor(t / period)
@@ -121,10 +121,10 @@ def _compute_time(t, tau, period):
     return q * tau + np.minimum(rem, tau)
 
 
-def _committed(breakpoints, upto, tau, period, depths=None):
+def committed_work(breakpoints, upto, tau, period, depths=None):
     """Work committed by time ``upto`` (a checkpoint completion) for epochs with these breakpoints (segment
     i at depth ``depths[i]``, default i + 1)."""
     depth = np.arange(1, breakpoints.shape[1]) if depths is None else np.asarray(depths, np.float64)
     b = np.minimum(breakpoints, upto[..., None])
-    phi = _compute_time(b, tau, period)
+    phi = compute_time(b, tau, period)
     return (np.diff(phi, axis=-1) / depth).sum(axis=-1)

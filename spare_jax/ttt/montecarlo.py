@@ -17,7 +17,7 @@ from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
 from .config import Policy, TrainingConfig, check_ages, scheme_placement
 from .epochs import (  # noqa: F401  (kept importable from here)
-    EpochPool, _committed, _compute_time, _level_depths, apply_restart_depth, epoch_ends, pool_committed)
+    EpochPool, apply_restart_depth, epoch_ends, pool_committed, pool_depths as _level_depths)
 
 
 def sample_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling, ages: str = "kept",

@@ -28,7 +28,7 @@ from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
 from .config import SCHEMES, Space, TrainingConfig, scheme_placement
-from .epochs import EpochPool, _level_depths, epoch_yield
+from .epochs import EpochPool, epoch_yield, pool_depths as _level_depths
 
 DEFAULT_POOL_EPOCHS = 20_000
 

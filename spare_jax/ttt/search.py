@@ -141,16 +141,16 @@ def _policy(cand: Candidate, ages: str, elastic_data: str) -> Policy:
                   elastic_data if cand.scheme == "elastic" else "rebalance")
 
 
-def _runs(cluster, training, cand, tau, work_hours, runs, seed, ages, elastic_data) -> dict:
-    """Mean TTT, computing time and interruptions (minutes, per run) of ``runs`` runs."""
+def _runs(cluster, training, cand, tau, runs, seed, ages, elastic_data) -> dict:
+    """Mean TTT, computing time and interruptions (minutes, per run) of ``runs`` runs of ``training`` (its
+    work: the whole, or the screen's short runs)."""
     import numpy as np
 
     from ..kernels.run import run_each
     from ..model.runsetup import RunSetup
 
-    tr = dataclasses.replace(training, work_hours=work_hours)
     pol = _policy(cand, ages, elastic_data)
-    setup = RunSetup.build(_cluster_for(cluster, cand), tr, pol.scheme, pol.redundancy, tau, pol.restart_depth,
+    setup = RunSetup.build(_cluster_for(cluster, cand), training, pol.scheme, pol.redundancy, tau, pol.restart_depth,
                            pol.ages, pol.elastic_data)
     out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES))
     mean = {k: float(np.mean(out[k], dtype=np.float64)) for k in ("ttt", "compute", "restarts")}
@@ -181,6 +181,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     stage. ``stages``: a ``stages.Stages`` for progress by stage (five stages)."""
     w = training.work_hours
     short = w * budget.screen_work
+    screen = dataclasses.replace(training, work_hours=short)  # the short runs of stages 1-3
     grid = candidates(cluster, space)
     layouts = list(dict.fromkeys(c.layout() for c in grid))
     log, spent = [], {"runs": 0, "run_hours": 0.0}
@@ -201,7 +202,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     for lay in layouts:
         cand = Candidate(lay[0], lay[1], lay[2], None, lay[3])
         tau0 = min(first_tau(cluster, training.ckpt_cost_min, cand.redundancy), 60.0 * short)
-        res = _runs(cluster, training, cand, tau0, short, budget.screen_runs, seed, ages, space.elastic_data)
+        res = _runs(cluster, screen, cand, tau0, budget.screen_runs, seed, ages, space.elastic_data)
         tau_of[lay] = _pooled_daly(training, res, budget.screen_runs)
     note("pilot", layouts, budget.screen_runs, short, len(layouts))
 
@@ -210,7 +211,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     rows = []
     for cand in grid:
         tau = tau_of[cand.layout()]
-        res = _runs(cluster, training, cand, tau, short, budget.screen_runs, seed, ages, space.elastic_data)
+        res = _runs(cluster, screen, cand, tau, budget.screen_runs, seed, ages, space.elastic_data)
         rows.append({"cand": cand, "tau": tau, "ttt_min": res["ttt_min"]})
     kept = _best_per_scheme(rows, budget.keep)
     note("screen", rows, budget.screen_runs, short, len(kept))
@@ -221,8 +222,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     trial = [{"cand": r["cand"], "tau": min(r["tau"] * f, 60.0 * w)} for r in kept for f in space.tau_factors]
     say(f"search 3/5: interval, {len(trial)} (candidate, tau) x {runs3} runs of {short:,.4g} h")
     for r in trial:
-        r["ttt_min"] = _runs(cluster, training, r["cand"], r["tau"], short, runs3, seed, ages,
-                             space.elastic_data)["ttt_min"]
+        r["ttt_min"] = _runs(cluster, screen, r["cand"], r["tau"], runs3, seed, ages, space.elastic_data)["ttt_min"]
     finalists = _best_per_scheme(trial, budget.keep, budget.finalists)
     note("interval", trial, runs3, short, len(finalists))
 
@@ -230,8 +230,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     say(f"search 4/5: full length, {len(finalists)} finalists x {budget.full_runs} runs of {w:,.4g} h")
     win = {}
     for r in finalists:
-        r.update(_runs(cluster, training, r["cand"], r["tau"], w, budget.full_runs, seed, ages,
-                       space.elastic_data))
+        r.update(_runs(cluster, training, r["cand"], r["tau"], budget.full_runs, seed, ages, space.elastic_data))
         s = r["cand"].scheme
         if s not in win or r["ttt_min"] < win[s]["ttt_min"]:
             win[s] = r
@@ -245,8 +244,8 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
             tau = min(daly * f, 60.0 * w)
             if abs(tau / r["tau"] - 1.0) < 0.05:
                 continue
-            row = {"cand": r["cand"], "tau": tau, **_runs(cluster, training, r["cand"], tau, w, budget.full_runs,
-                                                            seed, ages, space.elastic_data)}
+            row = {"cand": r["cand"], "tau": tau, **_runs(cluster, training, r["cand"], tau, budget.full_runs, seed,
+                                                            ages, space.elastic_data)}
             again.append(row)
             if row["ttt_min"] < win[s]["ttt_min"]:
                 win[s] = row

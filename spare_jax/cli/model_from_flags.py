@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from ..model.bounds import GROUP_MTBF_RANGE
 from ..model.bounds import check as check_bound
-from .args import _check_job_flags
-from .base import _given
+from .args import check_job_flags
+from .base import was_given
 
 
-def _preset_job_wide(args) -> bool:
+def preset_job_wide(args) -> bool:
     """Whether the job-wide rate comes from the preset: it has one, and no flag or ``--config`` sets
     ``--job-mtbf-min`` or ``--job-fraction``."""
     return (getattr(args, "preset_job_mtbf", None) is not None and args.job_mtbf is None
@@ -18,7 +18,7 @@ def _preset_job_wide(args) -> bool:
             and getattr(args, "cfg_job_fraction", None) is None)
 
 
-def _scenario(args, groups: int, gpus: float | None = None):
+def scenario_from_flags(args, groups: int, gpus: float | None = None):
     """The ``Scenario`` of the flags (and of a ``[scenario]`` table), validated against N; a preset's job-wide
     MTBF carried to this cluster's ``gpus`` (default N x --gpus-per-group) by ``--job-scaling``."""
     from ..model.scenario import RINGS, DomainLevel, Scenario, read_group_mtbf_file, read_ring_file
@@ -35,7 +35,7 @@ def _scenario(args, groups: int, gpus: float | None = None):
     ring = args.ring or "contiguous"
     if ring not in RINGS:
         ring = read_ring_file(ring)
-    _check_job_flags(args)
+    check_job_flags(args)
     job_mtbf, job_fraction = args.job_mtbf, args.job_fraction
     if job_mtbf is None and job_fraction is None:
         # flags win over --config, which wins over a preset
@@ -43,7 +43,7 @@ def _scenario(args, groups: int, gpus: float | None = None):
         if job_mtbf is not None and job_fraction is not None:
             raise ValueError("--config: job_mtbf and job_fraction: give one of them")
     scaling = getattr(args, "job_scaling", "per-gpu")
-    if _preset_job_wide(args):
+    if preset_job_wide(args):
         from ..model.presets import get_preset
 
         job_mtbf = get_preset(args.preset).job_mtbf_min(groups * args.gpus_per_group if gpus is None else gpus,
@@ -75,7 +75,7 @@ def _scenario(args, groups: int, gpus: float | None = None):
     return scenario
 
 
-def _scenario_table(section, path):
+def parse_scenario_table(section, path):
     """``[scenario]`` of a config file: flag settings, plus ``domains`` (a list of {size, mtbf[, name]})."""
     from ..model.scenario import DomainLevel
 
@@ -102,7 +102,7 @@ def _scenario_table(section, path):
     return table, parsed
 
 
-def _repair(args):
+def repair_from_flags(args):
     """The ``Repair`` of the flags (with the spare pool of ``--spares``/``--hardware-repair`` where the command
     takes them), or None when neither ``--repair-time`` nor ``--spares`` is given."""
     spares, hardware = getattr(args, "spares", None), getattr(args, "hardware_repair", None)
@@ -126,13 +126,15 @@ def _repair(args):
                   1.0 if args.repair_sigma is None else args.repair_sigma, spares, hardware)
 
 
-def _repair_times(args) -> tuple | None:
+def repair_times_from_flags(args) -> tuple | None:
     """The repair times to search where ``--repair-time`` lists several (None: one or none)."""
     times = getattr(args, "repair_time", None)
     return tuple(times) if isinstance(times, list) and len(times) > 1 else None
 
 
-def _model(args):
+def failure_model_from_flags(args):
+    """The ``FailureModel`` of the flags: the reference MTBF, or ``--group-mtbf-min``/``--gpu-mtbf-hours``,
+    checked against the per-group MTBF range."""
     from ..model.failures import FailureModel
 
     mtbf = args.mtbf  # the reference cluster's MTBF in minutes (FailureModel.system_mtbf_min)
@@ -143,7 +145,7 @@ def _model(args):
     elif getattr(args, "gpu_mtbf_hours", None) is not None:
         mtbf = args.gpu_mtbf_hours * 60.0 / args.reference_gpus
     if (args.weibull_shape != 1.0 and args.distribution == "exponential"
-            and _given(args, "weibull_shape")):
+            and was_given(args, "weibull_shape")):
         raise ValueError("--weibull-shape applies to --distribution weibull only (exponential failures have no "
                          "shape); add --distribution weibull or drop it")
     group_mtbf = mtbf * args.reference_gpus / args.gpus_per_group
@@ -155,14 +157,16 @@ def _model(args):
                         args.weibull_shape)
 
 
-def _training(args):
+def training_from_flags(args):
+    """The ``TrainingConfig`` of the flags: W, C, R, its scaling and the reference GPU count."""
     from ..ttt import TrainingConfig
 
     return TrainingConfig(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
                           args.reference_gpus)
 
 
-def _scheme_list(text: str) -> tuple:
+def scheme_list(text: str) -> tuple:
+    """An argparse type: a comma-separated list of schemes."""
     import argparse
 
     items = tuple(x.strip() for x in str(text).split(","))

@@ -1,5 +1,5 @@
 """The plan's rows from whole training runs: with repair, the joint search (``ttt.search.joint_search``) over
-scheme x r x m x D_max x tau picks each scheme's configuration and its runs fill the row; ``_run_fields``
+scheme x r x m x D_max x tau picks each scheme's configuration and its runs fill the row; ``run_fields``
 and ``failures_endured`` serve every row."""
 
 from __future__ import annotations
