@@ -169,7 +169,24 @@ def cmd_bench(args) -> dict:
                         not args.quiet).to_json()
 
 
+def _check_out_dir(path: str, flag: str) -> None:
+    """Create the result directory ``path`` and write a file in it before any work (ValueError naming ``flag``
+    otherwise): a permission check alone passes where writing fails (``/proc/nope`` for root)."""
+    import os
+    import tempfile
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        return  # run_report says it is not a directory
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{flag} {path}: cannot write there: {exc.strerror}") from None
+
+
 def cmd_run(args) -> dict:
+    _check_out_dir(args.out_dir or ("figures" if args.full else "results"), "--out-dir")
     from ..suite import format_summary, run_report
 
     summary = run_report(args.out_dir, full=args.full, seed=args.seed, progress=not args.quiet).to_json()
