@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from .args import _policy_search_args, _repair_args, _scenario_args
+from ..model.bounds import BOUNDS
 from .base import _bounded, _help
 from .values import _preset_job_wide, _repair, _repair_times, _scenario, _scheme_list
 from ..planner import plan as planmod
@@ -200,6 +201,10 @@ def cmd_plan(args) -> dict:
             def check(node_mtbf_hours):
                 planmod.check_fitted_mtbf(gpg, node_mtbf_hours, args.gpus_per_node)
         log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
+        top = BOUNDS["log_window_hours"][2]  # a window taken from the last failure is unchecked otherwise
+        if log.window_hours > top:
+            raise ValueError(f"--failure-log {args.failure_log}: the observation window (its last failure time) "
+                             f"must be at most {top:g} h, got {log.window_hours:g}")
         args.late_notes = [m for m in [guessed_warning(log)] if m]  # printed by main once the plan is done
         fit = fit_log(log, check=check)
         mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"
