@@ -15,6 +15,12 @@ def _sampling(args, count: int):
     """The Monte Carlo's execution from the flags: sample size, seed, chunks, devices, --out, progress."""
     from ..model.cluster import Sampling
 
+    out = getattr(args, "out", None)
+    if out:  # before the kernels are compiled: a place that cannot hold the run is refused at once
+        from ..kernels.driver import ChunkStore
+
+        ChunkStore.check_dir(out)
+        _check_out_dir(out, "--out")
     return Sampling(count, getattr(args, "seed", 0), getattr(args, "chunk_size", None), getattr(args, "devices", None),
                     getattr(args, "out", None), not getattr(args, "quiet", False))
 
@@ -176,7 +182,7 @@ def _check_out_dir(path: str, flag: str) -> None:
     import tempfile
 
     if os.path.exists(path) and not os.path.isdir(path):
-        return  # run_report says it is not a directory
+        return  # the caller says it is not a directory
     try:
         os.makedirs(path, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
