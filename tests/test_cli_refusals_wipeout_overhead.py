@@ -146,3 +146,23 @@ def test_python_dash_m_entry_point_and_exit_code():
                           text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_the_refusal_check_sees_a_compile_and_ends_a_hang(monkeypatch, capsys):
+    """tests/refusal.py itself: its compile counter counts (a renamed JAX event would leave it at 0) and its
+    alarm ends a command that does not return."""
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    import refusal
+
+    before = refusal._COMPILES[0]
+    jax.jit(lambda x: x * 3 + 1)(jnp.arange(7.0))
+    assert refusal._COMPILES[0] > before
+    monkeypatch.setattr(refusal, "main", lambda argv: time.sleep(30))
+    t0 = time.perf_counter()
+    with pytest.raises(refusal.RefusalHang):
+        refused(["wipeout"], [], capsys, max_s=0.5)
+    assert time.perf_counter() - t0 < 5
