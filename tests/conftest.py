@@ -94,7 +94,6 @@ SLOW = {
     "tests/test_presets.py::test_cli_preset_defaults_and_what_wins",
     "tests/test_scenario.py::test_cli_ttt_and_optimize_under_domains",
     "tests/test_wipeout_mc.py::test_same_seed_any_chunk_size_identical_histogram",
-    "tests/test_cli_bad_input.py::test_two_processes_on_one_out_dir",
     "tests/test_plan.py::test_cli_plan_preset_llama3_16k",
     "tests/test_microbatch.py::test_overhead_monte_carlo_agrees_with_theory",
     "tests/test_microbatch.py::test_overhead_with_one_microbatch_is_bit_for_bit_the_default",

@@ -36,6 +36,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
         raise CLIError(f"{self.prog}: {message}")
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, refusing ``--flag=--``: argparse drops that ``--`` as the end-of-options marker and
+        stores an empty list without calling the flag's type (a number flag then failed deep inside with
+        a traceback; a file flag was taken as not given)."""
+        ns, extras = super().parse_known_args(args, namespace)
+        for a in self._actions:
+            if a.option_strings and a.nargs is None and a.default != [] and getattr(ns, a.dest, None) == []:
+                self.error(f"argument {'/'.join(a.option_strings)}: expected one argument, got '--'")
+        return ns, extras
+
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 

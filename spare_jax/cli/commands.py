@@ -16,6 +16,12 @@ def _sampling(args, count: int):
     """The Monte Carlo's execution from the flags: sample size, seed, chunks, devices, --out, progress."""
     from ..model.cluster import Sampling
 
+    out = getattr(args, "out", None)
+    if out:  # before the kernels are compiled: a place that cannot hold the run is refused at once
+        from ..kernels.driver import ChunkStore
+
+        ChunkStore.check_dir(out)
+        _check_out_dir(out, "--out")
     return Sampling(count, getattr(args, "seed", 0), getattr(args, "chunk_size", None), getattr(args, "devices", None),
                     getattr(args, "out", None), not getattr(args, "quiet", False))
 
@@ -170,7 +176,24 @@ def cmd_bench(args) -> dict:
                         not args.quiet).to_json()
 
 
+def _check_out_dir(path: str, flag: str) -> None:
+    """Create the result directory ``path`` and write a file in it before any work (ValueError naming ``flag``
+    otherwise): a permission check alone passes where writing fails (``/proc/nope`` for root)."""
+    import os
+    import tempfile
+
+    if os.path.exists(path) and not os.path.isdir(path):
+        return  # the caller says it is not a directory
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{flag} {path}: cannot write there: {exc.strerror}") from None
+
+
 def cmd_run(args) -> dict:
+    _check_out_dir(args.out_dir or ("figures" if args.full else "results"), "--out-dir")
     from ..suite import format_summary, run_report
 
     summary = run_report(args.out_dir, full=args.full, seed=args.seed, progress=not args.quiet).to_json()

@@ -100,6 +100,9 @@ def apply_config(parser, argv):
         raise ValueError(f"--config: {path} is not valid TOML: {exc}") from None
     except RecursionError:  # arrays or inline tables nested thousands deep
         raise ValueError(f"--config: {path} nests arrays or tables too deeply") from None
+    if not cfg:  # an empty file (or comments only) is almost surely the wrong file: the run would use defaults
+        raise ValueError(f"--config: {path} holds no settings (empty or comments only); give a file with settings "
+                         "or drop --config")
     command = next((a for a in rest if not a.startswith("-")), None)
     subs = parser._subparsers._group_actions[0].choices
     sub = subs.get(command) if command else None

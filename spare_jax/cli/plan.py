@@ -14,6 +14,7 @@ from .args import policy_search_args, repair_args, scenario_args
 from .base import bounded, bound_help
 from .model_from_flags import (
     preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list)
+from ..model.bounds import BOUNDS
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
@@ -204,7 +205,14 @@ def cmd_plan(args) -> dict:
         if (args.fit_law or "exponential") == "exponential":  # an absurd fitted MTBF: refused before more work
             def check(node_mtbf_hours):
                 planmod.check_fitted_mtbf(gpg, node_mtbf_hours, args.gpus_per_node)
-        log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
+        try:
+            log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
+        except ValueError as exc:  # the log's own messages name its path and line: say which flag gave it
+            raise ValueError(str(exc) if str(exc).startswith("--failure-log") else f"--failure-log: {exc}") from None
+        top = BOUNDS["log_window_hours"][2]  # a window taken from the last failure is unchecked otherwise
+        if log.window_hours > top:
+            raise ValueError(f"--failure-log {args.failure_log}: the observation window (its last failure time) "
+                             f"must be at most {top:g} h, got {log.window_hours:g}")
         args.late_notes = [m for m in [guessed_warning(log)] if m]  # printed by main once the plan is done
         fit = fit_log(log, check=check)
         mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"

@@ -120,6 +120,15 @@ def describe(name: str) -> str:
     return f"range {f(lo)}..{f(hi)}" + (f" {unit}" if unit else "")
 
 
+def _shown(value) -> str:
+    """``value`` as a refusal quotes it: an integer of more than 21 digits in scientific form (4 digits kept),
+    so that a line stays readable (``N = 1e300`` in a config file is the integer 10^300)."""
+    if isinstance(value, int) and abs(value) >= 10**21:
+        digits = str(abs(value))
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+    return repr(value)
+
+
 def check(name: str, value, label: str | None = None):
     """``value`` within ``BOUNDS[name]`` (ValueError naming ``label`` or the parameter otherwise)."""
     kind, lo, hi, _ = BOUNDS[name]
@@ -140,7 +149,7 @@ def check(name: str, value, label: str | None = None):
         if not math.isfinite(value):
             raise ValueError(f"{label} must be a finite number, got {value!r}")
     if value < lo or value > hi:
-        raise ValueError(f"{label} must be in {describe(name).removeprefix('range ')}, got {value!r}")
+        raise ValueError(f"{label} must be in {describe(name).removeprefix('range ')}, got {_shown(value)}")
     return value
 
 
