@@ -52,7 +52,7 @@ import time
 import numpy as np
 
 from spare_jax.model.runsetup import RunSetup
-from spare_jax.suite.refrun import reference_runs
+from spare_jax.reference.refrun import reference_runs
 
 AIRESIM_COMMIT = "7b139c741671078301913473cfe92bd9211235ab"
 UNLIMITED_AIRESIM = 50  # spare servers that never run out in these settings

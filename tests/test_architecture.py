@@ -1,22 +1,24 @@
 """The package's wings import downwards only: cli -> planner | suite -> measure | ttt | rectlr -> kernels | theory
--> model.
+| reference -> model.
 
 Every ``import``/``from ... import`` of spare_jax (module level and inside functions) is walked; an import of
 a wing above, or of a sibling on the same level, fails, and so does a circle between modules. The leaf
 utilities (``plotting``, ``stages``, ``results``) import nothing of ours and may be used by any wing; the
-package root and ``__main__`` are left out.
+package root and ``__main__`` are left out. The independent reference simulators (``reference``) import
+the model only, and in the package only the benchmark (``suite.bench``) runs them.
 
 No public function or method takes more than 8 parameters (the values ``Cluster``, ``Sampling`` and small
 option classes carry the rest); the few still above are listed, and the list may only shrink.
 """
 import ast
 import os
+import re
 
 import pytest
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spare_jax")
-LEVEL = {"model": 0, "kernels": 1, "theory": 1, "measure": 2, "ttt": 2, "rectlr": 2, "planner": 3, "suite": 3,
-         "cli": 4}
+LEVEL = {"model": 0, "kernels": 1, "theory": 1, "reference": 1, "measure": 2, "ttt": 2, "rectlr": 2, "planner": 3,
+         "suite": 3, "cli": 4}
 LEAVES = {"plotting", "stages", "results"}
 
 
@@ -123,6 +125,35 @@ def test_no_import_circle():
         if v not in index:
             visit(v)
     assert not comps, f"import circles: {comps}"
+
+
+def test_the_reference_simulators_import_the_model_only():
+    """``reference`` is checked against the engine, so it may lean on nothing but the model (not even the leaf
+    utilities)."""
+    mods = [n for n in GRAPH if _wing(n) == "reference"]
+    assert {"reference.refrun", "reference.simpyrun"} <= set(mods)
+    bad = [f"{n} -> {t}" for n in mods for t in GRAPH[n] if _wing(t) not in ("model", "reference")]
+    assert not bad, f"the reference simulators import more than the model: {bad}"
+
+
+def test_only_the_benchmark_imports_the_reference_simulators():
+    """In the package only ``suite.bench`` runs the reference simulators (tests and experiments use them too)."""
+    users = sorted(n for n, targets in GRAPH.items()
+                   if _wing(n) != "reference" and any(_wing(t) == "reference" for t in targets))
+    assert users == ["suite.bench"], f"modules importing spare_jax.reference: {users} (only suite.bench may)"
+
+
+def test_the_architecture_page_names_every_module_in_its_wing():
+    """docs/architecture.md matches the tree, module by module: a table row per wing naming each of its
+    modules, and the leaf utilities in the text."""
+    page = open(os.path.join(os.path.dirname(ROOT), "docs", "architecture.md")).read()
+    rows = dict(re.findall(r"^\| `(\w+)/` \| (.*) \|$", page, re.MULTILINE))
+    assert set(rows) == set(LEVEL), f"wings in the table {sorted(rows)} against the tree {sorted(LEVEL)}"
+    missing = [n for n in CHECKED if "." in n and n.count(".") == 1
+               and f"`{n.split('.')[1]}`" not in rows[_wing(n)]]
+    assert not missing, f"modules docs/architecture.md does not name in their wing's row: {missing}"
+    assert all(f"`{leaf}`" in page for leaf in LEAVES)
+    assert not [n for n in CHECKED if n.count(".") > 1], "a wing within a wing: give it a row of its own"
 
 
 def test_the_walk_sees_the_real_imports():

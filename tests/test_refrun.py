@@ -1,4 +1,4 @@
-"""The independent whole-run reference (spare_jax.suite.refrun) against what follows from SPEC §12 by hand.
+"""The independent whole-run reference (spare_jax.reference.refrun) against what follows from SPEC §12 by hand.
 
 Deterministic runs use a scripted generator: group clocks, domain/job gaps and domain picks come from lists
 (group clock values are the times to failure because the scripted setups use MTBF 1, k = 1, so the Weibull
@@ -13,8 +13,8 @@ import pytest
 from scipy.integrate import quad
 
 from spare_jax.model.runsetup import RunSetup
-from spare_jax.suite import refrun
-from spare_jax.suite.refrun import DepthOracle, reference_runs, simulate_run, summary
+from spare_jax.reference import refrun
+from spare_jax.reference.refrun import DepthOracle, reference_runs, simulate_run, summary
 
 BIG = 1e12
 

@@ -1,4 +1,4 @@
-"""The whole-run kernel (``kernels.run``) against the independent reference (``suite.refrun``: NumPy, one
+"""The whole-run kernel (``kernels.run``) against the independent reference (``reference.refrun``: NumPy, one
 run at a time, depth by max-flow, written from SPEC §12 without reading the kernel): mean TTT and slowdown
 within 4 standard errors (of the difference) with each lever alone and with every lever on at once, and
 exact checks that need no statistics (no failures; chunk independence; censoring refused). A finite spare
@@ -18,7 +18,7 @@ from spare_jax.model.repair import Repair
 from spare_jax.model.runsetup import RunSetup
 from spare_jax.model.scenario import DomainLevel, Scenario
 from spare_jax.model.training import Training
-from spare_jax.suite.refrun import reference_runs, summary
+from spare_jax.reference.refrun import reference_runs, summary
 
 
 def _model(n: int, group_mtbf: float, dist: str = "exponential", shape: float = 1.0) -> FailureModel:

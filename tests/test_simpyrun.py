@@ -1,4 +1,4 @@
-"""The SimPy whole-run simulator (``suite.simpyrun``) against results derived by hand from SPEC §12.
+"""The SimPy whole-run simulator (``reference.simpyrun``) against results derived by hand from SPEC §12.
 
 * No failures: TTT = d W + ceil(d W / tau) C exactly (d = 1; ``rep``: d = r).
 * ``none`` with exponential clocks, domains and job-wide failures, no repair: the run regenerates at every
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from spare_jax.model.runsetup import RunSetup
-from spare_jax.suite.simpyrun import EventLimitExceeded, KEYS, simpy_run, simpy_runs
+from spare_jax.reference.simpyrun import EventLimitExceeded, KEYS, simpy_run, simpy_runs
 
 NEVER = 1e15
 SHARP = 1e7  # a Weibull shape this large makes a clock its mean within 1e-5 relative
@@ -235,7 +235,7 @@ def _least_capacity_networkx(n, r, m, down):
 
 
 def test_depth_search_from_the_previous_depth_matches_networkx():
-    from spare_jax.suite.simpyrun import _Run
+    from spare_jax.reference.simpyrun import _Run
     n, r, m = 12, 3, 3
     run = _Run(setup(n=n, r=r, m=m), np.random.default_rng(0), 10)
     rng = np.random.default_rng(9)

@@ -1,6 +1,6 @@
 """The fast paths of ``ttt`` (closed forms, epoch pools) follow a training run as it happens: the last
 interval is partial, the proactive checkpoint is exposed to failures, kept Weibull ages run whole runs;
-and they agree with the independent whole-run reference (``suite.refrun``) where a number has no closed
+and they agree with the independent whole-run reference (``reference.refrun``) where a number has no closed
 form."""
 import json
 import math
@@ -16,7 +16,7 @@ from spare_jax.model.repair import Repair
 from spare_jax.model.runsetup import RunSetup
 from spare_jax.model.scenario import Scenario
 from spare_jax.model.training import Training
-from spare_jax.suite.refrun import reference_runs, summary
+from spare_jax.reference.refrun import reference_runs, summary
 from spare_jax.ttt.answer import time_to_train
 from spare_jax.ttt.config import Policy
 from spare_jax.ttt.epochs import EpochPool, apply_restart_depth, epoch_ends, pool_committed

@@ -5,8 +5,8 @@
 its defaults (or ``--quick`` sizes) through one call, ``summary.run_report``. ``bench`` measures the kernels
 against NumPy and SimPy references (``bench.bench_report``, what ``spare-jax bench`` prints).
 
-May import every wing below it (``model``, ``kernels``, ``theory``, ``ttt``, ``rectlr``); not ``planner``
-(its sibling) nor ``cli``.
+May import every wing below it (``model``, ``kernels``, ``theory``, ``measure``, ``ttt``, ``rectlr``; the
+reference simulators, ``reference``, from ``bench`` only); not ``planner`` (its sibling) nor ``cli``.
 """
 
 from .common import experiment_args

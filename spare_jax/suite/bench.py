@@ -256,14 +256,14 @@ def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: floa
 
 def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
     """Events/s of the whole-run kernel (``kernels.run``, after compilation) against the independent NumPy
-    reference (``suite.refrun``) and the SimPy simulation (``suite.simpyrun``) of the same runs, in one
+    reference (``reference.refrun``) and the SimPy simulation (``reference.simpyrun``) of the same runs, in one
     run: ``simpyrun.bench_setup()`` (spare, N = 64, r = 3, m = 4, group MTBF 3000 min, fixed 300-min
     repair, W = 48 h, C = 2, R = 10, tau = 60). The two Python simulators run whole runs for about
     ``seconds`` each; their mean TTTs sit beside the kernel's as a check."""
     from ..kernels.run import simulate_runs, summarize
     from ..model.cluster import Sampling
-    from .refrun import reference_runs
-    from .simpyrun import bench_setup, simpy_runs
+    from ..reference.refrun import reference_runs
+    from ..reference.simpyrun import bench_setup, simpy_runs
 
     setup = bench_setup()
     simulate_runs(setup, Sampling(count=runs, seed=1, chunk_size=runs))  # compile

@@ -78,7 +78,7 @@ def epoch_profile(scheme: str, groups: int, redundancy: int, model: FailureModel
     m = int(microbatches) if scheme == "spare" else 1
     x, cdf = theory.depth_profile_in_time(kind, n, r, points, depth=(scheme == "spare"), microbatches=m)
     if model.distribution == "exponential":
-        t = x / model.group_rate_per_min  # unchanged exponential path (bit-for-bit the earlier numbers)
+        t = x / model.group_rate_per_min  # exponential clocks: the hazard is linear in time, t = x / lambda
     else:
         t = theory.time_from_hazard(x, model)
     s_t = cdf[:, -1]
