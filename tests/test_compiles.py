@@ -2,6 +2,7 @@
 the repair kernel compiles nothing (the optax habit of asserting that a second call does not recompile)."""
 
 import dataclasses
+import os
 
 from spare_jax.kernels.compiles import count_compiles
 from spare_jax.kernels.repair import EpochOptions, simulate_repair
@@ -48,3 +49,20 @@ def test_changed_repair_time_and_horizon_compile_nothing_in_epochs():
         b = simulate_repair(pl, sampling, model=model, repair=Repair(31.0, "exp"), options=EpochOptions(max_time=2e4))
     assert (seen.compiles, seen.lowerings) == (0, 0)
     assert a.uptime_mean_min != b.uptime_mean_min
+
+
+def test_compile_cache_directory_follows_the_environment():
+    from spare_jax.kernels.compile_cache import cache_dir
+
+    assert cache_dir({"XDG_CACHE_HOME": "/c"}) == "/c/spare-jax/jax"
+    assert cache_dir({}).endswith("/.cache/spare-jax/jax")
+    assert cache_dir({"SPARE_JAX_COMPILE_CACHE": "/elsewhere", "XDG_CACHE_HOME": "/c"}) == "/elsewhere"
+    assert cache_dir({"SPARE_JAX_COMPILE_CACHE": "off"}) is None
+    assert cache_dir({"SPARE_JAX_COMPILE_CACHE": "OFF "}) is None
+
+
+def test_the_suite_shares_one_cache_in_the_repository():
+    import jax
+
+    assert jax.config.jax_compilation_cache_dir.endswith(".jax_cache") or \
+        os.environ.get("SPARE_JAX_COMPILE_CACHE") == jax.config.jax_compilation_cache_dir

@@ -279,6 +279,7 @@ def test_plan_sensitivity_directions_and_table():
     assert "MTBF x2" in text and "job-wide rate /2" in text and "keep r*" in text
 
 
+@pytest.mark.slow
 def test_cli_plan_preset_llama3_16k(capsys):
     code = main(["plan", "--preset", "llama3-16k", "--r-max", "2", "--epochs", "500", "--runs", "10",
                  "--no-sensitivity", "--json", "--quiet"])

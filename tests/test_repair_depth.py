@@ -48,6 +48,7 @@ def test_depth_with_repair_matches_hall_reference(kind, n, r, law):
     assert 1 < res.overhead < r and 1 < res.time_avg_depth < r
 
 
+@pytest.mark.slow
 def test_depth_never_repaired_equals_static_overhead():
     pl = make_placement("stacked", 60, 4)
     model = FailureModel()
@@ -107,6 +108,7 @@ def test_rare_wipeout_interval_known_answer():
     assert clopper_pearson(0, 100) == (0.0, pytest.approx(1 - 0.025 ** (1 / 100)))
 
 
+@pytest.mark.slow
 def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
     import json
 
