@@ -123,7 +123,7 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["runs"] == 20 and out["mc_ttt_hours"] > 10
-    assert main(["optimize", "--r-max", "2", "--epochs", "500", "--work-hours", "10", "--ckpt-cost", "2",
+    assert main(["optimize", "--r-max", "2", "--work-hours", "10", "--ckpt-cost", "2",
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["schemes"]["spare"]["r_star"] in (1, 2)

@@ -533,7 +533,8 @@ def test_cli_ttt_and_optimize_under_domains(capsys):
     code, out, err = _cli(["optimize", "--r-max", "2", "--epochs", "500", "--curves"] + flags, capsys)
     assert code == 0, err
     res = json.loads(out)
-    assert res["method"].startswith("Monte Carlo") and res["epochs_per_r"] == 500
+    assert res["method_detail"].startswith("Monte Carlo") and res["epochs_per_r"] == 500
+    assert res["method"] == "epoch_pool"
     assert [c["r"] for c in res["curves"]["spare"]] == [1, 2]
     assert all(c["ttt_stderr_hours"] > 0 for c in res["curves"]["spare"])
     # Weibull clocks under domains: no epoch pool follows them, whole training runs answer (refused before they
@@ -541,4 +542,4 @@ def test_cli_ttt_and_optimize_under_domains(capsys):
     code, out, err = _cli(["optimize", "--r-max", "2", "--distribution", "weibull", "--weibull-shape", "0.7", "--ages",
                            "renewed"] + flags, capsys)
     assert code == 0, err
-    assert json.loads(out)["method"].startswith("whole training runs")
+    assert json.loads(out)["method_detail"].startswith("whole training runs")

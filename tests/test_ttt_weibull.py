@@ -208,13 +208,13 @@ def test_cli_ages(capsys):
     data = json.loads(capsys.readouterr().out)
     # kept Weibull ages: whole training runs (every clock new at the start, clocks running during a restart)
     assert data["theory_ttt_hours"] is None and data["runs"] == 6
-    assert data["method"] == "whole training runs, event by event"
+    assert (data["method"], data["method_detail"]) == ("whole_runs", "whole training runs, event by event")
     # optimize with kept Weibull ages has no closed form: whole training runs answer it (they were refused
     # before the whole-run kernel), r screened around the renewed model's r*
     assert main(["optimize", "-N", "24", "--r-max", "3", "--work-hours", "20", "--json", "--quiet",
                  "--distribution", "weibull", "--weibull-shape", "0.7"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["method"].startswith("whole training runs") and data["ages"] == "kept"
+    assert data["method"] == "whole_runs" and data["ages"] == "kept"
     assert all(1 <= e["r_star"] <= 3 and e["ttt_hours"] > 20 for e in data["schemes"].values())
 
 
