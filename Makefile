@@ -37,4 +37,4 @@ bench: $(TSTAMP)
 	$(PY) -m spare_jax bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .jax_cache  # .jax_cache: the tests' compilation cache

@@ -27,7 +27,7 @@ def test_ttt_with_spares_answers_by_whole_runs(tmp_path, capsys):
     path.write_text("[ttt]\nspares = 2\nhardware-repair = 600\nrepair-time = 60\n")
     assert main(TTT + ["--config", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["method"] == "whole training runs, event by event"
+    assert out["method_detail"] == "whole training runs, event by event" and out["method"] == "whole_runs"
     assert out["spares"] == 2 and out["hardware_repair_min"] == 600.0 and out["repair_time_min"] == 60.0
     assert out["mc_stall_hours_mean"] > 0 and out["theory_slowdown"] is None
     assert main(TTT + ["--spares", "2", "--hardware-repair", "600", "--repair-time", "60", "--json"]) == 0

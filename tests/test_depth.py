@@ -26,6 +26,7 @@ def _alive_states(n, count, rng):
     return alive
 
 
+@pytest.mark.slow
 def test_kernel_depth_equals_hopcroft_karp_on_2000_states():
     rng = np.random.default_rng(0)
     checked = 0

@@ -47,8 +47,9 @@ def _host_reference(fn, words, trials, n):
     return np.bincount(t, minlength=n + 2), exact_units(up), exact_units(up * up), events
 
 
-@pytest.mark.parametrize("scenario", [None, Scenario(domains=(DomainLevel(4, 20_000.0),), ring="interleaved",
-                                                     job_mtbf_min=3000.0)], ids=["plain", "scenario"])
+@pytest.mark.parametrize("scenario", [None, pytest.param(Scenario(domains=(DomainLevel(4, 20_000.0),), ring="interleaved",
+                                                                  job_mtbf_min=3000.0), marks=pytest.mark.slow)],
+                         ids=["plain", "scenario"])
 def test_wipeout_statistics_bit_identical_to_host_accumulation_for_any_chunk(scenario):
     pl, model, trials = make_placement("stacked", 48, 3), FailureModel(), 3001
     words = as_uint32_key_words(5)
@@ -97,6 +98,7 @@ def test_state_file_resume_and_refusals(tmp_path):
         simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500, out_dir=str(old)))
 
 
+@pytest.mark.slow
 def test_overhead_statistics_bit_identical_to_host_accumulation():
     from spare_jax.kernels.overhead import ExactRatio, _jitted as overhead_jitted, harmonic_sojourns, simulate_overhead
 

@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = r"""
 import json, jax, numpy as np
 from spare_jax.model.cluster import Sampling
@@ -35,6 +37,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_one_and_four_devices_give_identical_results():
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600)

@@ -36,7 +36,7 @@ def test_elastic_ttt_runs_and_its_slowdown_meets_the_stationary_one(capsys, data
                  "--ckpt-cost", "2", "--restart", "10", "--runs", "100", "--json", "--quiet"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["scheme"] == "elastic" and d["elastic_data"] == data and d["placement"] == "elastic"
-    assert d["method"] == "whole training runs, event by event"
+    assert (d["method"], d["method_detail"]) == ("whole_runs", "whole training runs, event by event")
     assert abs(d["mc_slowdown"] / d["theory_slowdown"] - 1) < 0.01, d
     assert d["mc_slowdown"] < d["theory_slowdown"] + 4 * d["mc_slowdown_stderr"]
     # shrink keeps each survivor's shard: the slowdown is 1 / (1 - p); rebalance rounds the depth up

@@ -47,7 +47,13 @@ def test_the_comparison_sees_a_moved_number():
     assert differences({"a": True}, {"a": 1})
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# the heavier invocations run in the slow tier (the fast tier keeps wipeout, overhead, reorder, ttt, optimize
+# and presets)
+SLOW_CASES = ("wipeout_scenario", "wipeout_repair", "overhead_microbatches", "place", "plan", "ttt_none")
+
+
+@pytest.mark.parametrize("name", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CASES else c
+                                  for c in sorted(CASES)])
 def test_json_unchanged(name):
     got = json.loads(json.dumps(run_case(name)))  # the same float round trip as the recorded file
     diff = differences(got, golden(name))

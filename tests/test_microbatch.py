@@ -60,6 +60,7 @@ def test_capacity_kernels_equal_maxflow_on_every_state(kind, n, r, m):
     assert (dev == WIPED_OUT).any() and (dev > m).any()  # the sweep covers wipe-outs and deeper states
 
 
+@pytest.mark.slow
 def test_capacity_with_one_microbatch_is_the_depth_and_integer_depths_do_not_change():
     from spare_jax.kernels.depth import depth_stacked
 
@@ -85,7 +86,8 @@ def test_queue_lanes_equal_the_cumulative_form_with_microbatches():
             assert lanes[t, i] == bool(feasible_stacked(jnp.asarray(alive), int(cs[i]), r, m))
 
 
-@pytest.mark.parametrize("kind,n,r,m", [("stacked", 24, 4, 3), ("stacked", 30, 3, 4), ("block", 24, 4, 3)])
+@pytest.mark.parametrize("kind,n,r,m", [("stacked", 24, 4, 3), pytest.param("stacked", 30, 3, 4, marks=pytest.mark.slow),
+                                         pytest.param("block", 24, 4, 3, marks=pytest.mark.slow)])
 def test_depth_thresholds_follow_the_capacity_along_failure_orders(kind, n, r, m):
     pl = make_placement(kind, n, r)
     words = as_uint32_key_words(5)
@@ -133,6 +135,7 @@ def test_transfer_matrices_equal_the_k_resolved_mixture_with_microbatches():
         np.testing.assert_allclose(theory.depth_cdf_bernoulli(kind, n, r, p, microbatches=m), mix, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_overhead_with_one_microbatch_is_bit_for_bit_the_default():
     pl = make_placement("stacked", 24, 3)
     a = simulate_overhead(pl, Sampling(500, 3))
@@ -146,6 +149,7 @@ def test_overhead_with_one_microbatch_is_bit_for_bit_the_default():
 @pytest.mark.parametrize("kind,n,r,m", [pytest.param("stacked", 64, 4, 2, marks=pytest.mark.slow),
                                         pytest.param("stacked", 64, 4, 4, marks=pytest.mark.slow),
                                         ("block", 32, 4, 3)])  # stacked N = 64 also below, vs the reference
+@pytest.mark.slow
 def test_overhead_monte_carlo_agrees_with_theory(kind, n, r, m):
     res = simulate_overhead(make_placement(kind, n, r), Sampling(4000, 11), scenario=Scenario(microbatches=m))
     th = theory.overhead_theory(kind, n, r, microbatches=m)
@@ -164,6 +168,7 @@ def test_any_n_theory_equals_the_k_resolved_sum():
     assert abs(a["overhead"] - b["overhead"]) < 1e-4 * a["overhead"]
 
 
+@pytest.mark.slow
 def test_host_matcher_path_with_microbatches_agrees_with_theory_on_stacked():
     # the random-placement path (host matcher) run on a stacked layout against the exact theory
     pl = make_placement("stacked", 12, 3)
@@ -358,6 +363,7 @@ def test_bad_microbatch_flags_are_refused(args, needle, capsys):
     assert needle in err, err
 
 
+@pytest.mark.slow
 def test_overhead_cli_with_microbatches(capsys):
     code, out, err = _cli(["overhead", "-N", "24", "-r", "3", "--microbatches", "2", "--trials", "1000", "--json"],
                           capsys)

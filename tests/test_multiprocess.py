@@ -86,7 +86,8 @@ def _check_split(result, trials, nproc, chunk):
     assert all(abs(t - trials / nproc) <= chunk for t in split)
 
 
-@pytest.mark.parametrize("args", [ARGS, OVERHEAD, REPAIR], ids=["wipeout", "overhead", "repair"])
+@pytest.mark.parametrize("args", [pytest.param(ARGS, marks=pytest.mark.slow), pytest.param(OVERHEAD, marks=pytest.mark.slow), REPAIR],
+                         ids=["wipeout", "overhead", "repair"])
 def test_two_processes_give_the_json_of_one(args, tmp_path):
     env = _env(tmp_path, devices=2)
     ref = _one_process(args, env)
@@ -152,7 +153,7 @@ def _wait_for_progress(path, proc, timeout=240.0):
     raise AssertionError(f"no progress within {timeout} s")
 
 
-@pytest.mark.parametrize("victim", [1, 0], ids=["peer", "coordinator"])
+@pytest.mark.parametrize("victim", [1, pytest.param(0, marks=pytest.mark.slow)], ids=["peer", "coordinator"])
 def test_a_killed_process_leaves_no_json_and_every_process_fails_with_one_line(victim, tmp_path):
     env = _env(tmp_path)
     args = [a for a in STUTTER if a != "--quiet"]
@@ -253,6 +254,7 @@ def test_an_incomplete_run_raises_instead_of_returning_numbers(peer, needle, mon
         simulate_wipeout(make_placement("stacked", 12, 3), Sampling(500, 1, chunk_size=64))
 
 
+@pytest.mark.slow
 def test_a_multiprocess_run_killed_mid_run_resumes_to_the_uninterrupted_result(tmp_path):
     """--out with two processes: process 0 keeps the state file in its own directory (the other's may be on
     another host); kill one process, restart both, and the statistics are those of one uninterrupted run."""

@@ -11,6 +11,7 @@ from spare_jax.model.placement import make_placement
 
 @pytest.mark.parametrize("kind,r,trials", [("stacked", 2, 2000), ("stacked", 8, 2000), ("stacked", 16, 1000),
                                            ("block", 12, 2000)])
+@pytest.mark.slow
 def test_mc_overhead_agrees_with_theory_at_n600(kind, r, trials):
     res = simulate_overhead(make_placement(kind, 600, r), Sampling(trials, 7))
     th = theory.overhead_theory(kind, 600, r)
@@ -28,6 +29,7 @@ def test_overhead_small_n_against_exact_theory():
 
 
 @pytest.mark.parametrize("kind", ["stacked", "block"])
+@pytest.mark.slow
 def test_overhead_chunk_independent(kind):
     # r = 6: the per-trial float32 sums over r segments once went through an XLA reduce whose order changed
     # with the chunk shape (8th digit between chunk <= 256 and 700); now a fixed chain of additions
@@ -39,6 +41,7 @@ def test_overhead_chunk_independent(kind):
     np.testing.assert_array_equal(a.depth_at_wipeout_hist, b.depth_at_wipeout_hist)
 
 
+@pytest.mark.slow
 def test_replication_and_trivial_cases():
     assert theory.overhead_theory("stacked", 50, 1)["overhead"] == pytest.approx(1.0)
     res = simulate_overhead(make_placement("stacked", 50, 1), Sampling(200, 0))
@@ -49,6 +52,7 @@ def test_replication_and_trivial_cases():
         assert 1.0 < om < r
 
 
+@pytest.mark.slow
 def test_weibull_overhead_runs_with_sampled_sojourns():
     res = simulate_overhead(make_placement("stacked", 200, 4), Sampling(1000, 2),
                             model=FailureModel("weibull", weibull_shape=0.7))
@@ -69,6 +73,7 @@ def test_time_integrated_theory_equals_sojourn_sum(kind, n, r):
     assert b["time_avg_depth"] == pytest.approx(a["time_avg_depth"], rel=1e-4)
 
 
+@pytest.mark.slow
 def test_large_n_overhead_theory_against_mc():
     res = simulate_overhead(make_placement("stacked", 4000, 8), Sampling(400, 11))
     th = theory.overhead_theory_any_n("stacked", 4000, 8)

@@ -49,6 +49,7 @@ def test_search_separates_lemons_and_beats_the_standard_orders():
     assert abs(best["uptime_min"] - sim["uptime"].mean()) < 4 * se
 
 
+@pytest.mark.slow
 def test_search_evaluator_agrees_with_the_engine_and_domains_favour_interleaving():
     n, r = 40, 3
     sc = Scenario(domains=(DomainLevel(4, 4000.0),), job_mtbf_min=5000.0)

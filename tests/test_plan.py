@@ -280,6 +280,7 @@ def test_plan_sensitivity_directions_and_table():
     assert "MTBF x2" in text and "job-wide rate /2" in text and "keep r*" in text
 
 
+@pytest.mark.slow
 def test_cli_plan_preset_llama3_16k(capsys):
     code = main(["plan", "--preset", "llama3-16k", "--r-max", "2", "--epochs", "500", "--runs", "10",
                  "--no-sensitivity", "--json", "--quiet"])
@@ -291,7 +292,7 @@ def test_cli_plan_preset_llama3_16k(capsys):
     assert inp["restart_min"] == 10.0 and inp["work_hours"] == pytest.approx(1166.4)
     assert inp["preset"] == "llama3-16k" and inp["scenario"]["domains"][0]["size"] == 8
     assert inp["gpu_mtbf_hours"] == pytest.approx(72_707, rel=1e-3)  # Llama 3's group-failure share
-    assert "renewal-reward" in inp["method"]
+    assert "renewal-reward" in inp["method_detail"] and inp["method"] == "epoch_pool"
 
 
 BAD_CLI = [

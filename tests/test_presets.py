@@ -38,6 +38,7 @@ def test_presets_scale_the_per_gpu_rate():
         == pytest.approx(ratio)
 
 
+@pytest.mark.slow
 def test_cli_preset_defaults_and_what_wins(tmp_path, capsys):
     base = ["wipeout", "-r", "2", "--trials", "500", "--json", "--quiet"]
     code, out, err = _run(base + ["--preset", "llama3-16k"], capsys)

@@ -135,6 +135,7 @@ def test_wipeout_uptime_sums_do_not_overflow(kwargs):
     assert abs(res.uptime_mean_min - want) < 4 * res.uptime_stderr_min
 
 
+@pytest.mark.slow
 def test_overhead_does_not_overflow_at_a_huge_mtbf():
     from spare_jax.kernels.overhead import simulate_overhead
 

@@ -48,6 +48,7 @@ def _jitted_depth(pl):
     return _CACHE[key]
 
 
+@pytest.mark.slow
 def test_controller_depth_equals_kernel_on_1000_traces():
     rng = np.random.default_rng(0)
     traces = 0

@@ -133,6 +133,7 @@ def test_weibull_clocks_with_repair_match_a_plain_event_loop(shape):
 # -- D -> inf: the static wipe-out kernel, trial by trial (same clocks) -----------------------------------
 
 @pytest.mark.parametrize("kw", [{}, dict(domains=(DomainLevel(5, 20_000.0),), ring="interleaved", job_mtbf_min=900.0)])
+@pytest.mark.slow
 def test_never_repaired_equals_static_kernel(kw):
     sc = Scenario(**kw)
     pl = make_placement("stacked", 40 if kw else 60, 3)
@@ -149,6 +150,7 @@ def test_never_repaired_equals_static_kernel(kw):
 
 # -- chunk size and censoring ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_chunk_size_independent():
     pl = make_placement("stacked", 8, 2)  # the kernel of the exact-chain test with domains (one more compile)
     sc = Scenario(domains=(DomainLevel(2, 500.0),), job_mtbf_min=400.0)

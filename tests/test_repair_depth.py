@@ -48,6 +48,7 @@ def test_depth_with_repair_matches_hall_reference(kind, n, r, law):
     assert 1 < res.overhead < r and 1 < res.time_avg_depth < r
 
 
+@pytest.mark.slow
 def test_depth_never_repaired_equals_static_overhead():
     pl = make_placement("stacked", 60, 4)
     model = FailureModel()
@@ -107,6 +108,7 @@ def test_rare_wipeout_interval_known_answer():
     assert clopper_pearson(0, 100) == (0.0, pytest.approx(1 - 0.025 ** (1 / 100)))
 
 
+@pytest.mark.slow
 def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
     import json
 
@@ -121,7 +123,7 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["runs"] == 20 and out["mc_ttt_hours"] > 10
-    assert main(["optimize", "--r-max", "2", "--epochs", "500", "--work-hours", "10", "--ckpt-cost", "2",
+    assert main(["optimize", "--r-max", "2", "--work-hours", "10", "--ckpt-cost", "2",
                  "--restart", "10", *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["schemes"]["spare"]["r_star"] in (1, 2)

@@ -21,6 +21,7 @@ def _run(args, **kw):
     return subprocess.run([sys.executable, "-m", "spare_jax", *args], capture_output=True, text=True, **kw)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
     """SIGKILL at a random moment (after the first state write), resume: the same final statistics."""
     import random

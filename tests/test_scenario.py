@@ -85,6 +85,7 @@ def test_job_wide_uptime_equals_enumeration(n, r, kind, job):
         theory.expected_uptime(surv, n, MODEL.group_rate_per_min), rel=1e-13)
 
 
+@pytest.mark.slow
 def test_job_wide_mc_matches_the_exact_composition_at_n600():
     sc = Scenario(job_mtbf_min=2000.0)
     mc = simulate_wipeout(make_placement("stacked", 600, 4), Sampling(40_000, 2), scenario=sc)
@@ -95,6 +96,7 @@ def test_job_wide_mc_matches_the_exact_composition_at_n600():
 
 
 @pytest.mark.parametrize("ring,job", [("contiguous", None), ("interleaved", None), ("contiguous", 2000.0)])
+@pytest.mark.slow
 def test_acceptance_n600_domains_against_the_reference(ring, job):
     """The issue's acceptance runs: N = 600, r = 4, domains of 5 groups with MTBF 50,000 min."""
     sc = Scenario(domains=(DomainLevel(5, 50_000.0),), ring=ring, job_mtbf_min=job)
@@ -228,7 +230,7 @@ def _brute_overhead(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf):
     return ratio, se
 
 
-@pytest.mark.parametrize("ring,job", [("contiguous", 4000.0), ("interleaved", None)])
+@pytest.mark.parametrize("ring,job", [pytest.param("contiguous", 4000.0, marks=pytest.mark.slow), ("interleaved", None)])
 def test_overhead_under_a_scenario_against_brute_force(ring, job):
     from spare_jax.kernels.overhead import simulate_overhead
 
@@ -240,6 +242,7 @@ def test_overhead_under_a_scenario_against_brute_force(ring, job):
     assert abs(_z(mc.overhead, mc.overhead_stderr, want, want_se)) < 4, (mc.overhead, want)
 
 
+@pytest.mark.slow
 def test_overhead_default_scenario_is_unchanged_and_job_wide_limit():
     from spare_jax.kernels.overhead import simulate_overhead
 
@@ -264,6 +267,7 @@ def _cli(args, capsys):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_cli_scenario_flags_and_config_table(tmp_path, capsys):
     import json
 
@@ -367,6 +371,7 @@ def test_ttt_spare_with_job_wide_failures_closed_form_vs_mc_and_uptime():
     assert th > plain  # the job-wide process costs time
 
 
+@pytest.mark.slow
 def test_cli_optimize_and_ttt_take_job_wide_failures(capsys):
     import json
 
@@ -485,6 +490,7 @@ def test_scenario_ttt_pool_against_brute_force(scheme, r, ring, job, uneven):
     assert abs(z) < 4, (got["ttt_hours"] * 60, want, z)
 
 
+@pytest.mark.slow
 def test_scenario_ttt_runs_agree_with_the_renewal_estimate_and_the_limits():
     """Runs assembled from the scenario pool agree with the pool's renewal-reward estimate; with domains
     that practically never fail the scenario pool agrees with the closed form of the §1 model."""
@@ -513,6 +519,7 @@ def test_scenario_ttt_runs_agree_with_the_renewal_estimate_and_the_limits():
     assert worse["ttt_hours"] > est["ttt_hours"] + 4 * math.hypot(worse["ttt_stderr_hours"], est["ttt_stderr_hours"])
 
 
+@pytest.mark.slow
 def test_cli_ttt_and_optimize_under_domains(capsys):
     import json
 
@@ -526,7 +533,8 @@ def test_cli_ttt_and_optimize_under_domains(capsys):
     code, out, err = _cli(["optimize", "--r-max", "2", "--epochs", "500", "--curves"] + flags, capsys)
     assert code == 0, err
     res = json.loads(out)
-    assert res["method"].startswith("Monte Carlo") and res["epochs_per_r"] == 500
+    assert res["method_detail"].startswith("Monte Carlo") and res["epochs_per_r"] == 500
+    assert res["method"] == "epoch_pool"
     assert [c["r"] for c in res["curves"]["spare"]] == [1, 2]
     assert all(c["ttt_stderr_hours"] > 0 for c in res["curves"]["spare"])
     # Weibull clocks under domains: no epoch pool follows them, whole training runs answer (refused before they
@@ -534,4 +542,4 @@ def test_cli_ttt_and_optimize_under_domains(capsys):
     code, out, err = _cli(["optimize", "--r-max", "2", "--distribution", "weibull", "--weibull-shape", "0.7", "--ages",
                            "renewed"] + flags, capsys)
     assert code == 0, err
-    assert json.loads(out)["method"].startswith("whole training runs")
+    assert json.loads(out)["method_detail"].startswith("whole training runs")

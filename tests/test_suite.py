@@ -1,10 +1,13 @@
 """The experiment suite end to end at toy sizes: every stage writes its figure and data."""
 import os
 
+import pytest
+
 from spare_jax import suite
 from spare_jax.model.cluster import Sampling
 
 
+@pytest.mark.slow
 def test_every_stage_runs_and_writes_its_outputs(tmp_path):
     out = str(tmp_path)
     rows = suite.wipeout_validation(out, groups=(60,), rs=(2, 3), trials={60: 2000}, progress=False)
@@ -25,6 +28,7 @@ def test_every_stage_runs_and_writes_its_outputs(tmp_path):
     assert "theory" in text and "paper" in text
 
 
+@pytest.mark.slow
 def test_scenarios_experiment_at_toy_size(tmp_path):
     from spare_jax import suite
 

@@ -126,6 +126,7 @@ def test_residual_times_match_float64_formula():
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-6 * s)
 
 
+@pytest.mark.slow
 def test_kept_chain_exponential_is_memoryless_and_chunk_independent():
     # exponential (and Weibull k = 1) with kept ages: the i.i.d. law, whatever the ages
     th = theory.expected_uptime(theory.survival_exact("stacked", 60, 3), 60, FailureModel().group_rate_per_min)
@@ -161,7 +162,7 @@ def _numpy_kept_chain(kind, n, r, model, chains, epochs, seed):
     return ups
 
 
-@pytest.mark.parametrize("k", [0.7, 1.5])
+@pytest.mark.parametrize("k", [0.7, pytest.param(1.5, marks=pytest.mark.slow)])
 def test_kept_chain_against_numpy_chain(k):
     model = weib(k)
     n, r, chains, burn, epochs = 12, 2, 400, 30, 40
@@ -175,6 +176,7 @@ def test_kept_chain_against_numpy_chain(k):
     assert (got.mean() > 1.1 * renewed) if k < 1 else (got.mean() < 0.95 * renewed)
 
 
+@pytest.mark.slow
 def test_kept_ages_n600_direction():
     for k, lo, hi in ((0.7, 1200.0, 1450.0), (1.5, 1150.0, 1380.0)):
         pool = ttt.sample_kept_chains(Cluster(600, weib(k)), "spare", 6, Sampling(8, seed=0), 20, burn_in=30)
@@ -192,6 +194,7 @@ def test_kept_refused_by_closed_form_and_optimize():
     assert res["ages"] == "renewed" and res["schemes"]["spare"]["ttt_hours"] > 0
 
 
+@pytest.mark.slow
 def test_cli_ages(capsys):
     base = ["ttt", "-N", "60", "-r", "3", "--runs", "6", "--work-hours", "60", "--json", "--quiet"]
     outs = {}
@@ -205,13 +208,13 @@ def test_cli_ages(capsys):
     data = json.loads(capsys.readouterr().out)
     # kept Weibull ages: whole training runs (every clock new at the start, clocks running during a restart)
     assert data["theory_ttt_hours"] is None and data["runs"] == 6
-    assert data["method"] == "whole training runs, event by event"
+    assert (data["method"], data["method_detail"]) == ("whole_runs", "whole training runs, event by event")
     # optimize with kept Weibull ages has no closed form: whole training runs answer it (they were refused
     # before the whole-run kernel), r screened around the renewed model's r*
     assert main(["optimize", "-N", "24", "--r-max", "3", "--work-hours", "20", "--json", "--quiet",
                  "--distribution", "weibull", "--weibull-shape", "0.7"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["method"].startswith("whole training runs") and data["ages"] == "kept"
+    assert data["method"] == "whole_runs" and data["ages"] == "kept"
     assert all(1 <= e["r_star"] <= 3 and e["ttt_hours"] > 20 for e in data["schemes"].values())
 
 

@@ -32,6 +32,7 @@ def test_kernel_equals_sorted_replay(kind, n, r):
     np.testing.assert_array_equal(np.asarray(t_count), want)
 
 
+@pytest.mark.slow
 def test_same_seed_any_chunk_size_identical_histogram():
     pl = make_placement("stacked", 64, 3)
     a = simulate_wipeout(pl, Sampling(5000, 11, chunk_size=128))

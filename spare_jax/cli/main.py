@@ -7,6 +7,7 @@ import sys
 import time
 import warnings
 
+from ..kernels import compile_cache
 from .base import CLIError
 from .config import apply_config
 from .output import emit
@@ -122,6 +123,7 @@ def main(argv=None) -> int:
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))
         refuse_unused(args)
+        compile_cache.enable_compile_cache()  # before the first compile (SPARE_JAX_COMPILE_CACHE=off: none)
         coord = _join_processes(args)
         with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
             warnings.simplefilter("ignore", RuntimeWarning)

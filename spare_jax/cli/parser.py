@@ -223,14 +223,14 @@ def refuse_unused(args) -> None:
                          "(r = 1, no shards to spread); drop -r or pick spare/rep")
     if cmd == "optimize":
         policy = len(args.microbatch_set or [1]) > 1 or args.restart_depths is not None
-        if getattr(args, "spares", None) is not None and named("epochs"):
-            raise ValueError("--epochs: with --spares optimize screens r and tau on whole training runs, not on "
-                             "epoch pools; drop the flag")
+        if (repair or getattr(args, "spares", None) is not None) and named("epochs"):
+            raise ValueError("--epochs: with repair or --spares optimize screens r and tau on whole training runs, "
+                             "not on epoch pools; drop the flag")
         if not repair and not policy and named("epochs", "pool_seed"):
             scenario = scenario_from_flags(args, args.groups)
             if not scenario.needs_kernel:
                 raise ValueError(f"{flags(named('epochs', 'pool_seed'))}: used only where there is no closed "
-                                 "form (domains, a ring order, lemons, repair, a micro-batch or restart-depth "
+                                 "form (domains, a ring order, lemons, a micro-batch or restart-depth "
                                  "search); this run uses the closed form, drop the flag")
     if cmd == "reorder" and args.placement != "random" and named("seed"):
         raise ValueError(f"--seed: the {args.placement} placement is deterministic (the seed draws only "

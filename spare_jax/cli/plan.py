@@ -303,6 +303,6 @@ def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
             rows.append(("ring order", str(desc["ring"]), "user input"))
         if "lemon_fraction" in desc:
             rows.append(("lemons", f"{desc['lemon_fraction']:g} of groups x{desc['lemon_factor']:g}", "user input"))
-    rows += [("search", f"r = 1..{inp['r_max']}; {inp['method']}", "--r-max"),
+    rows += [("search", f"r = 1..{inp['r_max']}; {inp.get('method_detail', inp['method'])}", "--r-max"),
              ("Monte Carlo", f"{inp['runs']} runs per scheme, seed {inp['seed']}", "--runs, --seed")]
     return [{"parameter": a, "value": b, "source": c} for a, b, c in rows]

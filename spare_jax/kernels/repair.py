@@ -52,6 +52,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -82,6 +83,88 @@ class EpochOptions:
     max_events: int = DEFAULT_MAX_EVENTS
     track_depth: bool = False
     max_time: float | None = None
+
+
+def repair_numbers(repair_time_min, law: str = "fixed", sigma: float = 1.0) -> np.ndarray:
+    """``float32[3]``: the traced numbers of a repair law, ``(D, mu, sigma)`` with ``mu = ln D - sigma^2/2``
+    (lognormal; 0 otherwise), computed on the host in float64 as ``Repair.sample`` does (zeros: no repair)."""
+    if repair_time_min is None:
+        return np.zeros(3, np.float32)
+    mu = math.log(repair_time_min) - 0.5 * sigma ** 2 if law == "lognormal" else 0.0
+    return np.asarray([repair_time_min, mu, sigma], np.float32)
+
+
+def sample_repair(law: str, numbers, u):
+    r"""Repair times (float32 minutes) from uniforms on (0, 1) under the law ``law`` (static) with the traced
+    ``numbers`` of ``repair_numbers``: the same operations as ``model.repair.Repair.sample``.
+
+    .. math:: D \ (fixed), \quad -D \ln(1 - u) \ (exp), \quad e^{\mu + \sigma \Phi^{-1}(u)} \ (lognormal)"""
+    d = numbers[0]
+    if law == "fixed":
+        return jnp.broadcast_to(d, jnp.shape(u))
+    if law == "exp":
+        return d * -jnp.log1p(-u)
+    return jnp.exp(numbers[1] + numbers[2] * jax.scipy.special.ndtri(u))
+
+
+class EpochShape(NamedTuple):
+    """What changes the compiled repair kernel (static): the placement kind, N, r, m (with ``track_depth``),
+    Weibull clocks or not, the domains per level, a job-wide clock or not, the repair law, and the options
+    (without the time limit, which is a number)."""
+
+    kind: str
+    groups: int
+    redundancy: int
+    microbatches: int
+    weibull: bool
+    domain_counts: tuple
+    job_wide: bool
+    repair_law: str
+    max_events: int
+    track_depth: bool
+
+
+class EpochParams(NamedTuple):
+    """Every number of the repair kernel (traced), in ring-position order."""
+
+    clock_scale: np.ndarray  # float32[N]: each position's clock mean (exponential) or Weibull scale
+    inv_shape: np.ndarray  # float32[]: 1/k of the Weibull clocks
+    stack: np.ndarray  # int32[N, r]: the shards of each ring position
+    holders: np.ndarray  # int32[N, r]: the ring positions holding each shard
+    domain_of: np.ndarray  # int32[L, N]: each position's global domain index per level
+    domain_mean: np.ndarray  # float32[max(1, domains)]
+    job_mean: np.ndarray  # float32[]: the job-wide clock's mean
+    repair: np.ndarray  # float32[3]: ``repair_numbers``
+    max_time: np.ndarray  # float32[]: the time limit (+inf: none)
+
+
+def epoch_shape(placement: Placement, model: FailureModel, scenario, repair: Repair,
+                options: EpochOptions) -> EpochShape:
+    n = placement.groups
+    return EpochShape(placement.kind, n, placement.redundancy, int(scenario.microbatches),
+                      model.distribution != "exponential", tuple(int(level.count(n)) for level in scenario.domains),
+                      scenario.job_rate_per_min(n, model.group_mtbf_min) > 0, repair.law, int(options.max_events),
+                      bool(options.track_depth))
+
+
+def epoch_params(placement: Placement, model: FailureModel, scenario, repair: Repair,
+                 options: EpochOptions) -> EpochParams:
+    n = placement.groups
+    mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
+    if model.distribution == "exponential":
+        scale, inv_k = mean, np.float32(1.0)
+    else:  # Weibull: the scale of each group's mean (lemons: the model's scale / multiplier)
+        scale = mean * np.float32(model.weibull_scale_min / model.group_mtbf_min)
+        inv_k = np.float32(1.0 / model.weibull_shape)
+    job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
+    return EpochParams(
+        clock_scale=np.asarray(scale, np.float32), inv_shape=inv_k,
+        stack=np.asarray(placement.stack, np.int32), holders=np.asarray(placement.holders, np.int32),
+        domain_of=(np.stack(dom_of_pos).astype(np.int32) if dom_of_pos else np.zeros((0, n), np.int32)),
+        domain_mean=dom_mean if dom_mean.size else np.ones(1, np.float32),
+        job_mean=np.float32(1.0 / job_rate) if job_rate > 0 else np.float32(1.0),
+        repair=repair_numbers(repair.repair_time_min, repair.law, repair.sigma),
+        max_time=np.float32(np.inf if options.max_time is None else options.max_time))
 
 
 def _static_tables(placement: Placement, model: FailureModel, scenario):
@@ -132,7 +215,7 @@ def _min_first(v):
     return val, jnp.where(v == val[..., None], iota, v.shape[-1]).min(axis=-1)
 
 
-def _depth_of_down(down, placement: Placement, microbatches: int = 1):
+def _depth_of_down(down, placement, microbatches: int = 1):
     """d*(down set) per lane (``down``: ``bool[L, N]`` in ring positions, no shard lost): 1 when nothing is
     down; for ``stacked`` the least d in 2..r-1 passing the queue test (``depth.feasible_stacked``), else r;
     for ``block`` max over blocks of ceil(r / survivors). With ``microbatches = m > 1``: the least capacity
@@ -169,8 +252,7 @@ def _depth_of_down(down, placement: Placement, microbatches: int = 1):
     return jnp.where(any_down, d, 1).astype(jnp.int32)
 
 
-def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario, repair: Repair,
-                  options: EpochOptions = EpochOptions(), lanes: int | None = None):
+def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lanes: int | None = None):
     """Per trial: ``(uptime float32, failures int32, ended_by_job bool, censored bool, events int32)``, and
     with ``options.track_depth`` also ``(work float32, depth_time float32)``: the time integrals of
     1/d*(down set) and of d*(down set) over the epoch (d* recomputed after every event, O(r N) per event: a
@@ -191,9 +273,10 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     updates one leaf and recomputes its block's minimum; a domain event recomputes every block. A trial's
     results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
     """
-    max_events, track_depth, max_time = options.max_events, options.track_depth, options.max_time
-    n, r = placement.groups, placement.redundancy
-    mb = int(scenario.microbatches)  # with track_depth: the depth is c*/m
+    max_events, track_depth = shape.max_events, shape.track_depth
+    max_time = jnp.asarray(params.max_time, jnp.float32)
+    n, r = shape.groups, shape.redundancy
+    mb = shape.microbatches  # with track_depth: the depth is c*/m
     c = trial_ids.shape[0]
     if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
         lanes = 256 if jax.default_backend() == "cpu" else c // 4
@@ -201,37 +284,40 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     width = _block_width(n)
     nb = -(-n // width)
     size = nb * width
-    mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
-    mean_j = jnp.asarray(mean)
-    if model.distribution == "exponential":
+    scale_j = jnp.asarray(params.clock_scale, jnp.float32)
+    inv_k = jnp.asarray(params.inv_shape, jnp.float32)
+    rnums = jnp.asarray(params.repair, jnp.float32)
+    if not shape.weibull:
         def clock(e, i=slice(None)):  # a fresh group clock from a standard exponential e
-            return e * mean_j[i]
+            return e * scale_j[i]
     else:  # Weibull: scale x e^(1/k), the scale of each group's mean (lemons: the model's scale / multiplier)
-        wscale_j = jnp.asarray(mean * np.float32(model.weibull_scale_min / model.group_mtbf_min))
-        inv_k = jnp.float32(1.0 / model.weibull_shape)
-
         def clock(e, i=slice(None)):
-            return e ** inv_k * wscale_j[i]
-    stack = jnp.asarray(placement.stack)  # shards of each ring position
-    holders = jnp.asarray(placement.holders)  # ring positions holding each shard
+            return e ** inv_k * scale_j[i]
+
+    def repair_time(u):
+        return sample_repair(shape.repair_law, rnums, u)
+
+    stack = jnp.asarray(params.stack, jnp.int32)  # shards of each ring position
+    holders = jnp.asarray(params.holders, jnp.int32)  # ring positions holding each shard
+    dom_of_pos = jnp.asarray(params.domain_of, jnp.int32)
     inf = jnp.float32(jnp.inf)
-    nd = dom_mean.size
+    nd = sum(shape.domain_counts)
     # every trial's initial clocks: the static kernels' streams
     init_t = clock(exponential_from_bits(trial_bits(words, trial_ids, n, stream=0)))
     if size > n:
         init_t = jnp.concatenate([init_t, jnp.full((c, size - n), inf)], axis=1)
+    dom_mean_j = jnp.asarray(params.domain_mean, jnp.float32)
     if nd:
+        offsets = np.cumsum((0,) + shape.domain_counts)
         init_dom = jnp.concatenate(
-            [exponential_from_bits(trial_bits(words, trial_ids, level.count(n), stream=1 + i)) * level.mtbf_min
-             for i, level in enumerate(scenario.domains)], axis=1)
-        dom_mean_j = jnp.asarray(dom_mean)
+            [exponential_from_bits(trial_bits(words, trial_ids, count, stream=1 + i))
+             * dom_mean_j[None, offsets[i]:offsets[i] + count]
+             for i, count in enumerate(shape.domain_counts)], axis=1)
     else:
         init_dom = jnp.full((c, 1), inf)
-        dom_mean_j = jnp.ones((1,), jnp.float32)
-    job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
-    if job_rate > 0:
-        init_job = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(scenario.domains))[:, 0]) \
-            * jnp.float32(1.0 / job_rate)
+    if shape.job_wide:
+        init_job = exponential_from_bits(trial_bits(words, trial_ids, 1, stream=1 + len(shape.domain_counts))[:, 0]) \
+            * jnp.asarray(params.job_mean, jnp.float32)
     else:
         init_job = jnp.full((c,), inf)
     init_bv, init_bi = _block_mins(init_t, width)
@@ -252,13 +338,13 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             td, k = _min_first(dom_t)
         else:
             td = jnp.full((lanes,), inf)
-        is_job = active & (job_t <= jnp.minimum(tg, td)) if job_rate > 0 else no
+        is_job = active & (job_t <= jnp.minimum(tg, td)) if shape.job_wide else no
         is_dom = active & ~is_job & (td < tg) if nd else no
         is_grp = active & ~is_job & ~is_dom
         bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2 if nd else 1)
         was_down = down[rows * n + i]
         fresh = tg + clock(exponential_from_bits(bits[:, 0]), i)  # a rejoined group's next failure
-        back = tg + repair.sample(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
+        back = tg + repair_time(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
         new = jnp.where(is_grp, jnp.where(was_down, fresh, back), tg)
         down = down.at[rows * n + i].set(was_down ^ is_grp, unique_indices=True)
         lt = lt.at[base + i].set(new, unique_indices=True)
@@ -277,10 +363,10 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             lt, bv, bi, down, dom_t, nfail = args
             lt, down = lt.reshape(lanes, size), down.reshape(lanes, n)
             member = jnp.zeros((lanes, n), bool)
-            for dp in dom_of_pos:
-                member = member | (jnp.asarray(dp)[None, :] == k[:, None])
+            for level in range(len(shape.domain_counts)):
+                member = member | (dom_of_pos[level][None, :] == k[:, None])
             hit = member & ~down & is_dom[:, None]
-            rep = td[:, None] + repair.sample(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
+            rep = td[:, None] + repair_time(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
             lt = lt.at[:, :n].set(jnp.where(hit, rep, lt[:, :n]))
             bv, bi = _block_mins(lt, width)
             down = down | hit
@@ -297,14 +383,12 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
             wiped = wiped | lost
         ev = ev + active.astype(jnp.int32)
         t_event = jnp.where(is_job, job_t, jnp.where(is_dom, td, tg))
-        if max_time is not None:  # an event past the horizon is not applied: the epoch ends there, censored
-            late = active & (t_event > max_time)
-            is_job, wiped = is_job & ~late, wiped & ~late
-            t_event = jnp.where(late, jnp.float32(max_time), t_event)
-            nfail = jnp.where(late, nfail_before, nfail)
-            ev = jnp.where(late, ev - 1, ev)
-        else:
-            late = no
+        # an event past the horizon (+inf: none) is not applied: the epoch ends there, censored
+        late = active & (t_event > max_time)
+        is_job, wiped = is_job & ~late, wiped & ~late
+        t_event = jnp.where(late, max_time, t_event)
+        nfail = jnp.where(late, nfail_before, nfail)
+        ev = jnp.where(late, ev - 1, ev)
         censor = active & ~is_job & ~wiped & ((ev >= max_events) | late)
         finish = is_job | wiped | censor
         if track_depth:  # the segment [t_prev, t_event) ran at depth d_cur; then the new down set's depth
@@ -315,7 +399,7 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
                 work, dint = work + seg / dc, dint + seg * dc
             else:  # d_cur is the capacity c* in micro-batches: depth c*/m
                 work, dint = work + seg * jnp.float32(mb) / dc, dint + seg * dc / jnp.float32(mb)
-            d_new = _depth_of_down(down.reshape(lanes, n), placement, mb)
+            d_new = _depth_of_down(down.reshape(lanes, n), shape, mb)
             acc = (jnp.where(active, t_event, t_prev), jnp.where(active & ~finish, d_new, d_cur), work, dint)
         # a finished lane keeps its end (time, job-wide, censored) until the refill writes it out
         t_end, job_end, cens_end = res
@@ -374,20 +458,17 @@ def repair_kernel(words, trial_ids, placement: Placement, model: FailureModel, s
     return jax.lax.while_loop(cond, outer_body, (st, out))[1]
 
 
-_JIT_CACHE: dict = {}
+@functools.lru_cache(maxsize=64)
+def jitted_repair_kernel(shape: EpochShape):
+    """``repair_kernel`` compiled for one shape: ``fn(words, trial_ids, params)``."""
+    return jax.jit(functools.partial(repair_kernel, shape=shape))
 
 
 def _jitted(placement, model, scenario, repair, options: EpochOptions = EpochOptions()):
-    """The compiled kernel, cached by the placement's *content* (``Placement`` compares by identity, and a
-    compile of the event loop takes seconds)."""
-    key = (placement.kind, placement.stack.shape, placement.stack.tobytes(), model, scenario, repair, options)
-    fn = _JIT_CACHE.get(key)
-    if fn is None:
-        if len(_JIT_CACHE) >= 32:
-            _JIT_CACHE.pop(next(iter(_JIT_CACHE)))
-        fn = _JIT_CACHE[key] = jax.jit(functools.partial(repair_kernel, placement=placement, model=model,
-                                                         scenario=scenario, repair=repair, options=options))
-    return fn
+    """``fn(words, trial_ids)``: the kernel compiled for the static shape of these inputs, with their numbers
+    as traced arguments (a new repair time, rate or time limit compiles nothing)."""
+    fn = jitted_repair_kernel(epoch_shape(placement, model, scenario, repair, options))
+    return functools.partial(fn, params=epoch_params(placement, model, scenario, repair, options))
 
 
 @dataclasses.dataclass
@@ -466,7 +547,9 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
         max_time = float(check_positive("max_time (minutes)", max_time))
     if track_depth and placement.kind not in ("stacked", "block"):
         raise ValueError("depth with repair needs the stacked or block placement")
-    fn = _jitted(placement, model, scenario, repair, EpochOptions(max_events, track_depth, max_time))
+    opts = EpochOptions(max_events, track_depth, max_time)
+    shape = epoch_shape(placement, model, scenario, repair, opts)
+    fn = jitted_repair_kernel(shape)
     from .driver import select_devices
 
     chunk_size = sampling.chunk_size
@@ -479,14 +562,14 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
               "repair": repr(repair), "max_events": max_events,
               **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
     zeros = _zeros_repair(track_depth)
-    totals, info = run_reduced(lambda words, ids: fn(words, ids),
+    totals, info = run_reduced(lambda aux, ids: fn(aux[0], ids, aux[1]),
                                Reduction(_reduce_repair(track_depth), zeros,
                                          limb_keys=tuple(k for k in zeros() if k not in _COUNT_KEYS)), trials,
                                Execution(n, chunk_size, sampling.devices, desc=f"repair N={n} r={placement.redundancy}",
                                          progress=sampling.progress, out_dir=sampling.out_dir, params=params,
                                          bytes_per_item=4),
-                               aux=words, cache_key=("repair", placement.kind, placement.stack.tobytes(), model,
-                                                     scenario, repair, max_events, track_depth, max_time))
+                               aux=(words, epoch_params(placement, model, scenario, repair, opts)),
+                               cache_key=("repair", shape))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached an accumulation (a float32 overflow in the kernel: "
                          "the parameters are outside the range the model handles)")

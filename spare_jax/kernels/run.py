@@ -8,8 +8,9 @@ the final one and whether a proactive restart follows it; per ring position whet
 its next time (an up group's failure time, a repairing group's rejoin time, or +inf for a group that waits
 for the next global restart); each failure domain's next event; the next job-wide failure; and the current
 work rate ``1/d`` (depth ``d = c/m``, ``c`` the least capacity in micro-batches that covers every shard).
-With a finite spare pool (``setup.spares`` = K, ``setup.hardware_repair_min`` = H; static: without it none
-of this state exists and every number is what it was before the pool) also: the free spares; per ring
+With a finite spare pool (``setup.spares`` = K, ``setup.hardware_repair_min`` = H; the pool's presence and
+its capacity are static: without it none of this state exists and every number is what it was before the
+pool) also: the free spares; per ring
 position a *ticket* (``WAITING_NONE`` unless the group waits for a spare: tickets are handed out in
 increasing order, so the least ticket is the first come); the next ticket; the node sets away in hardware
 repair as a ring buffer of their return times (head, count); whether the restart in progress is stalling.
@@ -47,7 +48,8 @@ step (same time). The stall time is summed per run (``stall``, minutes). Why a r
 H is the same for every node set, so they return in the order they left (first in, first out); a group
 can have several node sets away at once (it fails, takes a spare, rejoins and fails again within H), so
 one return time per group would not do; and the node sets away are at most N + K (there are N + K node
-sets, and a group that waits holds none), so N + K slots never overflow. The state per run is O(N + K),
+sets, and a group that waits holds none), so N + K slots never overflow (the kernel keeps N + the static
+capacity, ``spare_capacity(K)`` >= K, so that any K within it shares one compiled program). The state per run is O(N + K),
 K bounded like N (``model.bounds``); K <= N is no cap: a group can use up several spares within H.
 
 The computing-time counter restarts when a checkpoint or a restart starts. Work accrues at ``1/d`` while
@@ -71,16 +73,15 @@ refuses to print a mean over censored runs.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
-from ..model.repair import Repair
 from ..model.runsetup import RunSetup
 from .depth import capacity_block, least_capacity_stacked
 from .repair import _min_first, _row_bits
@@ -95,19 +96,19 @@ OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failur
 WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
 
 
-def _rate(down, setup: RunSetup):
+def _rate(down, shape: "RunShape"):
     """``(wiped, rate, depth)`` per run for the down sets ``down`` (``bool[C, N]``)."""
-    n, r, m = setup.groups, setup.redundancy, setup.microbatches
+    n, r, m = shape.groups, shape.redundancy, shape.microbatches
     alive = n - down.sum(axis=1, dtype=jnp.int32)
-    if setup.scheme == "elastic":
+    if shape.scheme == "elastic":
         wiped = alive == 0
-        if setup.elastic_data == "shrink":
+        if shape.elastic_data == "shrink":
             rate = alive.astype(jnp.float32) / jnp.float32(n)
             return wiped, rate, jnp.ones_like(rate)
         cap = -(-(n * m) // jnp.maximum(alive, 1))
         rate = jnp.float32(m) / cap.astype(jnp.float32)
         return wiped, rate, 1.0 / rate
-    if setup.scheme == "rep":
+    if shape.scheme == "rep":
         wiped = capacity_block(~down, r, 1) == 0
         rate = jnp.full(alive.shape, 1.0 / r, jnp.float32)
         return wiped, rate, jnp.full(alive.shape, float(r), jnp.float32)
@@ -120,8 +121,69 @@ def _rate(down, setup: RunSetup):
     return wiped, 1.0 / depth, depth
 
 
-def _tables(setup: RunSetup):
-    """Per ring position: the clock scale; the global domain index of every level; the domain means."""
+class RunShape(NamedTuple):
+    """What changes the compiled program of a run (static): a new value compiles anew.
+
+    ``weibull``: the group clocks are Weibull (else exponential); ``renewed``: a global restart draws every
+    group a new clock; ``domain_counts``: the number of domains at each level; ``job_wide``: a job-wide clock;
+    ``repair_law``: ``fixed``, ``exp``, ``lognormal`` or None (no repair); ``spare_capacity``: the static size
+    of a finite spare pool's buffers (None: an unlimited pool), any K up to it runs in the same program."""
+
+    scheme: str
+    groups: int
+    redundancy: int
+    microbatches: int
+    weibull: bool
+    renewed: bool
+    domain_counts: tuple
+    job_wide: bool
+    repair_law: str | None
+    spare_capacity: int | None
+    elastic_data: str
+
+
+class RunParams(NamedTuple):
+    """Every number of a run (traced: a new value never compiles), shapes fixed by the ``RunShape``."""
+
+    scale: np.ndarray  # float32[N]: each ring position's clock scale (the mean when exponential)
+    inv_shape: np.ndarray  # float32[]: 1/k of the Weibull clocks (unused when exponential)
+    domain_of: np.ndarray  # int32[L, N]: each ring position's global domain index at each level
+    domain_mean: np.ndarray  # float32[max(1, domains)]: each domain's mean time between events
+    job_mean: np.ndarray  # float32[]: the job-wide clock's mean
+    repair: np.ndarray  # float32[3]: the repair law's numbers (``kernels.repair.repair_numbers``)
+    ckpt_cost: np.ndarray  # float32[]: C
+    restart: np.ndarray  # float32[]: R
+    tau: np.ndarray  # float32[]: the checkpoint interval in computing time
+    work: np.ndarray  # float32[]: W
+    d_max: np.ndarray  # float32[]: the proactive restart depth (+inf: never)
+    spares: np.ndarray  # int32[]: K (0 without a finite pool)
+    hardware_repair: np.ndarray  # float32[]: H
+    ring: np.ndarray  # int32[N]: ring position -> physical group
+    pos_of: np.ndarray  # int32[N]: physical group -> ring position
+
+
+def spare_capacity(spares: int) -> int:
+    """The static size of a spare pool of ``spares`` node sets: a power of 2, at least 8 (K within it shares
+    one compiled kernel)."""
+    return max(8, 1 << max(0, int(spares) - 1).bit_length())
+
+
+def run_shape(setup: RunSetup) -> RunShape:
+    """The static part of ``setup``."""
+    return RunShape(
+        scheme=setup.scheme, groups=int(setup.groups), redundancy=int(setup.redundancy),
+        microbatches=int(setup.microbatches), weibull=setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
+        domain_counts=tuple(int(np.asarray(members).max()) + 1 for members, _ in setup.domains),
+        job_wide=setup.job_mtbf_min is not None,
+        repair_law=None if setup.repair_time_min is None else setup.repair_law,
+        spare_capacity=None if setup.spares is None else spare_capacity(setup.spares),
+        elastic_data=setup.elastic_data)
+
+
+def run_params(setup: RunSetup) -> RunParams:
+    """Every number of ``setup`` as host arrays (the kernel's traced input)."""
+    from .repair import repair_numbers
+
     ring = np.asarray(setup.ring)
     scale = setup.weibull_scale()[ring].astype(np.float32)
     dom_idx, dom_mean, offset = [], [], 0
@@ -132,57 +194,67 @@ def _tables(setup: RunSetup):
         dom_mean += [mtbf] * count
         offset += count
     dom_idx = np.stack(dom_idx).astype(np.int32) if dom_idx else np.zeros((0, setup.groups), np.int32)
-    return scale, dom_idx, np.asarray(dom_mean, np.float32)
+    f32 = np.float32
+    return RunParams(
+        scale=scale, inv_shape=f32(1.0 / setup.weibull_shape), domain_of=dom_idx,
+        domain_mean=np.asarray(dom_mean if dom_mean else [1.0], f32),
+        job_mean=f32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0),
+        repair=repair_numbers(setup.repair_time_min, setup.repair_law, setup.repair_sigma),
+        ckpt_cost=f32(setup.ckpt_cost_min), restart=f32(setup.restart_min), tau=f32(setup.ckpt_interval_min),
+        work=f32(setup.work_min), d_max=f32(np.inf if setup.restart_depth is None else setup.restart_depth),
+        spares=np.int32(0 if setup.spares is None else setup.spares),
+        hardware_repair=f32(0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min),
+        ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32))
 
 
-def run_kernel(words, run_ids, total, dyn, setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
-    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) with ``dyn`` = (checkpoint interval
-    tau, work W, restart depth D_max, +inf for never): traced, so that one compile serves every interval, work
-    and D_max (``setup.ckpt_interval_min``, ``work_min`` and ``restart_depth`` are not read). Returns a
-    dict of per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
+def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
+    """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
+    ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
+    per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
     the stall, minutes, 0 without a finite spare pool) and ``censored`` (bool)."""
-    n = setup.groups
+    from .repair import sample_repair
+
+    n = shape.groups
     c = run_ids.shape[0]
-    scale_np, dom_idx_np, dom_mean_np = _tables(setup)
-    scale = jnp.asarray(scale_np)
-    inv_k = jnp.float32(1.0 / setup.weibull_shape)
-    nd = dom_mean_np.size
-    dom_idx = jnp.asarray(dom_idx_np)
-    dom_mean = jnp.asarray(dom_mean_np if nd else np.ones(1, np.float32))
-    job_mean = jnp.float32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0)
-    repair = None if setup.repair_time_min is None else Repair(setup.repair_time_min, setup.repair_law,
-                                                               setup.repair_sigma)
-    dyn = jnp.asarray(dyn, jnp.float32)
-    tau, work_total, d_max = dyn[0], dyn[1], dyn[2]
-    cost, restart = jnp.float32(setup.ckpt_cost_min), jnp.float32(setup.restart_min)
-    renewed = setup.ages == "renewed"
+    scale = jnp.asarray(params.scale, jnp.float32)
+    inv_k = jnp.asarray(params.inv_shape, jnp.float32)
+    nd = sum(shape.domain_counts)
+    dom_idx = jnp.asarray(params.domain_of, jnp.int32)
+    dom_mean = jnp.asarray(params.domain_mean, jnp.float32)
+    job_mean = jnp.asarray(params.job_mean, jnp.float32)
+    repair_nums = jnp.asarray(params.repair, jnp.float32)
+    tau, work_total, d_max = (jnp.asarray(x, jnp.float32) for x in (params.tau, params.work, params.d_max))
+    cost, restart = jnp.asarray(params.ckpt_cost, jnp.float32), jnp.asarray(params.restart, jnp.float32)
+    renewed = shape.renewed
     inf = jnp.float32(jnp.inf)
     positions = jnp.arange(n, dtype=jnp.int32)
-    finite = setup.spares is not None  # a finite spare pool (static: without it no spare state is kept)
+    finite = shape.spare_capacity is not None  # a finite spare pool (static: without it no spare state is kept)
     if finite:
-        ring_np = np.asarray(setup.ring, np.int32)
-        pos_of_np = np.argsort(ring_np).astype(np.int32)  # physical group -> ring position
-        ring_idx, pos_of = jnp.asarray(ring_np), jnp.asarray(pos_of_np)
-        hw = jnp.float32(setup.hardware_repair_min)
-        slots = n + int(setup.spares)  # node sets away at once: at most N + K (see the module docstring)
+        ring_idx, pos_of = jnp.asarray(params.ring, jnp.int32), jnp.asarray(params.pos_of, jnp.int32)
+        hw = jnp.asarray(params.hardware_repair, jnp.float32)
+        slots = n + int(shape.spare_capacity)  # node sets away at once: at most N + K (see the module docstring)
         slot_idx = jnp.arange(slots, dtype=jnp.int32)
         no_ticket = jnp.int32(WAITING_NONE)
 
     def clock(u, start, sc):  # a new group clock from time ``start``
-        return start + sc * (-jnp.log1p(-u)) ** inv_k
+        if shape.weibull:
+            return start + sc * (-jnp.log1p(-u)) ** inv_k
+        return start + sc * (-jnp.log1p(-u))
 
     def repair_end(u, start):
-        return start + repair.sample(u) if repair is not None else jnp.full(jnp.shape(u), inf)
+        if shape.repair_law is None:
+            return jnp.full(jnp.shape(u), inf)
+        return start + sample_repair(shape.repair_law, repair_nums, u)
 
     ids = jnp.asarray(run_ids, jnp.uint32)
     nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)), 0.0, scale[None, :])
     dom = (exponential_from_bits(trial_bits(words, ids, nd, stream=INIT_STREAM + 1)) * dom_mean[None, :]
            if nd else jnp.full((c, 1), inf))
     job = (exponential_from_bits(trial_bits(words, ids, 1, stream=INIT_STREAM + 2)[:, 0]) * job_mean
-           if setup.job_mtbf_min is not None else jnp.full((c,), inf))
+           if shape.job_wide else jnp.full((c,), inf))
     zf = jnp.zeros((c,), jnp.float32)
     zb = jnp.zeros((c,), bool)
-    _, rate0, depth0 = _rate(jnp.zeros((1, n), bool), setup)  # at full health (rep: 1/r; the others: 1)
+    _, rate0, depth0 = _rate(jnp.zeros((1, n), bool), shape)  # at full health (rep: 1/r; the others: 1)
     rate0, depth0 = rate0[0], depth0[0]
     padding = ids >= jnp.asarray(total, jnp.uint32)
     st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
@@ -192,7 +264,7 @@ def run_kernel(words, run_ids, total, dyn, setup: RunSetup, max_events: int = DE
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
     if finite:
         zi = jnp.zeros((c,), jnp.int32)
-        st.update(free=jnp.full((c,), int(setup.spares), jnp.int32), ticket=jnp.full((c, n), no_ticket),
+        st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
                   tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, stalling=zb)
 
     def cond(s):
@@ -331,7 +403,7 @@ def run_kernel(words, run_ids, total, dyn, setup: RunSetup, max_events: int = DE
 
         # depth after a change of the groups up while computing or checkpointing
         changed = (is_g | dom_hit) & working
-        wiped, rate, depth = _rate(down, setup)
+        wiped, rate, depth = _rate(down, shape)
         wipe = changed & wiped
         s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
         s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))
@@ -375,10 +447,9 @@ def run_kernel(words, run_ids, total, dyn, setup: RunSetup, max_events: int = DE
 
 
 @functools.lru_cache(maxsize=128)
-def jitted_run_kernel(setup: RunSetup, max_events: int = DEFAULT_MAX_EVENTS):
-    """``run_kernel`` compiled for one setup (cached by the setup's value without its interval, work and
-    restart depth: ``static_part``)."""
-    return jax.jit(functools.partial(run_kernel, setup=setup, max_events=max_events))
+def jitted_run_kernel(shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
+    """``run_kernel`` compiled for one shape: ``fn(words, run_ids, total, params)``."""
+    return jax.jit(functools.partial(run_kernel, shape=shape, max_events=max_events))
 
 
 def _reduce(out, valid):
@@ -431,20 +502,9 @@ def ttt_quantiles(result: dict, qs) -> list:
     return out
 
 
-def static_part(setup: RunSetup) -> RunSetup:
-    """The setup with what the kernel takes traced (tau, W, D_max) zeroed: one compiled kernel per value."""
-    return dataclasses.replace(setup, ckpt_interval_min=0.0, work_min=0.0, restart_depth=None)
-
-
-def _dynamic(setup: RunSetup) -> np.ndarray:
-    """The kernel's traced ``dyn``: (tau, W, D_max; +inf for never)."""
-    d_max = np.inf if setup.restart_depth is None else setup.restart_depth
-    return np.asarray([setup.ckpt_interval_min, setup.work_min, d_max], np.float32)
-
-
-def _width(setup: RunSetup) -> int:
+def _width(shape: RunShape) -> int:
     """Numbers per run the kernel keeps that grow with N: the groups (+ the return times of a spare pool)."""
-    return setup.groups if setup.spares is None else 2 * setup.groups + setup.spares
+    return shape.groups if shape.spare_capacity is None else 2 * shape.groups + shape.spare_capacity
 
 
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
@@ -459,12 +519,12 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     words = as_uint32_key_words(int(sampling.seed))
     ndev = len(select_devices(sampling.devices))
     chunk = sampling.chunk_size
-    width = _width(setup)
+    shape = run_shape(setup)
+    width = _width(shape)
     if chunk is None:  # no more lanes than runs; up to 2048 of them (fewer at large N: memory)
         chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // width)))
-    static = static_part(setup)
-    fn = jitted_run_kernel(static, int(max_events))
-    aux = (words, np.uint32(runs), _dynamic(setup))
+    fn = jitted_run_kernel(shape, int(max_events))
+    aux = (words, np.uint32(runs), run_params(setup))
 
     def per_trial(aux, ids):
         return fn(aux[0], ids, aux[1], aux[2])
@@ -477,7 +537,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
                                          desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
                                          progress=sampling.progress, out_dir=sampling.out_dir, params=params,
                                          bytes_per_item=64),
-                               aux=aux, cache_key=("runs", static, int(max_events)))
+                               aux=aux, cache_key=("runs", shape, int(max_events)))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
                          "the parameters are outside the range the model handles)")
@@ -497,16 +557,17 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) ->
 
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
-    fn = jitted_run_kernel(static_part(setup), int(max_events))
-    dyn = _dynamic(setup)
+    shape = run_shape(setup)
+    fn = jitted_run_kernel(shape, int(max_events))
+    params = run_params(setup)
     parts = []
 
     def consume(index, host, saved=None):
         parts.append(host)
         return {}
 
-    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), dyn), runs, consume,
-                Execution(_width(setup) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
+    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), params), runs, consume,
+                Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
                           sampling.progress, bytes_per_item=64))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out["censored"].any():

@@ -191,6 +191,26 @@ def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
                               progress=progress)
 
 
+def _methods(chosen, n, model, scenario, repair) -> dict:
+    """Each scheme's method (``ttt.answer.ttt_method``) for the optimum on this cluster."""
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+    from ..ttt.answer import ttt_method
+    from ..ttt.config import Policy
+
+    cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
+    return {s: ttt_method(cluster, Policy(scheme=s, redundancy=2), optimum=True) for s in chosen}
+
+
+def _overall(methods: dict) -> str:
+    """The plan's ``method``: the one its schemes share; when they differ, the approximate closed form if one
+    answers, else whole runs if some do, else epoch pools."""
+    values = set(methods.values())
+    if len(values) == 1:
+        return values.pop()
+    return next(m for m in ("closed_form_approx", "whole_runs", "epoch_pool", "closed_form") if m in values)
+
+
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
     """Whole training runs at (r*, tau*) with every lever on: ``(None, fields)``, the fields of the scheme's
     row from the runs (mean TTT and its standard error, 5-95% from the runs' histogram, slowdown)."""
@@ -412,9 +432,11 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     # whole training runs where repair, a spare pool or the proactive restart changes the run; checkpointing
     # alone ignores repair and D_max (every failure is a global restart that replaces the group), so its
     # exact closed form answers unless a finite spare pool makes the restart wait
-    pool = repair is not None and repair.spares is not None
-    whole_set = {x for x in chosen if x in ("spare", "rep", "elastic") or (x == "none" and pool)} \
-        if repair is not None or restart_depth is not None else set()
+    # (with repair: ``ttt.answer.ttt_method`` decides, as for ttt and optimize; without repair, D_max is
+    # answered by whole runs at the optimiser's r* and tau* for every scheme but checkpointing alone)
+    methods = _methods(chosen, n, model, scenario, repair)
+    whole_set = {x for x in chosen if methods[x] == "whole_runs"} if repair is not None else \
+        ({x for x in chosen if x != "none"} if restart_depth is not None else set())
     rest = [x for x in chosen if repair is None or x not in whole_set]
     searching = repair is not None and len(rest) < len(chosen)
     stages = Stages("plan", (5 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens,
@@ -451,7 +473,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     schemes, runs_hours, extra = {}, {}, {}
     for i, s in enumerate(chosen, 1):
         if searched is not None and s in searched["schemes"]:
-            schemes[s] = searched["schemes"][s]
+            schemes[s] = {**searched["schemes"][s], "method": "whole_runs"}
             continue
         e = base["schemes"][s]
         whole = s in whole_set
@@ -479,6 +501,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             "mc_ttt_stderr_hours": None if hours is None or hours.size < 2 else
             float(hours.std(ddof=1) / math.sqrt(hours.size)),
             "mean_uptime_min": float(e["mean_uptime_min"]), "ttt_over_w": float(e["ttt_over_w"]),
+            "method": "whole_runs" if whole else methods[s],
         }
         if "ttt_stderr_hours" in e:
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
@@ -501,7 +524,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         "cluster_mtbf_min": model.cluster_mtbf_min(n),
         "restart_min": restart_min, "ckpt_cost_min": ckpt_cost_min, "work_hours": work_hours,
         "gpu_hour_price": gpu_hour_price, "deadline_hours": deadline_hours, "runs": runs, "seed": seed,
-        "r_max": r_max, "method": base.get("method", "closed form"),
+        "r_max": r_max, "method": _overall({s: "whole_runs" if s in whole_set else methods[s] for s in chosen}),
+        "method_detail": base.get("method", "closed form"),
         "job_mtbf_min": base.get("job_mtbf_min"),
         "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
         else scenario.describe(),

@@ -181,7 +181,7 @@ def render_html(result: PlanResult) -> str:
              '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
              f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
              f"<h1>{_e(title)}</h1>",
-             f'<p class="sub">spare-jax plan, {_e(datetime.date.today().isoformat())}; method: {_e(inp["method"])}'
+             f'<p class="sub">spare-jax plan, {_e(datetime.date.today().isoformat())}; method: {_e(inp.get("method_detail", inp["method"]))}'
              + (f"; preset {_e(inp['preset'])}" if inp.get("preset") else "") + "</p>"]
     parts.append(f"<p>Model: {_e(model_text(inp))}."
                  + (f" Price: {_e(price_text(inp))}." if "gpu_hour_price" in inp else "") + "</p>")
@@ -212,7 +212,7 @@ def render_html(result: PlanResult) -> str:
               "none: checkpoint/restart only; bound: a run whose group failures cost nothing (only "
               "job-wide interruptions, checkpoints and restarts), which no strategy beats. Expected TTT from "
               "the optimiser "
-              f"({_e(inp['method'])}); the 5–95% range and P(TTT &gt; deadline) from "
+              f"({_e(inp.get('method_detail', inp['method']))}); the 5–95% range and P(TTT &gt; deadline) from "
               f"{_e(runs_text(schemes))} at (r*, τ*). "
               "Failures endured: E[T] − 1 of the i.i.d. theory at r* (group failures absorbed before the "
               "wipe-out). GPU-hours = TTT × GPUs; cost = GPU-hours × price.</p>"]

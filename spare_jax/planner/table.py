@@ -14,7 +14,7 @@ def format_table(result) -> str:
              f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
              f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
              f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
-             f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp['method']}",
+             f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp.get('method_detail', inp['method'])}",
              "model: " + model_text(inp), ""]
     head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:,g} h)" if deadline else "P(>deadline)",
             "avail %", "failures endured", "GPU-h", cost_head(inp)]
@@ -27,7 +27,7 @@ def format_table(result) -> str:
                      f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",
                      f"{e['cost']:,.0f}"])
     lines += _columns(head, rows)
-    lines.append(f"TTT h: expected time-to-train ({inp['method']}); 5-95%: quantiles of "
+    lines.append(f"TTT h: expected time-to-train ({inp.get('method_detail', inp['method'])}); 5-95%: quantiles of "
                  f"{runs_text(result.schemes)} at (r*, tau*)")
     if result.bound is not None:
         lines.append(f"bound: {result.bound['ttt_hours']:,.1f} h at tau = {result.bound['ckpt_interval_min']:,.4g} "

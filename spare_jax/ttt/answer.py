@@ -36,7 +36,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
                          "restart replaces the group, so a repair never completes and the repair time changes "
                          "nothing; drop --repair-time (with a finite pool, --spares and --hardware-repair, the "
                          "restart waits for spares and the run is simulated)")
-    if needs_whole_runs(cluster, policy):
+    if ttt_method(cluster, policy) == "whole_runs":
         from .runs import whole_run_ttt
 
         return whole_run_ttt(cluster, training, policy, sampling)
@@ -101,6 +101,10 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         "ages": policy.ages, "renewed_theory_ttt_hours": renewed_ttt,
         "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
         "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
+        "method": "epoch_pool",
+        "method_detail": "training runs assembled from epochs sampled by the kernels; the checkpoint interval "
+                         + ("and the renewal-reward estimate from a pilot pool of epochs" if pool_est is not None
+                            else "from the closed form beside them"),
         "elapsed_s": time.perf_counter() - t0,
     }
     if not scenario.is_default or scenario.microbatches > 1:
@@ -124,6 +128,34 @@ def check_elastic(cluster: Cluster) -> None:
     if cluster.repair is None or cluster.repair.repair_time_min is None:
         raise ValueError("--scheme elastic needs --repair-time (the time to replace and restart one replica): "
                          "without it a failed group never rejoins and the run is a slower checkpointing alone")
+
+
+METHODS = ("closed_form", "closed_form_approx", "epoch_pool", "whole_runs")
+
+
+def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False) -> str:
+    """How a time-to-train of ``policy`` on ``cluster`` is computed, one of ``METHODS``: the one place that
+    decides it for ``ttt``, ``optimize``, ``plan`` and the joint search (each result says it in ``method``).
+
+    * ``whole_runs``: the whole-run kernel (``needs_whole_runs``: repair or a spare pool, elastic, Weibull
+      clocks that no epoch pool follows). Bounded by construction: a run ends when its work W is committed.
+    * ``epoch_pool``: epochs sampled by the kernels, without repair: under a scenario with no closed form
+      (domains, ring orders, lemons) or with the proactive restart; and ``ttt``'s own runs, assembled from
+      sampled epochs (``optimum=False``).
+    * ``closed_form``: the optimum of checkpointing alone (``none``), exact.
+    * ``closed_form_approx``: the optimum of ``spare`` and ``rep`` from the renewal form, an approximation
+      (about 1.6% off at N = 16) until an exact form replaces it.
+
+    Checkpointing alone with repair but no finite spare pool is answered as without repair: every failure is
+    a global restart that replaces the group, so a repair never completes."""
+    repair = cluster.repair
+    if policy.scheme == "none" and repair is not None and repair.spares is None:
+        cluster = dataclasses.replace(cluster, repair=None)
+    if needs_whole_runs(cluster, policy):
+        return "whole_runs"
+    if not optimum or cluster.scenario.needs_kernel or policy.restart_depth is not None:
+        return "epoch_pool"
+    return "closed_form" if policy.scheme == "none" else "closed_form_approx"
 
 
 def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
@@ -194,17 +226,31 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
                       "ttt_hours": t, "ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "runs": rep["runs"],
                       "availability_pct": rep["availability_pct"],
                       "mean_uptime_min": mean_uptime_min(rep),
-                      "ttt_over_w": t / training.work_hours}
+                      "ttt_over_w": t / training.work_hours, "method": "whole_runs"}
         if space.repair_times:
             schemes[s]["repair_time_min"] = rep["repair_time_min"]
     out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": cluster.gpus,
            "restart_min": training.restart_for(cluster.gpus), "ckpt_cost_min": training.ckpt_cost_min,
            "work_hours": training.work_hours, **cluster.repair.describe(), "distribution": cluster.model.distribution,
-           "ages": space.ages, "method": "whole training runs: joint search over r, m, D_max and tau (successive "
-                                         "halving, common random numbers)", "search": res["search"]}
+           "ages": space.ages, "method": "whole_runs",
+           "method_detail": "whole training runs: joint search over r, m, D_max and tau (successive halving, "
+                            "common random numbers)", "search": res["search"]}
     if space.curves:
         out["curves"] = res["curves"]
     return Report({**out, **cluster.failure_clock()})
+
+
+def _label(res: dict, methods: dict) -> None:
+    """``res["method"]`` (one of ``METHODS``; ``closed_form_approx`` when any scheme's answer is) and each
+    scheme's, with the sentence the computation left in ``method`` moved to ``method_detail``."""
+    detail = res.pop("method", None)
+    values = set(methods.values())
+    res["method"] = "closed_form_approx" if "closed_form_approx" in values else (values.pop() if len(values) == 1
+                                                                                else "epoch_pool")
+    res["method_detail"] = detail if detail is not None else "closed form"
+    for s, entry in res.get("schemes", {}).items():
+        if isinstance(entry, dict) and s in methods:
+            entry["method"] = methods[s]
 
 
 def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> None:
@@ -237,23 +283,13 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     ``spare-jax optimize --json`` prints."""
     from .closed_form import optimize_r_tau
 
-    model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
-    if repair is not None and (len(space.microbatches) > 1 or space.restart_depths is not None
-                               or space.repair_times is not None
-                               or scenario.microbatches > 1 or model.distribution != "exponential"
-                               or repair.spares is not None):
+    scenario = cluster.scenario
+    methods = {s: ttt_method(cluster, Policy(scheme=s, redundancy=2, ages=space.ages), optimum=True)
+               for s in SCHEMES}
+    if cluster.repair is not None:  # whole training runs: the joint search (bounded: a run ends at W)
         return _optimize_searched(cluster, training, space, progress)
-    if model.distribution != "exponential" and (space.ages == "kept" or scenario.needs_kernel):
+    if "whole_runs" in methods.values():  # Weibull clocks that no epoch pool follows
         return _optimize_weibull(cluster, training, space)
-    if repair is not None:  # a pool of epochs with rejoins per (scheme, r), renewal-reward
-        from .pool import optimize_pool
-
-        res = optimize_pool(cluster, training, dataclasses.replace(space, epochs=space.epochs or 2000),
-                            progress=progress)
-        res["approximation"] = "work rate W/U constant within an epoch (see docs/repair.md)"
-        if not space.curves:
-            res.pop("curves")
-        return Report({**res, **cluster.failure_clock()})
     ms = list(space.microbatches) or [1]
     if len(ms) > 1 or space.restart_depths is not None:
         from .policy import optimize_policy
@@ -261,8 +297,11 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
         res = optimize_policy(cluster, training, space, progress)
         if not space.curves:
             res["policy"].pop("restart_curves", None)
+        spare = res["schemes"].get("spare", {})  # the proactive restart found on its epoch pools
+        methods["spare"] = ttt_method(cluster, Policy("spare", 2, spare.get("restart_depth"), space.ages), optimum=True)
     else:
         res = optimize_r_tau(cluster, training, space, progress=progress)
+    _label(res, {s: methods[s] for s in res.get("schemes", methods)})
     if not scenario.is_default:
         res.setdefault("scenario", scenario.describe())
     if not space.curves:
@@ -270,4 +309,4 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     return Report({**res, **cluster.failure_clock()})
 
 
-__all__ = ["AGES", "Policy", "Space", "optimize", "time_to_train"]
+__all__ = ["AGES", "METHODS", "Policy", "Space", "optimize", "time_to_train", "ttt_method"]

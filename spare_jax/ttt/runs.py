@@ -149,7 +149,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "events_mean": res["events_mean"],
         "work_hours": w, "ckpt_cost_min": training.ckpt_cost_min, "restart_min": restart,
         "distribution": cluster.model.distribution, "ages": policy.ages,
-        "method": "whole training runs, event by event",
+        "method": "whole_runs", "method_detail": "whole training runs, event by event",
     }
     if cluster.repair is not None:
         out.update(cluster.repair.describe())
@@ -206,5 +206,5 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
             "groups": n, "gpus": cluster.gpus, "restart_min": training.restart_for(cluster.gpus),
             "ckpt_cost_min": training.ckpt_cost_min, "work_hours": training.work_hours,
             **({} if repair is None else repair.describe()), "distribution": model.distribution, "ages": ages,
-            "method": f"whole training runs: r screened on {SCREEN_RUNS} runs each, tau by Daly "
-                      "on pilot runs"}
+            "method": "whole_runs",
+            "method_detail": f"whole training runs: r screened on {SCREEN_RUNS} runs each, tau by Daly on pilot runs"}

@@ -1,0 +1,68 @@
+"""Costs are numbers, not program: changing C, R, D, K, tau or a rate between two calls of the whole-run or
+the repair kernel compiles nothing (the optax habit of asserting that a second call does not recompile)."""
+
+import dataclasses
+import os
+
+from spare_jax.kernels.compiles import count_compiles
+from spare_jax.kernels.repair import EpochOptions, simulate_repair
+from spare_jax.kernels.run import run_each, simulate_runs
+from spare_jax.model.cluster import Cluster, Sampling
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.placement import make_placement
+from spare_jax.model.repair import Repair
+from spare_jax.model.runsetup import RunSetup
+from spare_jax.model.training import Training
+
+
+def _setup(repair, restart=10.0, cost=2.0, tau=60.0, n=8) -> RunSetup:
+    model = FailureModel(system_mtbf_min=300.0 / n, reference_gpus=1000.0 * n)
+    cluster = Cluster(groups=n, model=model, repair=repair)
+    training = Training(work_hours=4.0, ckpt_cost_min=cost, restart_min=restart, reference_gpus=1000.0 * n)
+    return RunSetup.build(cluster, training, "spare", 2, tau)
+
+
+def test_changed_costs_compile_nothing_in_whole_runs():
+    base = _setup(Repair(30.0, "exp", spares=2, hardware_repair_min=120.0))
+    sampling = Sampling(count=16, seed=3, chunk_size=16)
+    first = run_each(base, sampling)
+    changed = [dataclasses.replace(base, ckpt_cost_min=3.0), dataclasses.replace(base, restart_min=11.0),
+               dataclasses.replace(base, repair_time_min=31.0), dataclasses.replace(base, spares=3),
+               dataclasses.replace(base, ckpt_interval_min=45.0), dataclasses.replace(base, hardware_repair_min=90.0),
+               dataclasses.replace(base, group_mtbf_min=tuple(2 * x for x in base.group_mtbf_min))]
+    with count_compiles() as seen:
+        outs = [run_each(s, sampling) for s in changed]
+    assert (seen.compiles, seen.lowerings) == (0, 0)
+    assert all((o["ttt"] != first["ttt"]).any() for o in outs)  # each number reached the kernel
+    simulate_runs(base, sampling)
+    with count_compiles() as seen:
+        simulate_runs(changed[1], sampling)
+    assert (seen.compiles, seen.lowerings) == (0, 0)
+
+
+def test_changed_repair_time_and_horizon_compile_nothing_in_epochs():
+    pl = make_placement("stacked", 8, 2)
+    model = FailureModel(system_mtbf_min=300.0 / 8, reference_gpus=8000.0)
+    sampling = Sampling(count=256, seed=1)
+    a = simulate_repair(pl, sampling, model=model, repair=Repair(30.0, "exp"), options=EpochOptions(max_time=1e4))
+    with count_compiles() as seen:
+        b = simulate_repair(pl, sampling, model=model, repair=Repair(31.0, "exp"), options=EpochOptions(max_time=2e4))
+    assert (seen.compiles, seen.lowerings) == (0, 0)
+    assert a.uptime_mean_min != b.uptime_mean_min
+
+
+def test_compile_cache_directory_follows_the_environment():
+    from spare_jax.kernels.compile_cache import cache_dir
+
+    assert cache_dir({"XDG_CACHE_HOME": "/c"}) == "/c/spare-jax/jax"
+    assert cache_dir({}).endswith("/.cache/spare-jax/jax")
+    assert cache_dir({"SPARE_JAX_COMPILE_CACHE": "/elsewhere", "XDG_CACHE_HOME": "/c"}) == "/elsewhere"
+    assert cache_dir({"SPARE_JAX_COMPILE_CACHE": "off"}) is None
+    assert cache_dir({"SPARE_JAX_COMPILE_CACHE": "OFF "}) is None
+
+
+def test_the_suite_shares_one_cache_in_the_repository():
+    import jax
+
+    assert jax.config.jax_compilation_cache_dir.endswith(".jax_cache") or \
+        os.environ.get("SPARE_JAX_COMPILE_CACHE") == jax.config.jax_compilation_cache_dir
