@@ -278,10 +278,12 @@ TOO_MANY_PARAMETERS = {
     ("planner/plan.py", "_monte_carlo"),
 }
 # functions that take ``**kwargs``: each hands them, unread, to the standard library's own keyword arguments
-# (argparse's); a ``**kwargs`` that hides parameters of ours is refused (name them, or take an options value)
+# (argparse's), or takes the keyword arguments a library calls it with (jax.monitoring's listeners); a
+# ``**kwargs`` that hides parameters of ours is refused (name them, or take an options value)
 KWARGS_ALLOWED = {
     ("cli/base.py", "Parser.__init__"),
     ("cli/deprecation.py", "DeprecatedFlag.__init__"),
+    ("kernels/compiles.py", "count_compiles.listener"),
 }
 
 
