@@ -4,8 +4,8 @@ event kernels take 10-20 s each to compile on a small machine).
 
 Where it lives: ``$SPARE_JAX_COMPILE_CACHE`` when set (a directory; ``off`` disables the cache), else the
 user's cache directory, ``$XDG_CACHE_HOME/spare-jax/jax`` (``~/.cache/spare-jax/jax`` by default). It is
-capped at ``CACHE_MAX_BYTES`` (least recently used entries go first) where the ``filelock`` package is
-installed, which JAX needs to evict; without it the cache grows without a cap. A cache directory already
+capped at ``CACHE_MAX_BYTES`` (least recently used entries go first); JAX evicts through the ``filelock``
+package, a dependency of ours, and where it is missing the cache grows without a cap. A cache directory already
 set through JAX's own ``JAX_COMPILATION_CACHE_DIR`` is left as it is.
 """
 
