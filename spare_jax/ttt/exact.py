@@ -1,0 +1,299 @@
+r"""The exact expected time-to-train of Rep+CKPT and CKPT alone, with exponential failures and no repair.
+
+The run follows the reference conventions of whole training runs: every checkpoint interval is ``tau`` of
+computing followed by a blocking checkpoint C; the computing-time counter restarts at each checkpoint and at
+each global restart; the last interval is partial and ends with a final checkpoint included in the TTT; a
+wipe-out (or a job-wide failure) during an interval or its checkpoint loses the interval, costs a restart R
+and the interval starts again from its beginning with every group up.
+
+Epochs. With exponential group clocks and no repair, a restart leaves every group up with a fresh clock
+(memorylessness; a clock that fires during R is replaced at its end), so the epochs (restart to wipe-out) are
+i.i.d. and begin at an interval boundary. Let ``S(t) = P(U > t)`` be the law of an epoch's uptime. The
+failure order is a uniform random permutation, independent of the sojourn times (k groups down: rate
+``(N - k) lambda``), so the number of groups down at time t is ``k(t) ~ Binomial(N, 1 - e^{-lambda t})``,
+independent of the order, and
+
+.. math:: S(t) = e^{-\mu t} \sum_k P(T > k)\, P(k(t) = k)
+
+(``mu`` the job-wide rate; ``P(T > k)`` the exact wipe-out survival of the placement). Its integral is exact
+too: the time spent with k groups down before t has ``\int_a^b P(k(t) = k)\,dt = (P(k(b) > k) - P(k(a) > k))
+/ ((N - k) \lambda)``, and with ``mu > 0`` (``x = 1 - e^{-\lambda t}``, ``e^{-\mu t} = (1 - x)^{\mu/\lambda}``)
+
+.. math:: \int_a^b P(k(t) = k) e^{-\mu t} dt = \binom{N}{k} \frac{B(k+1, N-k+\nu)}{\lambda}
+          \big[I_{x_b}(k+1, N-k+\nu) - I_{x_a}(k+1, N-k+\nu)\big], \quad \nu = \mu / \lambda.
+
+Constant work rate (``rep``: 1/r; ``none``: 1). The computing time needed is ``r W``, so the schedule is
+deterministic: ``K = ceil(r W / tau)`` intervals of wall length ``T = tau + C`` except the last,
+``L' = r W - (K - 1) tau + C``. An epoch that began at interval i and has survived j intervals is at age
+``jT`` at the start of interval ``i + j``; nothing else about it matters. Let ``f_i`` be the expected number
+of epochs that begin at interval i (the run's start, and every restart after a wipe-out during interval i).
+An epoch of age jT in a full interval is killed there with probability ``p_j = S(jT) - S((j+1)T)`` and spends
+``I_j = \int_{jT}^{(j+1)T} S`` in it (in expectation, its computing and checkpoint time up to the kill); in
+the last interval ``q_j = S(jT) - S(jT + L')`` and ``I'_j = \int_{jT}^{jT + L'} S``. Hence the renewal
+equations
+
+.. math:: f_i = [i = 1] + \sum_{j=0}^{i-1} f_{i-j}\, p_j \quad (i < K), \qquad
+          f_K = [K = 1] + \sum_{j=0}^{K-1} f_{K-j}\, q_j,
+
+(solved for ``f_i`` with the j = 0 term on the left: an IIR filter), and the expected time-to-train
+
+.. math:: E[\mathrm{TTT}] = \sum_{i=1}^{K-1} \sum_{j=0}^{i-1} f_{i-j} (I_j + R\, p_j)
+          + \sum_{j=0}^{K-1} f_{K-j} (I'_j + R\, q_j),
+
+with ``sum_i f_i - 1`` the expected number of restarts. No approximation is made beyond two truncations:
+the sums over j stop at ``t_end``, beyond which ``S < 1e-16`` (``S_TAIL``), and the sums over k drop the
+``P(T > k) < 1e-30`` (``K_TAIL``); both change the TTT by less than 1e-12 of itself. With constant ``S(t) =
+e^{-\Lambda t}`` (``none``) it reduces to ``none_ttt_exact``'s ``(K-1) g(T) + g(L')`` (tested).
+
+Cost: ``P(T > k)`` once per (N, r) (``theory.survival_exact``); per tau, ``S`` and its integrals at
+``2 t_end / T`` epoch ages over the ``k`` with ``P(T > k) > 1e-30`` (``O(k_max t_end / T)`` incomplete beta
+values), and the filter, ``O(K t_end / T)`` with ``K = r W / tau``.
+
+``spare`` has no such form: its work rate 1/d depends on which groups are down, so the work an interval
+commits is random and correlated with surviving it, and the end of the run (the work reaching W) does not
+fall on a deterministic interval. The renewal-reward form (``closed_form.ttt_theory``) stays its
+approximation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy.signal import lfilter
+from scipy.special import betainc, betaln, gammaln
+
+from .. import theory
+from ..model.cluster import Cluster
+from ..model.failures import FailureModel
+from ..model.training import Training
+from ..model.placement import check_groups_redundancy
+from .config import scheme_placement
+
+EXACT_SCHEMES = ("rep", "none")  # constant work rate: the exact form applies
+S_TAIL = 1e-16  # S(t) below this beyond t_end (relative to S(0) = 1)
+K_TAIL = 1e-30  # P(T > k) below this is dropped from the sums over k
+
+
+@dataclasses.dataclass(frozen=True)
+class UptimeLaw:
+    """The law of an epoch's uptime U for exponential clocks: ``P(T > k)`` (k = 0..k_max), the group rate
+    ``lam`` and the job-wide rate ``mu`` (per minute), and ``t_end`` beyond which ``S < S_TAIL``."""
+
+    groups: int
+    lam: float
+    mu: float
+    surv_k: np.ndarray
+    t_end: float
+
+    def _x(self, t):
+        return -np.expm1(-self.lam * np.asarray(t, np.float64))
+
+    def _pmf(self, t) -> np.ndarray:
+        """``P(k(t) = i)``, i = 0..N, for each t (rows): the Binomial(N, x(t)) pmf in log space."""
+        n = self.groups
+        i = np.arange(n + 1, dtype=np.float64)
+        lt = self.lam * np.asarray(t, np.float64)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_x = np.where(lt > 0, np.log(-np.expm1(-lt)), -np.inf)
+            log_pmf = (gammaln(n + 1) - gammaln(i + 1) - gammaln(n - i + 1) + np.where(i > 0, i * log_x, 0.0)
+                       - (n - i) * lt)
+        return np.exp(log_pmf)
+
+    def survival_and_cumulative(self, t) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(S(t), \int_0^t S)`` at each t: ``S = e^{-mu t} sum_k P(T > k) P(k(t) = k)``; the integral
+        ``sum_k P(T > k) P(k(t) > k) / ((N - k) lambda)`` (upper tails summed from the top: no cancellation),
+        or with ``mu > 0`` the incomplete beta form of the module docstring."""
+        t = np.atleast_1d(np.asarray(t, np.float64))
+        n, kk = self.groups, self.surv_k.size
+        k = np.arange(kk, dtype=np.float64)
+        surv, cum = np.empty(t.shape), np.empty(t.shape)
+        for lo in range(0, t.size, 1024):
+            part = t[lo: lo + 1024]
+            pmf = self._pmf(part)
+            surv[lo: lo + 1024] = pmf[:, :kk] @ self.surv_k * np.exp(-self.mu * part)
+            if self.mu == 0.0:
+                upper = np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1]  # P(k(t) >= i)
+                cum[lo: lo + 1024] = upper[:, 1: kk + 1] @ (self.surv_k / ((n - k) * self.lam))
+            else:
+                nu = self.mu / self.lam
+                weight = np.exp(gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1) + betaln(k + 1, n - k + nu))
+                x = -np.expm1(-self.lam * part)[:, None]
+                cum[lo: lo + 1024] = betainc(k + 1, n - k + nu, x) @ (weight * self.surv_k / self.lam)
+        return surv, cum
+
+    def survival(self, t) -> np.ndarray:
+        """``S(t) = P(U > t)``."""
+        return self.survival_and_cumulative(t)[0]
+
+    def integral(self, a, b) -> np.ndarray:
+        r"""``\int_a^b S(t) dt`` (elementwise, a <= b)."""
+        a, b = np.broadcast_arrays(np.atleast_1d(np.asarray(a, np.float64)), np.asarray(b, np.float64))
+        cum = self.survival_and_cumulative(np.concatenate([a, b]))[1]
+        return np.maximum(cum[a.size:] - cum[: a.size], 0.0)
+
+
+def uptime_law(scheme: str, groups: int, redundancy: int, model: FailureModel = FailureModel(),
+               job_rate: float = 0.0) -> UptimeLaw:
+    """The epoch uptime law of ``scheme`` (placement ``scheme_placement``) with exponential group clocks
+    and job-wide interruptions at ``job_rate`` per minute."""
+    if model.distribution != "exponential":
+        raise ValueError("the exact time-to-train needs exponential failures (a Weibull epoch is not "
+                         "memoryless): use the renewal-reward closed form or whole training runs")
+    n, r = check_groups_redundancy(groups, redundancy)
+    kind, r = scheme_placement(scheme, n, r)
+    job_rate = float(job_rate)
+    if not (math.isfinite(job_rate) and job_rate >= 0):
+        raise ValueError(f"job_rate must be a finite number >= 0, got {job_rate!r}")
+    surv = np.asarray(theory.survival_exact(kind, n, r), np.float64)[:n]  # P(T > k), k = 0..N-1 (P(T > N) = 0)
+    keep = np.nonzero(surv > K_TAIL)[0]
+    surv = surv[: int(keep.max()) + 1] if keep.size else surv[:1]
+    lam = float(model.group_rate_per_min)
+    law = UptimeLaw(n, lam, job_rate, surv, 0.0)
+    t_end = max(float(np.sum(surv / ((n - np.arange(surv.size)) * lam))), 1e-9)  # E[U] without job failures
+    while law.survival([t_end])[0] > S_TAIL:
+        t_end *= 2.0
+    return dataclasses.replace(law, t_end=t_end)
+
+
+def interval_renewal_ttt(law: UptimeLaw, taus, ckpt: float, restart: float, compute_min: float):
+    """The exact expected TTT (minutes) and expected restarts for each tau: ``compute_min`` minutes of
+    computing in intervals of tau, each followed by a checkpoint C, under the epoch law ``law`` (see the
+    module docstring). Returns ``(ttt_min, restarts)`` arrays."""
+    taus = np.atleast_1d(np.asarray(taus, np.float64))
+    ttt, restarts = np.empty(taus.size), np.empty(taus.size)
+    for i, tau in enumerate(taus):
+        ttt[i], restarts[i] = _one_tau(law, float(tau), float(ckpt), float(restart), float(compute_min))
+    return ttt, restarts
+
+
+def _one_tau(law: UptimeLaw, tau: float, ckpt: float, restart: float, compute: float) -> tuple[float, float]:
+    if not (math.isfinite(tau) and tau > 0):
+        raise ValueError(f"ckpt_interval (tau) must be a positive number of minutes, got {tau!r}")
+    period = tau + ckpt
+    k = max(1, int(math.ceil(compute / tau - 1e-9)))
+    last = compute - (k - 1) * tau + ckpt  # the last interval's wall length, with the final checkpoint
+    jmax = min(k, int(math.ceil(law.t_end / period)) + 1)  # epoch ages beyond t_end: S < S_TAIL
+    ages = np.arange(jmax + 1) * period
+    s_both, cum_both = law.survival_and_cumulative(np.concatenate([ages, ages[:jmax] + last]))
+    s_age, s_last = s_both[: jmax + 1], s_both[jmax + 1:]
+    if s_last[0] <= 0.0:
+        return math.inf, math.inf
+    # full intervals: kill probability and expected time at each age; the last interval likewise (at age 0
+    # the survival 1 - p_0 = S(T) and 1 - q_0 = S(L') are taken directly: no cancellation when they are tiny)
+    p = s_age[:-1] - s_age[1:]
+    q = s_age[:-1] - s_last
+    survive_full, survive_last = float(s_age[1]), float(s_last[0])
+    cum_age, cum_last = cum_both[: jmax + 1], cum_both[jmax + 1:]
+    bounds = np.maximum(np.concatenate([np.diff(cum_age), cum_last - cum_age[:-1]]), 0.0)
+    cost_full = bounds[:jmax] + restart * p
+    cost_last = bounds[jmax:] + restart * q
+    if k == 1:
+        f_last = 1.0 / survive_last  # only fresh epochs: geometric retries, 1 / P(success)
+        return f_last * cost_last[0], f_last - 1.0
+    if survive_full <= 0.0:
+        return math.inf, math.inf
+    # f_1..f_{K-1}: (1 - p_0) f_i - sum_{j>=1} p_j f_{i-j} = [i = 1]
+    impulse = np.zeros(k - 1)
+    impulse[0] = 1.0
+    f = lfilter([1.0], np.concatenate([[survive_full], -p[1:]]), impulse)
+    # full intervals: sum_i sum_j f_{i-j} c_j = sum_m f_m C_{K-1-m}, C the cumulative cost (zero past jmax)
+    ccum = np.cumsum(cost_full)
+    idx = np.minimum(k - 1 - np.arange(1, k), jmax - 1)  # K-1-m for m = 1..K-1
+    full = float(np.dot(f, ccum[idx]))
+    # the last interval: epochs reach it at age j >= 1 (begun at K - j) or begin there
+    js = np.arange(1, jmax)
+    js = js[js <= k - 1]
+    from_before = float(np.dot(f[k - 1 - js], q[js]))  # f_{K-j} = f[K-j-1]
+    f_last = from_before / survive_last
+    cont = float(np.dot(f[k - 1 - js], cost_last[js]))
+    total = full + cont + f_last * cost_last[0]
+    return total, float(f.sum() + f_last - 1.0)
+
+
+def _check_applies(cluster: Cluster, scheme: str) -> None:
+    """Raise ValueError unless the exact form applies: ``rep`` or ``none``, exponential clocks, no repair,
+    no scenario part beyond job-wide failures, no stall."""
+    if scheme not in EXACT_SCHEMES:
+        raise ValueError(f"the exact time-to-train covers {', '.join(EXACT_SCHEMES)} (a constant work rate); "
+                         f"{scheme!r} has none (spare: the renewal-reward approximation or whole runs)")
+    if cluster.repair is not None:
+        raise ValueError("the exact time-to-train has no repair (epochs are not i.i.d.): whole runs answer")
+    if cluster.model.distribution != "exponential":
+        raise ValueError("the exact time-to-train needs exponential failures (a Weibull epoch is not "
+                         "memoryless): use the renewal-reward closed form or whole training runs")
+    if cluster.scenario.needs_kernel:
+        raise ValueError("the exact time-to-train has no domains, ring orders or uneven groups: the scenario "
+                         "kernels answer")
+    for holder in (cluster, cluster.scenario):  # a pause per failure breaks the constant work rate
+        for name, value in vars(holder).items() if hasattr(holder, "__dict__") else ():
+            if "stall" in name and value:
+                raise ValueError(f"the exact time-to-train has no stalls ({name}={value!r}): whole runs answer")
+
+
+def exact_applies(cluster: Cluster, scheme: str) -> bool:
+    """Whether ``exact_time_to_train`` answers for this cluster and scheme."""
+    try:
+        _check_applies(cluster, scheme)
+    except ValueError:
+        return False
+    return True
+
+
+def exact_time_to_train(cluster: Cluster, training: Training, scheme: str, redundancy: int,
+                        tau: float | None = None) -> dict:
+    """The exact expected time-to-train of ``scheme`` (``rep`` or ``none``) at redundancy r on ``cluster``
+    with the costs of ``training``, at checkpoint interval ``tau`` (minutes of computing; None: the
+    training's, else the exact optimum ``exact_best_tau``). Exponential clocks, no repair, job-wide
+    failures allowed (see the module docstring). Returns the TTT (hours), TTT/W, goodput, the expected
+    restarts, the availability (uptime / wall) and ``method`` = ``closed_form``."""
+    _check_applies(cluster, scheme)
+    n, model = cluster.groups, cluster.model
+    _, r = scheme_placement(scheme, n, redundancy)
+    law = uptime_law(scheme, n, r, model, cluster.scenario.job_rate_per_min(n, model.group_mtbf_min))
+    restart = training.restart_for(cluster.gpus)
+    compute = r * training.work_hours * 60.0
+    tau = training.ckpt_interval_min if tau is None else tau
+    if tau is None:
+        tau, ttt = exact_best_tau(law, training.ckpt_cost_min, restart, compute)
+        restarts = float(interval_renewal_ttt(law, [tau], training.ckpt_cost_min, restart, compute)[1][0])
+    else:
+        ttt, restarts = (float(v[0]) for v in interval_renewal_ttt(law, [tau], training.ckpt_cost_min, restart,
+                                                                   compute))
+    uptime = ttt - restarts * restart
+    return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / training.work_hours,
+            "goodput": training.work_hours * 60.0 / ttt, "expected_restarts": restarts,
+            "availability": uptime / ttt, "ckpt_interval_min": float(tau), "restart_min": restart,
+            "mean_uptime_min": float(law.integral(0.0, law.t_end)[0]), "method": "closed_form"}
+
+
+def exact_best_tau(law: UptimeLaw, ckpt: float, restart: float, compute_min: float,
+                   points: int = 24) -> tuple[float, float]:
+    """(tau, TTT minutes) minimising the exact form: a log grid from Daly's interval / 20 to x 8, then a
+    golden-section search in log tau between the best point's neighbours (the TTT is piecewise smooth in
+    tau, with a jump where the interval count K changes; the search keeps the best value seen)."""
+    mean = float(law.integral(0.0, law.t_end)[0])
+    daly = math.sqrt(2 * max(ckpt, 1e-9) * (mean + restart))
+    low = max(0.05, daly / 20)
+    taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 8, 2 * low)), points))
+    vals = interval_renewal_ttt(law, taus, ckpt, restart, compute_min)[0]
+    best = int(np.argmin(vals))
+    lo, hi = math.log(taus[max(best - 1, 0)]), math.log(taus[min(best + 1, points - 1)])
+    best_tau, best_val = float(taus[best]), float(vals[best])
+    g = (math.sqrt(5) - 1) / 2
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = (float(interval_renewal_ttt(law, [math.exp(x)], ckpt, restart, compute_min)[0][0]) for x in (a, b))
+    for _ in range(24):
+        for x, v in ((a, fa), (b, fb)):
+            if v < best_val:
+                best_tau, best_val = math.exp(x), v
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = float(interval_renewal_ttt(law, [math.exp(a)], ckpt, restart, compute_min)[0][0])
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = float(interval_renewal_ttt(law, [math.exp(b)], ckpt, restart, compute_min)[0][0])
+    return best_tau, best_val
