@@ -17,7 +17,7 @@ from spare_jax.model.scenario import Scenario
 from spare_jax.model.training import Training
 from spare_jax.ttt.closed_form import none_ttt_exact
 from spare_jax.ttt.exact import (
-    exact_applies, exact_best_tau, exact_time_to_train, interval_renewal_ttt, uptime_law)
+    closed_form_applies, closed_form_ttt, exact_applies, exact_best_tau, interval_renewal_ttt, uptime_law)
 
 
 def _model(group_mtbf_min: float) -> FailureModel:
@@ -116,26 +116,27 @@ def test_uptime_law_mean_and_survival():
 def test_public_signature_and_refusals():
     cluster = Cluster(groups=16, model=_model(200.0))
     training = Training(work_hours=48.0, ckpt_cost_min=2.0, restart_min=10.0, ckpt_interval_min=60.0)
-    out = exact_time_to_train(cluster, training, "rep", 4)
+    out = closed_form_ttt(cluster, training, "rep", 4)
     assert out["method"] == "closed_form"
     assert out["ttt_hours"] == pytest.approx(243.0974, rel=1e-5)
     assert 0 < out["availability"] < 1 and out["expected_restarts"] > 0
-    best = exact_time_to_train(cluster, Training(work_hours=48.0, ckpt_cost_min=2.0, restart_min=10.0), "rep", 4)
+    best = closed_form_ttt(cluster, Training(work_hours=48.0, ckpt_cost_min=2.0, restart_min=10.0), "rep", 4)
     assert best["ttt_hours"] <= out["ttt_hours"]
     law = uptime_law("rep", 16, 4, cluster.model)
     tau, ttt_min = exact_best_tau(law, 2.0, 10.0, 4 * 48 * 60)
     for other in (0.9 * tau, 1.1 * tau):
         assert interval_renewal_ttt(law, [other], 2.0, 10.0, 4 * 48 * 60)[0][0] >= ttt_min
     assert exact_applies(cluster, "rep") and exact_applies(cluster, "none")
-    assert not exact_applies(cluster, "spare")
+    assert not exact_applies(cluster, "spare") and closed_form_applies(cluster, "spare")
+    assert not closed_form_applies(cluster, "elastic")
     assert not exact_applies(Cluster(groups=16, repair=Repair(repair_time_min=30.0)), "rep")
     assert not exact_applies(Cluster(groups=16, model=FailureModel(distribution="weibull", weibull_shape=0.7)),
                              "rep")
     assert not exact_applies(Cluster(groups=16, scenario=Scenario(domains=((4, 1000.0),))), "rep")
-    with pytest.raises(ValueError, match="spare"):
-        exact_time_to_train(cluster, training, "spare", 3)
+    with pytest.raises(ValueError, match="elastic"):
+        closed_form_ttt(cluster, training, "elastic", 1)
     with pytest.raises(ValueError, match="divide"):
-        exact_time_to_train(cluster, training, "rep", 3)
+        closed_form_ttt(cluster, training, "rep", 3)
 
 
 def test_cost_stays_bounded_at_the_paper_size():
@@ -155,6 +156,97 @@ def test_exact_agrees_with_whole_runs():
 
     cluster = Cluster(groups=16, model=_model(200.0))
     training = Training(work_hours=12.0, ckpt_cost_min=2.0, restart_min=10.0, ckpt_interval_min=60.0)
-    exact = exact_time_to_train(cluster, training, "rep", 4)["ttt_hours"]
+    exact = closed_form_ttt(cluster, training, "rep", 4)["ttt_hours"]
     rep = whole_run_ttt(cluster, training, Policy(scheme="rep", redundancy=4), Sampling(count=400, seed=3)).to_json()
     assert abs(rep["mc_ttt_hours"] - exact) < 4 * rep["mc_ttt_stderr_hours"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# spare: the one-step joint law (exact), the (k, depth) chain and the approximate TTT
+
+
+def _enumerate_stacked(n, r, m):
+    """Every failure set of the stacked ring: (capacity c* in micro-batches, 0 if wiped out; failures)."""
+    import jax.numpy as jnp
+
+    from spare_jax.kernels.depth import capacity_stacked
+
+    masks = np.arange(1 << n)
+    failed = ((masks[:, None] >> np.arange(n)) & 1).astype(bool)
+    return masks, np.asarray(capacity_stacked(jnp.asarray(~failed), r, m)), failed.sum(axis=1)
+
+
+@pytest.mark.parametrize("n,r,m", [(10, 3, 1), (11, 4, 1), (10, 3, 2), (9, 2, 1)])
+def test_next_survival_matches_enumeration(n, r, m):
+    from scipy.special import comb
+
+    from spare_jax.theory.chain import depth_next_survival
+
+    masks, cap, count = _enumerate_stacked(n, r, m)
+    ok = cap > 0
+    levels = np.arange(m, r * m + 1)
+    got = depth_next_survival(n, r, m)
+    for k in range(n):
+        idx = np.nonzero((count == k) & ok)[0]
+        hits = np.zeros(levels.size)
+        for g in range(n):
+            base = idx[(idx >> g) & 1 == 0]
+            good = ok[base | (1 << g)]
+            hits += [(good & (cap[base] <= c)).sum() for c in levels]
+        np.testing.assert_allclose(got[k, 1:], hits / (comb(n, k) * (n - k)), atol=1e-14)
+
+
+def test_chain_joint_exact_one_step_and_close_beyond():
+    from scipy.special import comb
+
+    from spare_jax.theory.chain import depth_chain_joint
+
+    n, r = 12, 3
+    masks, cap, count = _enumerate_stacked(n, r, 1)
+    ok = cap > 0
+    w = np.where(ok, 1.0 / np.maximum(cap, 1), 0.0)
+    # exact D[k, k'] = E[1/d_k; T > k'] by summing over subsets of each surviving k'-set
+    sub = np.zeros((n + 1, 1 << n))
+    for k in range(n + 1):
+        a = np.where(count == k, w, 0.0)
+        for b in range(n):
+            sel = (masks >> b) & 1 == 1
+            a[sel] += a[masks[sel] ^ (1 << b)]
+        sub[k] = a
+    exact = np.zeros((n + 1, n + 1))
+    for k2 in range(n + 1):
+        for k in range(k2 + 1):
+            exact[k, k2] = sub[k][(count == k2) & ok].sum() / (comb(n, k2) * comb(k2, k))
+    chain = depth_chain_joint(n, r)
+    np.testing.assert_allclose(np.diag(chain), np.diag(exact), atol=1e-14)
+    np.testing.assert_allclose(np.diag(chain, 1), np.diag(exact, 1), atol=1e-14)
+    np.testing.assert_allclose(chain[0], exact[0], atol=1e-14)  # depth 1 with no failure: P(T > k')
+    assert np.abs(chain - exact).max() < 2e-3
+
+
+def test_spare_committed_work_against_enumeration():
+    """N = 16, r = 3 (group MTBF 200 min, tau 60, C 2): E[Y] from the chain within 1e-4 of E[Y] from the
+    exact joint law (every failure set enumerated: 42.24517 min), where the depth-independent form gives
+    41.72."""
+    from spare_jax.theory.chain import depth_chain_joint
+    from spare_jax.ttt.exact import spare_committed_work
+
+    law = uptime_law("spare", 16, 3, _model(200.0))
+    work, committed = spare_committed_work(law, depth_chain_joint(16, 3, kmax=law.surv_k.size), 60.0, 2.0)
+    assert work == pytest.approx(42.2451681266028, rel=1e-4)
+    assert committed == pytest.approx(60.0 * law.survival(62.0 * np.arange(1, 200)).sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("m", [1, 4])
+def test_spare_approx_agrees_with_whole_runs(m):
+    """SPARe+CKPT at N = 16, r = 3 (group MTBF 200 min, C 2, R 10, tau 60), W 12 h, m micro-batches: whole
+    training runs within 4 standard errors of the approximate form."""
+    from spare_jax.ttt.config import Policy
+    from spare_jax.ttt.runs import whole_run_ttt
+
+    cluster = Cluster(groups=16, model=_model(200.0), scenario=Scenario(microbatches=m))
+    training = Training(work_hours=12.0, ckpt_cost_min=2.0, restart_min=10.0, ckpt_interval_min=60.0)
+    approx = closed_form_ttt(cluster, training, "spare", 3)
+    assert approx["method"] == "closed_form_approx"
+    rep = whole_run_ttt(cluster, training, Policy(scheme="spare", redundancy=3), Sampling(count=400, seed=5)).to_json()
+    assert abs(rep["mc_ttt_hours"] - approx["ttt_hours"]) < 4 * rep["mc_ttt_stderr_hours"]

@@ -212,28 +212,31 @@ def _one_tau(law: UptimeLaw, tau: float, ckpt: float, restart: float, compute: f
     return total, float(f.sum() + f_last - 1.0)
 
 
+CLOSED_FORM_SCHEMES = ("spare",) + EXACT_SCHEMES
+
+
 def _check_applies(cluster: Cluster, scheme: str) -> None:
-    """Raise ValueError unless the exact form applies: ``rep`` or ``none``, exponential clocks, no repair,
-    no scenario part beyond job-wide failures, no stall."""
-    if scheme not in EXACT_SCHEMES:
-        raise ValueError(f"the exact time-to-train covers {', '.join(EXACT_SCHEMES)} (a constant work rate); "
-                         f"{scheme!r} has none (spare: the renewal-reward approximation or whole runs)")
+    """Raise ValueError unless the form applies: ``spare``, ``rep`` or ``none``, exponential clocks, no
+    repair, no scenario part beyond job-wide failures (and micro-batches for ``spare``), no stall."""
+    if scheme not in CLOSED_FORM_SCHEMES:
+        raise ValueError(f"the closed-form time-to-train covers {', '.join(CLOSED_FORM_SCHEMES)}, not {scheme!r}")
     if cluster.repair is not None:
-        raise ValueError("the exact time-to-train has no repair (epochs are not i.i.d.): whole runs answer")
+        raise ValueError("the closed-form time-to-train has no repair (epochs are not i.i.d.): whole runs answer")
     if cluster.model.distribution != "exponential":
-        raise ValueError("the exact time-to-train needs exponential failures (a Weibull epoch is not "
-                         "memoryless): use the renewal-reward closed form or whole training runs")
+        raise ValueError("the closed-form time-to-train needs exponential failures (a Weibull epoch is not "
+                         "memoryless): use the renewal-reward form of the renewed model or whole training runs")
     if cluster.scenario.needs_kernel:
-        raise ValueError("the exact time-to-train has no domains, ring orders or uneven groups: the scenario "
-                         "kernels answer")
-    for holder in (cluster, cluster.scenario):  # a pause per failure breaks the constant work rate
+        raise ValueError("the closed-form time-to-train has no domains, ring orders or uneven groups: the "
+                         "scenario kernels answer")
+    for holder in (cluster, cluster.scenario):  # a pause per failure is not in the form
         for name, value in vars(holder).items() if hasattr(holder, "__dict__") else ():
             if "stall" in name and value:
-                raise ValueError(f"the exact time-to-train has no stalls ({name}={value!r}): whole runs answer")
+                raise ValueError(f"the closed-form time-to-train has no stalls ({name}={value!r}): whole runs "
+                                 "answer")
 
 
-def exact_applies(cluster: Cluster, scheme: str) -> bool:
-    """Whether ``exact_time_to_train`` answers for this cluster and scheme."""
+def closed_form_applies(cluster: Cluster, scheme: str) -> bool:
+    """Whether ``closed_form_ttt`` answers for this cluster and scheme (exactly for rep and none)."""
     try:
         _check_applies(cluster, scheme)
     except ValueError:
@@ -241,59 +244,141 @@ def exact_applies(cluster: Cluster, scheme: str) -> bool:
     return True
 
 
-def exact_time_to_train(cluster: Cluster, training: Training, scheme: str, redundancy: int,
-                        tau: float | None = None) -> dict:
-    """The exact expected time-to-train of ``scheme`` (``rep`` or ``none``) at redundancy r on ``cluster``
-    with the costs of ``training``, at checkpoint interval ``tau`` (minutes of computing; None: the
-    training's, else the exact optimum ``exact_best_tau``). Exponential clocks, no repair, job-wide
-    failures allowed (see the module docstring). Returns the TTT (hours), TTT/W, goodput, the expected
-    restarts, the availability (uptime / wall) and ``method`` = ``closed_form``."""
+def exact_applies(cluster: Cluster, scheme: str) -> bool:
+    """Whether ``closed_form_ttt`` is exact here (``rep`` and ``none``; ``spare`` is approximate)."""
+    return scheme in EXACT_SCHEMES and closed_form_applies(cluster, scheme)
+
+
+def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundancy: int,
+                    tau: float | None = None) -> dict:
+    """The expected time-to-train of ``scheme`` at redundancy r on ``cluster`` with the costs of
+    ``training``, at checkpoint interval ``tau`` (minutes of computing; None: the training's, else the
+    form's optimum). Exponential clocks, no repair; job-wide failures allowed. ``rep`` and ``none``: exact
+    (``method`` = ``closed_form``); ``spare``: ``spare_ttt_approx`` (``closed_form_approx``) with the
+    scenario's micro-batches. Returns the TTT (hours), TTT/W, goodput, the expected restarts, the
+    availability (uptime / wall), tau and the mean epoch uptime."""
     _check_applies(cluster, scheme)
     n, model = cluster.groups, cluster.model
     _, r = scheme_placement(scheme, n, redundancy)
     law = uptime_law(scheme, n, r, model, cluster.scenario.job_rate_per_min(n, model.group_mtbf_min))
-    restart = training.restart_for(cluster.gpus)
-    compute = r * training.work_hours * 60.0
+    restart, ckpt = training.restart_for(cluster.gpus), training.ckpt_cost_min
+    work = training.work_hours * 60.0
+    if scheme == "spare":
+        from ..theory.chain import depth_chain_joint
+
+        joint = depth_chain_joint(n, r, cluster.scenario.microbatches, kmax=law.surv_k.size)
+        evaluate = lambda taus: spare_ttt_approx(law, joint, taus, ckpt, restart, work)  # noqa: E731
+    else:
+        evaluate = lambda taus: interval_renewal_ttt(law, taus, ckpt, restart, r * work)  # noqa: E731
     tau = training.ckpt_interval_min if tau is None else tau
     if tau is None:
-        tau, ttt = exact_best_tau(law, training.ckpt_cost_min, restart, compute)
-        restarts = float(interval_renewal_ttt(law, [tau], training.ckpt_cost_min, restart, compute)[1][0])
-    else:
-        ttt, restarts = (float(v[0]) for v in interval_renewal_ttt(law, [tau], training.ckpt_cost_min, restart,
-                                                                   compute))
+        tau = best_tau(law, evaluate, ckpt, restart)[0]
+    ttt, restarts = (float(v[0]) for v in evaluate([tau]))
     uptime = ttt - restarts * restart
     return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / training.work_hours,
-            "goodput": training.work_hours * 60.0 / ttt, "expected_restarts": restarts,
-            "availability": uptime / ttt, "ckpt_interval_min": float(tau), "restart_min": restart,
-            "mean_uptime_min": float(law.integral(0.0, law.t_end)[0]), "method": "closed_form"}
+            "goodput": work / ttt, "expected_restarts": restarts, "availability": uptime / ttt,
+            "ckpt_interval_min": float(tau), "restart_min": restart,
+            "mean_uptime_min": float(law.integral(0.0, law.t_end)[0]),
+            "method": "closed_form" if scheme in EXACT_SCHEMES else "closed_form_approx"}
 
 
-def exact_best_tau(law: UptimeLaw, ckpt: float, restart: float, compute_min: float,
-                   points: int = 24) -> tuple[float, float]:
-    """(tau, TTT minutes) minimising the exact form: a log grid from Daly's interval / 20 to x 8, then a
-    golden-section search in log tau between the best point's neighbours (the TTT is piecewise smooth in
-    tau, with a jump where the interval count K changes; the search keeps the best value seen)."""
+def best_tau(law: UptimeLaw, evaluate, ckpt: float, restart: float, points: int = 16,
+             steps: int = 16) -> tuple[float, float]:
+    """(tau, TTT minutes) minimising ``evaluate(taus) -> (ttt, restarts)``: a log grid from Daly's interval
+    / 10 to x 6, then a golden-section search in log tau between the best point's neighbours (the TTT is
+    piecewise smooth in tau, with a small jump where the interval count changes; the best value seen is
+    kept)."""
     mean = float(law.integral(0.0, law.t_end)[0])
     daly = math.sqrt(2 * max(ckpt, 1e-9) * (mean + restart))
-    low = max(0.05, daly / 20)
-    taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 8, 2 * low)), points))
-    vals = interval_renewal_ttt(law, taus, ckpt, restart, compute_min)[0]
+    low = max(0.05, daly / 10)
+    taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 6, 2 * low)), points))
+    vals = evaluate(taus)[0]
     best = int(np.argmin(vals))
     lo, hi = math.log(taus[max(best - 1, 0)]), math.log(taus[min(best + 1, points - 1)])
     best_tau, best_val = float(taus[best]), float(vals[best])
+    one = lambda x: float(evaluate([math.exp(x)])[0][0])  # noqa: E731
     g = (math.sqrt(5) - 1) / 2
     a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-    fa, fb = (float(interval_renewal_ttt(law, [math.exp(x)], ckpt, restart, compute_min)[0][0]) for x in (a, b))
-    for _ in range(24):
+    fa, fb = one(a), one(b)
+    for _ in range(steps):
         for x, v in ((a, fa), (b, fb)):
             if v < best_val:
                 best_tau, best_val = math.exp(x), v
         if fa < fb:
             hi, b, fb = b, a, fa
             a = hi - g * (hi - lo)
-            fa = float(interval_renewal_ttt(law, [math.exp(a)], ckpt, restart, compute_min)[0][0])
+            fa = one(a)
         else:
             lo, a, fa = a, b, fb
             b = lo + g * (hi - lo)
-            fb = float(interval_renewal_ttt(law, [math.exp(b)], ckpt, restart, compute_min)[0][0])
+            fb = one(b)
     return best_tau, best_val
+
+
+def exact_best_tau(law: UptimeLaw, ckpt: float, restart: float, compute_min: float) -> tuple[float, float]:
+    """(tau, TTT minutes) minimising the exact constant-rate form (``best_tau``)."""
+    return best_tau(law, lambda taus: interval_renewal_ttt(law, taus, ckpt, restart, compute_min), ckpt, restart)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# spare: an approximation (see the module docstring and ``spare_ttt_approx``)
+
+QUAD_NODES = 24  # Gauss-Legendre nodes per computing window for E[Y]
+
+
+def spare_committed_work(law: UptimeLaw, joint: np.ndarray, tau: float, ckpt: float,
+                         nodes: int = QUAD_NODES) -> tuple[float, float]:
+    r"""``(E[Y], E[committed computing])`` of one ``spare`` epoch at interval tau: ``E[Y] = \sum_i \int
+    E[1/d(u); U > c_i] du`` over the computing window of interval i (checkpoint completing at ``c_i = iT``),
+    with ``E[1/d(u); U > c] = e^{-mu c} \sum_{k <= k'} P(k(u) = k) P(k(c) = k' | k(u) = k) D[k, k']``
+    (``joint`` = ``theory.chain.depth_chain_joint``), the integral by Gauss-Legendre; the committed
+    computing time is ``tau \sum_i S(iT)``."""
+    period = tau + ckpt
+    x, w = np.polynomial.legendre.leggauss(nodes)
+    kk = joint.shape[0]
+    n = law.groups
+    k = np.arange(kk, dtype=np.float64)
+    gap = ckpt + tau * (1.0 - x) / 2.0  # c_i - u at each node: the same for every interval
+    # V[node, k] = sum_{k'} P(k' - k more failures in the gap | k down) D[k, k'], over e = k' - k up to the
+    # mean + 12 standard deviations + 30 of the most failures a gap holds (the binomial tail beyond < 1e-25)
+    most = n * law.lam * period
+    e_n = int(min(kk, math.ceil(most + 12.0 * math.sqrt(most) + 30.0)))
+    extra = np.arange(e_n, dtype=np.float64)[None, :]
+    left = n - k[:, None]
+    idx = np.arange(kk)[:, None] + np.arange(e_n)[None, :]
+    live = (idx < kk) & (extra <= left)
+    dk = np.where(live, joint[np.arange(kk)[:, None], np.minimum(idx, kk - 1)], 0.0)
+    with np.errstate(invalid="ignore"):
+        log_binom = np.where(live, gammaln(left + 1) - gammaln(extra + 1) - gammaln(np.maximum(left - extra, 0) + 1),
+                             -np.inf)
+    v = np.zeros((nodes, kk))
+    for i_node, h in enumerate(gap):
+        lh = law.lam * h
+        with np.errstate(invalid="ignore", over="ignore"):
+            pmf = np.exp(log_binom + extra * math.log(-math.expm1(-lh)) - (left - extra) * lh)
+        v[i_node] = np.where(live, pmf * dk, 0.0).sum(axis=1)
+    intervals = max(1, int(math.ceil(law.t_end / period)))
+    starts = np.arange(intervals) * period
+    u = (starts[:, None] + tau * (x[None, :] + 1.0) / 2.0).ravel()
+    pmf_u = law._pmf(u)[:, :kk].reshape(intervals, nodes, kk)
+    g = np.einsum("inj,nj->in", pmf_u, v) * np.exp(-law.mu * (starts + period))[:, None]
+    work = float((g * w[None, :]).sum() * tau / 2.0)
+    committed = float(tau * law.survival(starts + period).sum())
+    return work, committed
+
+
+def spare_ttt_approx(law: UptimeLaw, joint: np.ndarray, taus, ckpt: float, restart: float,
+                     work_min: float) -> tuple[np.ndarray, np.ndarray]:
+    """``spare``'s TTT (minutes) and expected restarts for each tau: the interval renewal of a constant work
+    rate equal to the epoch's committed work per committed computing minute, ``E[Y] / E[committed
+    computing]`` (``spare_committed_work``), over spare's exact uptime law."""
+    taus = np.atleast_1d(np.asarray(taus, np.float64))
+    ttt, restarts = np.empty(taus.size), np.empty(taus.size)
+    for i, tau in enumerate(taus):
+        work, committed = spare_committed_work(law, joint, float(tau), ckpt)
+        if work <= 0:
+            ttt[i] = restarts[i] = math.inf
+            continue
+        rate = work / committed
+        ttt[i], restarts[i] = (v[0] for v in interval_renewal_ttt(law, [tau], ckpt, restart, work_min / rate))
+    return ttt, restarts
