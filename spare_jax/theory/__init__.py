@@ -5,6 +5,7 @@
 * ``theory.renewed``: any i.i.d. law with renewed ages (hazard change of variable, order statistics).
 * ``theory.runs``: the longest circular run of failed groups (the paper's r* formula explained).
 * ``theory.repair``: the wipe-out with repair (first order, transient hazard, exact chain on small N).
+* ``theory.chain``: the depth and the wipe-out one failure apart (exact), the (failures, depth) chain.
 
 May import ``model``; not ``kernels`` (its sibling: the Monte Carlo is checked against these forms) nor any
 wing above.
@@ -21,3 +22,4 @@ from .renewed import (  # noqa: F401
     order_statistic_spacings, renewed_uptime_and_work, time_from_hazard)
 from .runs import (  # noqa: F401
     _no_run_given_k, harmonic_over_ln2, longest_circular_run)
+from .chain import depth_chain_joint, depth_next_survival  # noqa: F401

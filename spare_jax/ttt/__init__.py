@@ -52,7 +52,8 @@ With kept ages and a non-exponential law, epochs come from ``sample_kept_chains`
 a burn-in; ``simulate_ttt_runs`` takes one run per chain and samples until it has exactly the requested runs.
 
 Modules: ``config`` (the training configuration, shared by all), ``epochs`` (epoch pools and the work they
-commit), ``closed_form``, ``montecarlo``, ``pool`` (pools under a scenario or repair), ``policy`` (the
+commit), ``closed_form``, ``exact`` (with exponential failures and no repair, the TTT interval by interval:
+exact for rep and none, approximate for spare), ``montecarlo``, ``pool`` (pools under a scenario or repair), ``policy`` (the
 proactive restart). May import ``model``, ``kernels`` and ``theory``; not ``rectlr`` (its sibling) nor any
 wing above.
 """
@@ -62,6 +63,7 @@ from .closed_form import (
     EpochProfile, JAX_MAX_CKPTS, _BLOCK_ELEMS, _ckpts_to_grid_end, _ttt_closed_form, _ttt_closed_form_np,
     best_tau_grid, epoch_profile, optimize_r_tau, optimize_tau, ttt_theory, young_daly)
 from .epochs import EpochPool  # noqa: F401
+from .exact import closed_form_applies, closed_form_ttt, exact_applies  # noqa: F401
 from .montecarlo import (
     _committed, _compute_time, _count_runs, _kept_chain_fn, _run_kept_chains, _sample_epochs_iid, epochs_needed,
     kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
