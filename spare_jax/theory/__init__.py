@@ -5,6 +5,7 @@
 * ``theory.renewed``: any i.i.d. law with renewed ages (hazard change of variable, order statistics).
 * ``theory.runs``: the longest circular run of failed groups (the paper's r* formula explained).
 * ``theory.repair``: the wipe-out with repair (first order, transient hazard, exact chain on small N).
+* ``theory.chain``: the depth and the wipe-out one failure apart (exact), the (failures, depth) chain.
 
 May import ``model``; not ``kernels`` (its sibling: the Monte Carlo is checked against these forms) nor any
 wing above.
@@ -18,6 +19,7 @@ from .depth import (
     level_depths, overhead_theory, overhead_theory_any_n)
 from .renewed import order_statistic_spacings, renewed_uptime_and_work, time_from_hazard
 from .runs import harmonic_over_ln2, longest_circular_run, no_run_given_k
+from .chain import depth_chain_joint, depth_next_survival
 
 __all__ = [
     "availability", "expected_failures", "expected_failures_asymptotic", "expected_uptime", "log_coeff_power",
@@ -26,4 +28,5 @@ __all__ = [
     "depth_profile_in_time", "level_depths", "overhead_theory", "overhead_theory_any_n",
     "order_statistic_spacings", "renewed_uptime_and_work", "time_from_hazard",
     "harmonic_over_ln2", "longest_circular_run", "no_run_given_k",
+    "depth_chain_joint", "depth_next_survival",
 ]

@@ -52,7 +52,8 @@ With kept ages and a non-exponential law, epochs come from ``sample_kept_chains`
 a burn-in; ``simulate_ttt_runs`` takes one run per chain and samples until it has exactly the requested runs.
 
 Modules: ``config`` (the training configuration, shared by all), ``epochs`` (epoch pools and the work they
-commit), ``closed_form``, ``montecarlo``, ``pool`` (pools under a scenario or repair), ``policy`` (the
+commit), ``closed_form``, ``exact`` (with exponential failures and no repair, the TTT interval by interval:
+exact for rep and none, approximate for spare), ``montecarlo``, ``pool`` (pools under a scenario or repair), ``policy`` (the
 proactive restart). May import ``model``, ``kernels`` and ``theory``; not ``rectlr`` (its sibling) nor any
 wing above.
 """
@@ -61,6 +62,7 @@ from .config import AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, 
 from .closed_form import (
     EpochProfile, JAX_MAX_CKPTS, best_tau_grid, epoch_profile, optimize_r_tau, optimize_tau, ttt_theory, young_daly)
 from .epochs import EpochPool
+from .exact import closed_form_applies, closed_form_ttt, exact_applies
 from .montecarlo import (
     epochs_needed, kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
 from .answer import Policy, Space, optimize, time_to_train
@@ -70,6 +72,7 @@ __all__ = [
     "EpochProfile", "JAX_MAX_CKPTS", "best_tau_grid", "epoch_profile", "optimize_r_tau", "optimize_tau", "ttt_theory",
     "young_daly",
     "EpochPool",
+    "closed_form_applies", "closed_form_ttt", "exact_applies",
     "epochs_needed", "kept_burn_in", "residual_times", "sample_epochs", "sample_kept_chains", "simulate_ttt",
     "simulate_ttt_runs",
     "Policy", "Space", "optimize", "time_to_train",
