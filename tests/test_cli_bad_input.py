@@ -110,28 +110,28 @@ SMALL = ["wipeout", "-N", "20", "-r", "2", "--trials", "200", "--chunk-size", "6
 def test_out_is_a_file(tmp_path, capsys):
     f = tmp_path / "README.md"
     f.write_text("not a dir")
-    refused([*SMALL, "--out", str(f)], "--out", capsys, max_s=10)
+    refused([*SMALL, "--state-dir", str(f)], "--state-dir", capsys, max_s=10)
     assert f.read_text() == "not a dir"
 
 
 def test_out_run_json_is_a_list(tmp_path, capsys):
     (tmp_path / "run.json").write_text("[1, 2]")
-    refused([*SMALL, "--out", str(tmp_path)], "run.json", capsys)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys)
 
 
 def test_out_run_json_is_garbage(tmp_path, capsys):
     (tmp_path / "run.json").write_bytes(b"\xff\x00not json")
-    refused([*SMALL, "--out", str(tmp_path)], "run.json", capsys)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys)
 
 
 def test_out_run_json_is_a_directory(tmp_path, capsys):
     (tmp_path / "run.json").mkdir()
-    refused([*SMALL, "--out", str(tmp_path)], "run.json", capsys, max_s=10)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys, max_s=10)
 
 
 def test_out_chunks_is_a_file(tmp_path, capsys):
     (tmp_path / "chunks").write_text("x")
-    refused([*SMALL, "--out", str(tmp_path)], "chunks", capsys, max_s=10)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "chunks", capsys, max_s=10)
 
 
 def test_out_locked_by_another_run_then_free(tmp_path, capsys):
@@ -139,11 +139,11 @@ def test_out_locked_by_another_run_then_free(tmp_path, capsys):
     out.mkdir()
     with open(out / ".lock", "a+") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        line = refused([*SMALL, "--out", str(out)], "another run", capsys)
-        assert "--out" in line
-    assert main([*SMALL, "--out", str(out)]) == 0  # lock released: the run proceeds
+        line = refused([*SMALL, "--state-dir", str(out)], "another run", capsys)
+        assert "--state-dir" in line
+    assert main([*SMALL, "--state-dir", str(out)]) == 0  # lock released: the run proceeds
     first = strict_loads(capsys.readouterr().out)
-    assert main([*SMALL, "--out", str(out)]) == 0  # and resumes (its own lock was released too)
+    assert main([*SMALL, "--state-dir", str(out)]) == 0  # and resumes (its own lock was released too)
     again = strict_loads(capsys.readouterr().out)
     assert first["mc_mean"] == again["mc_mean"]
     assert not [p for p in os.listdir(out) if ".tmp" in p] and (out / "state.json").exists()
@@ -276,8 +276,8 @@ def test_strict_json_helper():
 
 
 def test_overhead_random_refuses_flags_it_cannot_use(tmp_path, capsys):
-    refused(["overhead", "-N", "20", "-r", "2", "--placement", "random", "--trials", "10", "--out", str(tmp_path),
-             "--quiet"], "--out", capsys, max_s=10)
+    refused(["overhead", "-N", "20", "-r", "2", "--placement", "random", "--trials", "10", "--state-dir", str(tmp_path),
+             "--quiet"], "--state-dir", capsys, max_s=10)
 
 
 def test_bench_refuses_what_cannot_fit(capsys):
@@ -291,7 +291,7 @@ def test_two_processes_on_one_out_dir(tmp_path):
 
     out = str(tmp_path / "shared")
     cmd = [sys.executable, "-m", "spare_jax", "wipeout", "-N", "30", "-r", "3", "--trials", "20000",
-           "--chunk-size", "256", "--out", out, "--quiet", "--json"]
+           "--chunk-size", "256", "--state-dir", out, "--quiet", "--json"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])))
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(2)]

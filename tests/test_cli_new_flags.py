@@ -129,7 +129,7 @@ def test_availability_is_never_negative_at_the_largest_hardware_repair(capsys):
             "--group-mtbf-min", "600", "--quiet", "--spares", "2", "--hardware-repair", "1e12", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["availability_pct"] >= 0.0 and out["mc_ttt_hours_p50"] is None
+    assert out["availability_pct"] >= 0.0 and out["mc_ttt_p50_hours"] is None
 
 
 def test_plan_tables_show_an_unresolved_p95():
@@ -139,10 +139,10 @@ def test_plan_tables_show_an_unresolved_p95():
     res = PlanResult({"gpus": 8, "gpus_per_group": 4, "groups": 2, "work_hours": 1.0, "method": "x",
                       "deadline_hours": None, "restart_min": 1.0, "ckpt_cost_min": 1.0, "gpu_hour_price": 2.0,
                       "gpu_mtbf_hours": 5e4, "gpu_mtbf_from": "x", "cluster_mtbf_min": 3000.0},
-                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "ttt_p05_hours": 1.5,
-                                "ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
+                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "mc_ttt_p05_hours": 1.5,
+                                "mc_ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
                                 "failures_endured": 0.0, "gpu_hours": 16.0, "cost": 32.0, "mc_runs": 0}},
-                     [], None, {"spare": [{"r": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
+                     [], None, {"spare": [{"redundancy": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
                      {"spare": None}, [])
     assert "2 – ?" in render_html(res)
     assert "2-?" in format_table(res)

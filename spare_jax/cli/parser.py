@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .args import (
-    _ages_arg, _common, _failure_args, _job_scaling_arg, _microbatch_args, _policy_search_args, _repair_args,
+    _ages_arg, _common, _failure_args, _gpus_args, _job_scaling_arg, _microbatch_args, _policy_search_args, _repair_args,
     _run_args, _scenario_args, _training_args)
 from .base import _Parser, _bounded, _help
 from .deprecation import deprecated_alias
@@ -166,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "chunk_size"))
     p.add_argument("--devices", type=_bounded("devices"), default=None,
                    help=_help("JAX devices to shard trials over (default: all)", "devices"))
+    _gpus_args(p)
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
                    help="min-cost-flow backend for phase 2 (default ortools)")
     _microbatch_args(p)
+    _gpus_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
 
     from .plan import add_plan_parser  # spare-jax plan (SPEC §11)

@@ -117,6 +117,16 @@ def describe(name: str) -> str:
     return f"range {f(lo)}..{f(hi)}" + (f" {unit}" if unit else "")
 
 
+def shown(value) -> str:
+    """A number as a refusal quotes it: huge integers in scientific form (1.000e+308, not 309 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        try:
+            return f"{float(value):.3e}"
+        except OverflowError:
+            return f"about {'-' if value < 0 else ''}1e+{len(str(abs(value))) - 1}"
+    return repr(value)
+
+
 def check(name: str, value, label: str | None = None):
     """``value`` within ``BOUNDS[name]`` (ValueError naming ``label`` or the parameter otherwise)."""
     kind, lo, hi, _ = BOUNDS[name]
@@ -137,7 +147,7 @@ def check(name: str, value, label: str | None = None):
         if not math.isfinite(value):
             raise ValueError(f"{label} must be a finite number, got {value!r}")
     if value < lo or value > hi:
-        raise ValueError(f"{label} must be in {describe(name).removeprefix('range ')}, got {value!r}")
+        raise ValueError(f"{label} must be in {describe(name).removeprefix('range ')}, got {shown(value)}")
     return value
 
 

@@ -9,8 +9,8 @@ import dataclasses
 def run_fields(rep: dict) -> dict:
     """A scheme row's fields from ``whole_run_ttt``'s report."""
     return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
-            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "ttt_p05_hours": rep["mc_ttt_hours_p05"],
-            "ttt_p95_hours": rep["mc_ttt_hours_p95"], "mc_slowdown": rep["mc_slowdown"],
+            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "mc_ttt_p05_hours": rep["mc_ttt_p05_hours"],
+            "mc_ttt_p95_hours": rep["mc_ttt_p95_hours"], "mc_slowdown": rep["mc_slowdown"],
             "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
 
 
