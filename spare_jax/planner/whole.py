@@ -54,6 +54,6 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
             rows[s]["elastic_data"] = rep["elastic_data"]
         if len(space.repair_times or ()) > 1:
             rows[s]["repair_time_min"] = rep["repair_time_min"]
-    curves = {s: [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in pts]
+    curves = {s: [{k: p[k] for k in ("redundancy", "ckpt_interval_min", "ttt_hours")} for p in pts]
               for s, pts in res["curves"].items()}
     return {"schemes": rows, "curves": curves, "search": res["search"]}

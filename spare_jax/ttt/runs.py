@@ -200,7 +200,7 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
         schemes[scheme] = {"r_star": best["redundancy"], "ckpt_interval_min": best["ckpt_interval_min"],
                            "ttt_hours": best["ttt_hours"], "availability_pct": best["availability_pct"],
                            "mean_uptime_min": uptime, "ttt_over_w": best["ttt_hours"] / training.work_hours}
-        curves[scheme] = [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in points]
+        curves[scheme] = [{k: p[k] for k in ("redundancy", "ckpt_interval_min", "ttt_hours")} for p in points]
     order = [s for s in ("spare", "rep", "none") if s in schemes]
     return {"schemes": {s: schemes[s] for s in order}, "curves": {s: curves[s] for s in order},
             "groups": n, "gpus": round(cluster.gpus) if float(cluster.gpus).is_integer() else cluster.gpus,
