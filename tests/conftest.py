@@ -64,6 +64,7 @@ SLOW = {
     "tests/test_golden_cli.py::test_json_unchanged[optimize_repair]",
     "tests/test_golden_cli.py::test_json_unchanged[plan_failure_log]",
     "tests/test_golden_cli.py::test_json_unchanged[plan_scenario]",
+    "tests/test_golden_cli.py::test_json_unchanged[plan_sensitivity]",
     "tests/test_devices.py::test_one_and_four_devices_give_identical_results",
     "tests/test_suite.py::test_scenarios_experiment_at_toy_size",
     "tests/test_multiprocess.py::test_two_processes_give_the_json_of_one[overhead]",

@@ -52,6 +52,8 @@ CASES = {
     "plan_scenario": ["plan", "--gpus", "8192", "--gpus-per-group", "512", "--runs", "10", "--seed", "1",
                       "--domain-size", "4", "--domain-mtbf-min", "20000", "--job-mtbf-min", "3000", "--epochs",
                       "200", "--r-max", "4", "--microbatches", "2", "--no-sensitivity"],
+    "plan_sensitivity": ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--runs", "10", "--seed", "1",
+                         "--deadline-hours", "1500"],
 }
 
 
@@ -82,7 +84,8 @@ if __name__ == "__main__":
         sys.exit("usage: python tests/golden_cli.py --write [CASE ...]")
     os.makedirs(GOLDEN, exist_ok=True)
     for case in sys.argv[2:] or CASES:
+        data = run_case(case)  # the file is opened once the command has answered (never left empty)
         with open(os.path.join(GOLDEN, f"{case}.json"), "w") as fh:
-            json.dump(run_case(case), fh, indent=1, sort_keys=True)
+            json.dump(data, fh, indent=1, sort_keys=True)
             fh.write("\n")
         print("wrote", case)

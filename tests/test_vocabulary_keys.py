@@ -2,7 +2,8 @@
 forbidden spelling appears, counts are integers and lists are lists. The walk reads the recorded outputs of
 tests/golden_cli.py (one case per mode that adds keys: repair, spares, elastic, a failure log, a scenario,
 micro-batches, curves, sensitivity), which tests/test_golden_cli.py keeps equal to what the commands print,
-and the summary that `spare-jax run --full` wrote (figures/summary.json)."""
+the summary that `spare-jax run --full` wrote (figures/summary.json) and the plans of
+experiments/best_600k.py (figures/best_600k.json, the joint search with repair)."""
 import json
 import os
 import sys
@@ -28,6 +29,16 @@ def test_run_summary_speaks_the_vocabulary():
         assert problems(json.load(fh), "run", VOCAB) == []
 
 
+def test_recorded_plans_of_the_joint_search_speak_the_vocabulary():
+    """figures/best_600k.json holds two plans' --json (the paper's model, and with repair: the joint search on
+    whole training runs, too slow for a recorded case)."""
+    with open(os.path.join(ROOT, "figures", "best_600k.json")) as fh:
+        record = json.load(fh)
+    assert "search" in record["with_repair"]["inputs"]
+    for part in ("paper_model", "with_repair"):
+        assert problems(record[part], "plan", VOCAB) == []
+
+
 def test_every_mode_that_adds_keys_has_a_recorded_case():
     flags = {case: " ".join(argv) for case, argv in CASES.items()}
     commands = {argv[0] for argv in CASES.values()}
@@ -35,6 +46,7 @@ def test_every_mode_that_adds_keys_has_a_recorded_case():
     for flag in ("--repair-time", "--spares", "--scheme elastic", "--failure-log", "--domain-size", "--microbatches",
                  "--curves", "--job-mtbf-min", "--restart-depth"):
         assert any(flag in text for text in flags.values()), flag
+    assert any(a[0] == "plan" and "--no-sensitivity" not in a for a in CASES.values())  # the sensitivity rows
 
 
 def test_the_walk_catches_an_unlisted_key_a_forbidden_spelling_a_float_count_and_a_sentence_list():
