@@ -44,7 +44,7 @@ def cluster_at(groups: int, scaling: str) -> Cluster:
 def near_best_r(curve) -> int:
     """The least r whose time-to-train is within 0.5% of the best: TTT(r) is often flat near r*."""
     best = min(c["ttt_hours"] for c in curve)
-    return min(c["r"] for c in curve if c["ttt_hours"] <= 1.005 * best)
+    return min(c["redundancy"] for c in curve if c["ttt_hours"] <= 1.005 * best)
 
 
 def main():
@@ -77,7 +77,7 @@ def main():
         here = rows[-2 * len(SCHEMES):]
         for x in here:
             other = next(y for y in here if y["scheme"] == x["scheme"] and y is not x)
-            at = {c["r"]: c["ttt_hours"] for c in curves[x["job_scaling"]][x["scheme"]]}
+            at = {c["redundancy"]: c["ttt_hours"] for c in curves[x["job_scaling"]][x["scheme"]]}
             x["r_of_the_other"] = other["r_within_half_pct"]
             x["ttt_hours_at_r_of_the_other"] = at[other["r_within_half_pct"]]
         for scaling in JOB_SCALINGS:

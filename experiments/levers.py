@@ -129,8 +129,8 @@ class Levers:
             self.rows.append(row)
             return row
         row.update(tau_min=rep["ckpt_interval_min"], ttt_hours=rep["mc_ttt_hours"],
-                   stderr_hours=rep["mc_ttt_stderr_hours"], ci95_low_hours=rep["mc_ttt_hours_ci95_low"],
-                   ci95_high_hours=rep["mc_ttt_hours_ci95_high"], runs=rep["runs"], optimizer_ttt_hours=opt_ttt,
+                   stderr_hours=rep["mc_ttt_stderr_hours"], ci95_low_hours=rep["mc_ttt_ci95_low"],
+                   ci95_high_hours=rep["mc_ttt_ci95_high"], runs=rep["runs"], optimizer_ttt_hours=opt_ttt,
                    proactive_restarts_per_run=rep.get("proactive_restarts_mean") if policy.restart_depth else None,
                    method=f"{method}; TTT: {rep['runs']} "
                           + ("whole training runs" if rep.get("method", "").startswith("whole") else

@@ -31,6 +31,29 @@ CASES = {
     "presets": ["presets"],
     "plan": ["plan", "--gpus", "16384", "--gpus-per-group", "512", "--runs", "20", "--epochs", "200",
              "--no-sensitivity", "--seed", "1"],
+    # one case per mode that adds keys (tests/test_vocabulary_keys.py walks them all)
+    "ttt_repair": ["ttt", "-N", "24", "-r", "2", "--runs", "20", "--seed", "1", "--work-hours", "50", "--repair-time",
+                   "30"],
+    "ttt_spares": ["ttt", "-N", "24", "-r", "2", "--runs", "20", "--seed", "1", "--work-hours", "50", "--repair-time",
+                   "30", "--spares", "2", "--hardware-repair", "600"],
+    "ttt_elastic": ["ttt", "-N", "24", "--scheme", "elastic", "--runs", "20", "--seed", "1", "--work-hours", "50",
+                    "--repair-time", "30"],
+    "ttt_scenario": ["ttt", "-N", "24", "-r", "2", "--runs", "20", "--seed", "1", "--work-hours", "50",
+                     "--domain-size", "4", "--domain-mtbf-min", "20000", "--job-mtbf-min", "3000"],
+    "ttt_microbatches": ["ttt", "-N", "12", "-r", "2", "--runs", "10", "--seed", "1", "--work-hours", "20",
+                         "--microbatches", "2", "--restart-depth", "1.5"],
+    "overhead_repair": ["overhead", "-N", "24", "-r", "2", "--epochs", "100", "--seed", "1", "--repair-time", "30"],
+    "optimize_curves": ["optimize", "-N", "60", "--r-max", "6", "--curves"],
+    "optimize_repair": ["optimize", "-N", "24", "--r-max", "3", "--work-hours", "50", "--repair-time", "30",
+                        "--epochs", "200", "--curves"],
+    "plan_failure_log": ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--gpus-per-node", "8",
+                         "--failure-log", "tests/data/failure_log_small.csv", "--runs", "10", "--no-sensitivity",
+                         "--seed", "1"],
+    "plan_scenario": ["plan", "--gpus", "8192", "--gpus-per-group", "512", "--runs", "10", "--seed", "1",
+                      "--domain-size", "4", "--domain-mtbf-min", "20000", "--job-mtbf-min", "3000", "--epochs",
+                      "200", "--r-max", "4", "--microbatches", "2", "--no-sensitivity"],
+    "plan_sensitivity": ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--runs", "10", "--seed", "1",
+                         "--deadline-hours", "1500"],
 }
 
 
@@ -45,7 +68,7 @@ def _strip(obj):
 def run_case(name: str) -> dict:
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
     proc = subprocess.run([sys.executable, "-m", "spare_jax", *CASES[name], "--json", "--quiet"],
-                          capture_output=True, text=True, env=env, timeout=600)
+                          capture_output=True, text=True, env=env, timeout=600, cwd=os.path.dirname(HERE))
     if proc.returncode != 0:
         raise RuntimeError(f"{name}: exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
     return _strip(json.loads(proc.stdout))
@@ -57,11 +80,12 @@ def golden(name: str) -> dict:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/golden_cli.py --write")
+    if not sys.argv[1:] or sys.argv[1] != "--write" or any(a not in CASES for a in sys.argv[2:]):
+        sys.exit("usage: python tests/golden_cli.py --write [CASE ...]")
     os.makedirs(GOLDEN, exist_ok=True)
-    for case in CASES:
+    for case in sys.argv[2:] or CASES:
+        data = run_case(case)  # the file is opened once the command has answered (never left empty)
         with open(os.path.join(GOLDEN, f"{case}.json"), "w") as fh:
-            json.dump(run_case(case), fh, indent=1, sort_keys=True)
+            json.dump(data, fh, indent=1, sort_keys=True)
             fh.write("\n")
         print("wrote", case)

@@ -150,13 +150,13 @@ def place(argv, flag, where, words, id, max_s=10.0, marks=()):  # noqa: A002 - p
 
 
 WRITERS = [
-    place(SMALL, "--out", "/proc/nope", ["--out", "cannot write there"], "wipeout --out /proc", marks=needs_proc),
-    place(OVERHEAD, "--out", "/proc/nope", ["--out", "cannot write there"], "overhead --out /proc", marks=needs_proc),
-    place(SMALL, "--out", "{file}/sub", ["--out", "not a writable directory"], "wipeout --out under a file"),
-    place(SMALL, "--out", "{file}", ["--out"], "wipeout --out a file"),
-    place(OVERHEAD, "--out", "{file}", ["--out", "not a directory"], "overhead --out a file"),
-    place(SMALL, "--out", "", ["--out"], "wipeout --out empty"),
-    place(OVERHEAD_RANDOM, "--out", "{tmp}", ["--out"], "overhead --placement random --out"),  # runs on the host
+    place(SMALL, "--state-dir", "/proc/nope", ["--state-dir", "cannot write there"], "wipeout --state-dir /proc", marks=needs_proc),
+    place(OVERHEAD, "--state-dir", "/proc/nope", ["--state-dir", "cannot write there"], "overhead --state-dir /proc", marks=needs_proc),
+    place(SMALL, "--state-dir", "{file}/sub", ["--state-dir", "not a writable directory"], "wipeout --state-dir under a file"),
+    place(SMALL, "--state-dir", "{file}", ["--state-dir"], "wipeout --state-dir a file"),
+    place(OVERHEAD, "--state-dir", "{file}", ["--state-dir", "not a directory"], "overhead --state-dir a file"),
+    place(SMALL, "--state-dir", "", ["--state-dir"], "wipeout --state-dir empty"),
+    place(OVERHEAD_RANDOM, "--state-dir", "{tmp}", ["--state-dir"], "overhead --placement random --state-dir"),  # runs on the host
     place(RUN, "--out-dir", "/proc/nope", ["--out-dir", "/proc/nope"], "run --out-dir /proc", 5.0, needs_proc),
     place(RUN, "--out-dir", "{file}/sub", ["--out-dir"], "run --out-dir under a file", 5.0),
     place(RUN, "--out-dir", "{file}", ["--out-dir"], "run --out-dir a file", 5.0),
@@ -190,25 +190,25 @@ def test_ring_out_read_only_file(tmp_path, capsys):
     refused(PLACE + ["--ring-out", str(locked)], "--ring-out", capsys)
 
 
-# a run's state in --out is read where the run starts, with its parameters: after its kernels are compiled
+# a run's state in --state-dir is read where the run starts, with its parameters: after its kernels are compiled
 def test_out_run_json_is_a_list(tmp_path, capsys):
     (tmp_path / "run.json").write_text("[1, 2]")
-    refused([*SMALL, "--out", str(tmp_path)], "run.json", capsys, compiles=True)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys, compiles=True)
 
 
 def test_out_run_json_is_garbage(tmp_path, capsys):
     (tmp_path / "run.json").write_bytes(b"\xff\x00not json")
-    refused([*SMALL, "--out", str(tmp_path)], "run.json", capsys, compiles=True)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys, compiles=True)
 
 
 def test_out_run_json_is_a_directory(tmp_path, capsys):
     (tmp_path / "run.json").mkdir()
-    refused([*SMALL, "--out", str(tmp_path)], "run.json", capsys, max_s=10)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys, max_s=10)
 
 
 def test_out_chunks_is_a_file(tmp_path, capsys):
     (tmp_path / "chunks").write_text("x")
-    refused([*SMALL, "--out", str(tmp_path)], "chunks", capsys, max_s=10)
+    refused([*SMALL, "--state-dir", str(tmp_path)], "chunks", capsys, max_s=10)
 
 
 def test_out_locked_by_another_run_then_free(tmp_path, capsys):
@@ -216,11 +216,11 @@ def test_out_locked_by_another_run_then_free(tmp_path, capsys):
     out.mkdir()
     with open(out / ".lock", "a+") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        line = refused([*SMALL, "--out", str(out)], "another run", capsys, compiles=True)
-        assert "--out" in line
-    assert main([*SMALL, "--out", str(out)]) == 0  # lock released: the run proceeds
+        line = refused([*SMALL, "--state-dir", str(out)], "another run", capsys, compiles=True)
+        assert "--state-dir" in line
+    assert main([*SMALL, "--state-dir", str(out)]) == 0  # lock released: the run proceeds
     first = strict_loads(capsys.readouterr().out)
-    assert main([*SMALL, "--out", str(out)]) == 0  # and resumes (its own lock was released too)
+    assert main([*SMALL, "--state-dir", str(out)]) == 0  # and resumes (its own lock was released too)
     again = strict_loads(capsys.readouterr().out)
     assert first["mc_mean"] == again["mc_mean"]
     assert not [p for p in os.listdir(out) if ".tmp" in p] and (out / "state.json").exists()
@@ -231,7 +231,7 @@ def test_two_processes_on_one_out_dir(tmp_path):
     """Started together on one --out: each either finishes or is refused with one line; never a crash."""
     out = str(tmp_path / "shared")
     cmd = [sys.executable, "-m", "spare_jax", "wipeout", "-N", "30", "-r", "3", "--trials", "20000",
-           "--chunk-size", "256", "--out", out, "--quiet", "--json"]
+           "--chunk-size", "256", "--state-dir", out, "--quiet", "--json"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])))
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(2)]

@@ -50,7 +50,7 @@ def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, caps
         seen.append((cluster.repair, space.schemes, budget.final_runs))
         rep = {"redundancy": 2, "microbatches": 1, "restart_depth": None, "repair_time_min": None,
                "ckpt_interval_min": 60.0, "mc_ttt_hours": 12.0, "mc_ttt_stderr_hours": 0.1, "runs": 4,
-               "mc_ttt_hours_p05": 11.0, "mc_ttt_hours_p95": 13.0, "mc_slowdown": 1.0, "mc_slowdown_stderr": 0.0,
+               "mc_ttt_p05_hours": 11.0, "mc_ttt_p95_hours": 13.0, "mc_slowdown": 1.0, "mc_slowdown_stderr": 0.0,
                "theory_slowdown": None, "availability_pct": 90.0, "restarts_mean": 1.0, "elastic_data": "rebalance"}
         out = {s: dict(rep, redundancy=1 if s in ("none", "elastic") else 2) for s in space.schemes}
         return {"schemes": out, "chosen": space.schemes[0], "curves": {s: [] for s in space.schemes},
@@ -103,7 +103,7 @@ def test_pool_that_runs_dry_prints_no_capped_percentiles(capsys):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mc_ttt_hours"] > 256 * 12 and out["spares"] == 0 and out["hardware_repair_min"] == 1e5
-    assert all(out[f"mc_ttt_hours_p{q}"] is None for q in ("05", "50", "90", "95", "99"))
+    assert all(out[f"mc_ttt_p{q}_hours"] is None for q in ("05", "50", "90", "95", "99"))
     assert 0.0 <= out["availability_pct"] < 5.0
 
 
@@ -113,7 +113,7 @@ def test_availability_is_never_negative_at_the_largest_hardware_repair(capsys):
             "--group-mtbf-min", "600", "--quiet", "--spares", "2", "--hardware-repair", "1e12", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["availability_pct"] >= 0.0 and out["mc_ttt_hours_p50"] is None
+    assert out["availability_pct"] >= 0.0 and out["mc_ttt_p50_hours"] is None
 
 
 def test_plan_tables_show_an_unresolved_p95():
@@ -123,10 +123,10 @@ def test_plan_tables_show_an_unresolved_p95():
     res = PlanResult({"gpus": 8, "gpus_per_group": 4, "groups": 2, "work_hours": 1.0, "method": "x",
                       "deadline_hours": None, "restart_min": 1.0, "ckpt_cost_min": 1.0, "gpu_hour_price": 2.0,
                       "gpu_mtbf_hours": 5e4, "gpu_mtbf_from": "x", "cluster_mtbf_min": 3000.0},
-                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "ttt_p05_hours": 1.5,
-                                "ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
+                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "mc_ttt_p05_hours": 1.5,
+                                "mc_ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
                                 "failures_endured": 0.0, "gpu_hours": 16.0, "cost": 32.0, "mc_runs": 0}},
-                     [], None, {"spare": [{"r": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
+                     [], None, {"spare": [{"redundancy": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
                      {"spare": None}, [])
     assert "2 – ?" in render_html(res)
     assert "2-?" in format_table(res)

@@ -144,15 +144,15 @@ def _fake_plan(monkeypatch, **kw):
 
     def optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
         f = cfg.restart_min / 60.0 + cfg.ckpt_cost_min / 5.0
-        curves = {"spare": [{"r": r, "ckpt_interval_min": 30.0, "ttt_hours": f * (900 + 40 * (r - 4) ** 2)}
+        curves = {"spare": [{"redundancy": r, "ckpt_interval_min": 30.0, "ttt_hours": f * (900 + 40 * (r - 4) ** 2)}
                             for r in range(1, r_max + 1)],
-                  "rep": [{"r": r, "ckpt_interval_min": 20.0, "ttt_hours": f * (1000 + 150 * (r - 1))}
+                  "rep": [{"redundancy": r, "ckpt_interval_min": 20.0, "ttt_hours": f * (1000 + 150 * (r - 1))}
                           for r in range(1, r_max + 1) if n % r == 0],
-                  "none": [{"r": 1, "ckpt_interval_min": 20.0, "ttt_hours": f * 1000.0}]}
+                  "none": [{"redundancy": 1, "ckpt_interval_min": 20.0, "ttt_hours": f * 1000.0}]}
         schemes = {}
         for s, pts in curves.items():
             best = min(pts, key=lambda p: p["ttt_hours"])
-            schemes[s] = {"r_star": best["r"], "ckpt_interval_min": best["ckpt_interval_min"],
+            schemes[s] = {"r_star": best["redundancy"], "ckpt_interval_min": best["ckpt_interval_min"],
                           "ttt_hours": best["ttt_hours"], "availability_pct": 72.0, "mean_uptime_min": 300.0,
                           "ttt_over_w": best["ttt_hours"] / cfg.work_hours}
         return {"schemes": schemes, "curves": curves, "method": "closed form"}

@@ -266,7 +266,7 @@ def test_a_multiprocess_run_killed_mid_run_resumes_to_the_uninterrupted_result(t
     port = _free_port()
 
     def start():
-        return [_popen([sys.executable, "-m", "spare_jax", *args, "--out", str(outs[i]), "--peer-timeout",
+        return [_popen([sys.executable, "-m", "spare_jax", *args, "--state-dir", str(outs[i]), "--peer-timeout",
                                   "10", "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2",
                                   "--process-id", str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                  env=env) for i in range(2)]

@@ -19,7 +19,7 @@ from spare_jax.planner.plan import Costs, Fleet, PlanOptions, _scaled_scenario, 
 SMALL = (Fleet(1536, 96, gpu_mtbf_hours=300.0), Costs(work_hours=100.0), PlanOptions(r_max=4, runs=20))
 SMALL_ARGS = ["--gpus", "1536", "--gpus-per-group", "96", "--work-hours", "100", "--r-max", "4", "--runs", "20",
               "--quiet"]
-SCHEME_KEYS = {"r_star", "ckpt_interval_min", "ttt_hours", "ttt_p05_hours", "ttt_p95_hours", "p_over_deadline",
+SCHEME_KEYS = {"r_star", "ckpt_interval_min", "ttt_hours", "mc_ttt_p05_hours", "mc_ttt_p95_hours", "p_over_deadline",
                "availability_pct", "failures_endured", "gpu_hours", "cost"}
 
 
@@ -118,7 +118,7 @@ def test_plan_small_cluster_keys_and_what_the_model_guarantees():
     n = 16
     for s, e in out["schemes"].items():
         assert SCHEME_KEYS <= set(e), s
-        assert e["ttt_p05_hours"] <= e["ttt_p95_hours"]
+        assert e["mc_ttt_p05_hours"] <= e["mc_ttt_p95_hours"]
         assert 0.0 <= e["p_over_deadline"] <= 1.0
         assert 0.0 < e["availability_pct"] <= 100.0
         assert e["gpu_hours"] == pytest.approx(e["ttt_hours"] * 1536)
@@ -337,10 +337,10 @@ def test_report_refuses_nothing_external_and_escapes_text():
 
     res = PlanResult({"gpus": 8, "gpus_per_group": 4, "groups": 2, "work_hours": 1.0, "method": "x<y>",
                       "deadline_hours": None},
-                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "ttt_p05_hours": None,
-                                "ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
+                     {"spare": {"r_star": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0, "mc_ttt_p05_hours": None,
+                                "mc_ttt_p95_hours": None, "p_over_deadline": None, "availability_pct": 50.0,
                                 "failures_endured": 0.0, "gpu_hours": 16.0, "cost": 32.0, "mc_runs": 0}},
-                     [], None, {"spare": [{"r": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
+                     [], None, {"spare": [{"redundancy": 1, "ckpt_interval_min": 1.0, "ttt_hours": 2.0}]},
                      {"spare": None}, ["<script>alert(1)</script>"])
     text = render_html(res)
     assert "<script>" not in text and "&lt;script&gt;" in text and "x&lt;y&gt;" in text

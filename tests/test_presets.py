@@ -142,8 +142,8 @@ def test_cli_presets_job_scaling(capsys):
     per_job = json.loads(out)
     assert per_job["llama3-16k"] == plain["llama3-16k"] and per_job["paper-600k"] == plain["paper-600k"]
     big = per_job["cluster-100k"]
-    assert big["settings"]["job_mtbf"] == PRESETS["llama3-16k"].job_wide["mtbf_min"]
-    assert big["settings"]["job_mtbf"] / plain["cluster-100k"]["settings"]["job_mtbf"] == pytest.approx(6.0)
+    assert big["settings"]["job_mtbf_min"] == PRESETS["llama3-16k"].job_wide["mtbf_min"]
+    assert big["settings"]["job_mtbf_min"] / plain["cluster-100k"]["settings"]["job_mtbf_min"] == pytest.approx(6.0)
     assert "per-job" in big["derived"]["job-wide scaling"]
     code, out, _ = _run(["presets", "--job-scaling", "per-job"], capsys)
     assert code == 0 and "job-wide interruptions as measured: MTBF 847.4 min on 16,384 GPUs" in out

@@ -28,7 +28,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
 
     out = tmp_path / "run"
     state = out / "state.json"
-    proc = subprocess.Popen([sys.executable, "-m", "spare_jax", *ARGS, "--out", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "spare_jax", *ARGS, "--state-dir", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 120
     while time.time() < deadline and not state.exists() and proc.poll() is None:
@@ -38,7 +38,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
     proc.wait()
     done = json.loads(state.read_text())["body"]["trials_done"]
     assert 0 < done < 600_000, "the run must be interrupted midway for this test to mean anything"
-    resumed = _run([*ARGS, "--out", str(out)], timeout=300)
+    resumed = _run([*ARGS, "--state-dir", str(out)], timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     fresh = _run(ARGS, timeout=300)
     a, b = json.loads(resumed.stdout), json.loads(fresh.stdout)
@@ -50,20 +50,20 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tmp_path):
 
 def test_rerun_with_other_redundancy_after_run_json_deleted_is_refused(tmp_path, capsys):
     out = str(tmp_path / "r")
-    assert main(["wipeout", "-N", "40", "-r", "8", "--trials", "2000", "--out", out, "--quiet", "--json"]) == 0
+    assert main(["wipeout", "-N", "40", "-r", "8", "--trials", "2000", "--state-dir", out, "--quiet", "--json"]) == 0
     capsys.readouterr()
     if os.path.exists(os.path.join(out, "run.json")):
         os.remove(os.path.join(out, "run.json"))
-    assert main(["wipeout", "-N", "40", "-r", "4", "--trials", "2000", "--out", out, "--quiet", "--json"]) == 2
+    assert main(["wipeout", "-N", "40", "-r", "4", "--trials", "2000", "--state-dir", out, "--quiet", "--json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "other parameters" in captured.err and "redundancy" in captured.err
 
 
 def test_resume_refuses_other_parameters(tmp_path, capsys):
     out = str(tmp_path / "r")
-    assert main(["wipeout", "-N", "40", "-r", "3", "--trials", "2000", "--out", out, "--quiet", "--json"]) == 0
+    assert main(["wipeout", "-N", "40", "-r", "3", "--trials", "2000", "--state-dir", out, "--quiet", "--json"]) == 0
     capsys.readouterr()
-    assert main(["wipeout", "-N", "40", "-r", "4", "--trials", "2000", "--out", out, "--quiet"]) == 2
+    assert main(["wipeout", "-N", "40", "-r", "4", "--trials", "2000", "--state-dir", out, "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "other parameters" in err[0] and "redundancy" in err[0]
 

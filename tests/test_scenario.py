@@ -535,7 +535,7 @@ def test_cli_ttt_and_optimize_under_domains(capsys):
     res = json.loads(out)
     assert res["method_detail"].startswith("Monte Carlo") and res["epochs_per_r"] == 500
     assert res["method"] == "epoch_pool"
-    assert [c["r"] for c in res["curves"]["spare"]] == [1, 2]
+    assert [c["redundancy"] for c in res["curves"]["spare"]] == [1, 2]
     assert all(c["ttt_stderr_hours"] > 0 for c in res["curves"]["spare"])
     # Weibull clocks under domains: no epoch pool follows them, whole training runs answer (refused before they
     # existed)

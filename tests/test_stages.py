@@ -45,15 +45,15 @@ def light_plan(monkeypatch):
     from spare_jax.planner import plan as planmod
 
     def optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
-        curves = {"spare": [{"r": r, "ckpt_interval_min": 30.0, "ttt_hours": 900.0 + 40 * (r - 3) ** 2}
+        curves = {"spare": [{"redundancy": r, "ckpt_interval_min": 30.0, "ttt_hours": 900.0 + 40 * (r - 3) ** 2}
                             for r in range(1, r_max + 1)],
-                  "rep": [{"r": r, "ckpt_interval_min": 20.0, "ttt_hours": 1000.0 + 10 * r}
+                  "rep": [{"redundancy": r, "ckpt_interval_min": 20.0, "ttt_hours": 1000.0 + 10 * r}
                           for r in range(1, r_max + 1) if n % r == 0],
-                  "none": [{"r": 1, "ckpt_interval_min": 20.0, "ttt_hours": 1010.0}]}
+                  "none": [{"redundancy": 1, "ckpt_interval_min": 20.0, "ttt_hours": 1010.0}]}
         schemes = {s: {**min(pts, key=lambda p: p["ttt_hours"]), "availability_pct": 70.0, "mean_uptime_min": 300.0,
                        "ttt_over_w": 1.5} for s, pts in curves.items()}
         for e in schemes.values():
-            e["r_star"] = e.pop("r")
+            e["r_star"] = e.pop("redundancy")
         return {"schemes": schemes, "curves": curves, "method": "closed form"}
 
     monkeypatch.setattr(planmod, "_optimize", optimize)

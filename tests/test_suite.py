@@ -61,10 +61,10 @@ def test_run_defaults_to_the_quick_answer_in_results_and_full_writes_figures(mon
                 "setting": {"groups": 600, "gpus": 600_000, "gpus_per_group": 1000.0, "group_mtbf_min": 3000.0,
                             "cluster_mtbf_min": 5.0, "work_hours": 720.0, "ckpt_cost_min": 5.0, "restart_min": 60.0},
                 "plan": [{"scheme": "SPARe+CKPT", "r_star": 6, "ckpt_interval_min": 118.9, "ttt_hours": 1766.0,
-                          "mc_ttt_hours": 1763.0, "mc_ttt_hours_ci95_low": 1759.0,
-                          "mc_ttt_hours_ci95_high": 1767.0, "availability_pct": 95.5,
+                          "mc_ttt_hours": 1763.0, "mc_ttt_ci95_low": 1759.0,
+                          "mc_ttt_ci95_high": 1767.0, "availability_pct": 95.5,
                           "mc_availability_pct": 95.4, "ttt_vs_best_rep": 0.68}],
-                "rows": [{"quantity": "E[T]", "r": 8, "theory": 275.1, "mc": 274.9, "mc_ci95_low": 274.6,
+                "rows": [{"quantity": "E[T]", "redundancy": 8, "theory": 275.1, "mc": 274.9, "mc_ci95_low": 274.6,
                           "mc_ci95_high": 275.2, "paper": "-"}]}
 
     monkeypatch.setattr(suite.summary, "run_suite", fake)

@@ -256,4 +256,4 @@ def test_rep_needs_r_dividing_n(capsys):
     assert len(err) == 1 and "r=3, N=10" in err[0]
     res = ttt.optimize_r_tau(Cluster(12), space=ttt.Space(r_max=5), schemes=("rep",))
     assert res["schemes"]["rep"]["r_searched"] == [1, 2, 3, 4]
-    assert "1, 2, 3, 4" in res["rep_r_searched"]
+    assert any("1, 2, 3, 4" in note for note in res["notes"])

@@ -19,8 +19,8 @@ def _entry(r, tau, mean, se):
 def test_a_clear_winner_is_named_with_its_margin():
     v = verdict({"spare": _entry(4, 20.0, 800.0, 2.0), "rep": _entry(2, 25.0, 900.0, 2.0),
                  "none": _entry(1, 30.0, 1000.0, 3.0)})
-    assert v["scheme"] == "spare" and v["r"] == 4 and v["ckpt_interval_min"] == 20.0
-    assert v["ttt_ci95_low"] == pytest.approx(800 - Z95 * 2) and v["ttt_ci95_high"] == pytest.approx(800 + Z95 * 2)
+    assert v["scheme"] == "spare" and v["r_star"] == 4 and v["ckpt_interval_min"] == 20.0
+    assert v["mc_ttt_ci95_low"] == pytest.approx(800 - Z95 * 2) and v["mc_ttt_ci95_high"] == pytest.approx(800 + Z95 * 2)
     assert v["text"].startswith("Run SPARe (r = 4, tau = 20 min)")
     assert "faster than replication" in v["text"] and "faster than checkpointing alone" in v["text"]
     ahead = {g["scheme"]: g for g in v["ahead_of"]}
@@ -31,7 +31,7 @@ def test_a_clear_winner_is_named_with_its_margin():
 def test_overlapping_intervals_say_checkpointing_alone_is_as_good():
     v = verdict({"spare": _entry(3, 20.0, 995.0, 4.0), "rep": _entry(2, 25.0, 1100.0, 2.0),
                  "none": _entry(1, 30.0, 1000.0, 4.0)})
-    assert v["scheme"] == "none" and v["r"] == 1 and v["not_shown_better"] == "spare"
+    assert v["scheme"] == "none" and v["r_star"] == 1 and v["not_shown_better"] == "spare"
     assert v["text"].startswith("Checkpointing alone is as good here")
     assert "within the Monte Carlo's 95% intervals" in v["text"]
     # separated intervals: named
@@ -69,9 +69,9 @@ def test_plan_prints_the_verdict_first(capsys, tmp_path):
     data = json.loads(capsys.readouterr().out)
     assert list(data)[:2] == ["verdict", "bound"]
     v = data["verdict"]
-    for key in ("scheme", "r", "microbatches", "ckpt_interval_min", "restart_depth", "ttt_hours", "ttt_ci95_low",
-                "ttt_ci95_high", "text"):
+    for key in ("scheme", "r_star", "microbatches", "ckpt_interval_min", "restart_depth", "ttt_hours", "mc_ttt_ci95_low",
+                "mc_ttt_ci95_high", "text"):
         assert key in v
-    assert v["ttt_ci95_low"] <= v["ttt_hours"] <= v["ttt_ci95_high"]
-    assert data["bound"]["ttt_hours"] <= v["ttt_ci95_high"]
+    assert v["mc_ttt_ci95_low"] <= v["ttt_hours"] <= v["mc_ttt_ci95_high"]
+    assert data["bound"]["ttt_hours"] <= v["mc_ttt_ci95_high"]
     assert "Verdict." in report.read_text()

@@ -60,7 +60,7 @@ def test_ttt_and_plan_carry_availability_pct_and_no_tau_star(capsys):
     assert code == 0
     ttt = json.loads(out)
     assert 0 < ttt["availability_pct"] <= 100 and "availability" not in ttt
-    assert ttt["mc_ttt_hours_ci95_low"] < ttt["mc_ttt_hours"] < ttt["mc_ttt_hours_ci95_high"]
+    assert ttt["mc_ttt_ci95_low"] < ttt["mc_ttt_hours"] < ttt["mc_ttt_ci95_high"]
     assert "ckpt_interval_min" in ttt and ttt["runs"] == 8
     code, out, _ = _run(capsys, ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--runs", "10",
                                  "--no-sensitivity", "--json", "--quiet"])

@@ -1,5 +1,5 @@
 """The flags the commands share: sample sizes, placement, failure law and MTBFs, scenario parts, repair,
-micro-batches and the policy search, execution (chunks, devices, --out, processes), training costs.
+micro-batches and the policy search, execution (chunks, devices, --state-dir, processes), training costs.
 
 Their building blocks are in ``base`` (bounded numbers, help lines), the values they make in
 ``model_from_flags``, ``--config`` files in ``config``, what a command prints in ``output``.
@@ -33,7 +33,8 @@ def common_args(p, *, sample: SampleFlag | None = SampleFlag(), placement=True, 
                 groups: int = 600, seed=True):
     """The flags most subcommands share; ``sample``: the sample-size flag (None: the command has none)."""
     p.add_argument("-N", "--groups", type=bounded("groups"), default=groups,
-                   help=bound_help(f"data-parallel groups N (default {groups})", "groups"))
+                   help=bound_help(f"data-parallel groups N (default {groups}; or --gpus G with --gpus-per-group)",
+                                   "groups"))
     if redundancy is not None:
         p.add_argument("-r", "--redundancy", type=bounded("redundancy"), default=redundancy,
                        help=bound_help(f"redundancy r: shards per stack and holders per shard (default {redundancy})",
@@ -76,8 +77,7 @@ def failure_args(p):
     g.add_argument("--gpu-mtbf-hours", type=bounded("gpu_mtbf_hours"), default=None,
                    help=bound_help("instead of --reference-mtbf-min: per-GPU MTBF in hours, GPU-hours per group "
                                    "failure (default: from --reference-mtbf-min, 50,000 h)", "gpu_mtbf_hours"))
-    p.add_argument("--gpus-per-group", type=bounded("gpus_per_group"), default=1000.0,
-                   help=bound_help("GPUs per data-parallel group (default 1000 GPUs)", "gpus_per_group"))
+    gpus_args(p)
     p.add_argument("--reference-gpus", type=bounded("reference_gpus"), default=600_000.0,
                    help=bound_help("GPU count at which --reference-mtbf-min is quoted, and at which --restart is "
                                    "quoted when --restart-scaling is not none (default 600000 GPUs)", "reference_gpus"))
@@ -92,6 +92,33 @@ def failure_args(p):
                    help="published cluster parameters as defaults (default: none; flags and --config win); "
                         "`spare-jax presets` lists them with their sources")
     p.set_defaults(preset_job_mtbf=None)
+
+
+def gpus_args(p):
+    """``--gpus G`` and ``--gpus-per-group``: the cluster in GPUs; ``--gpus`` sets N = G / --gpus-per-group
+    (``main`` resolves it, and refuses a -N that disagrees)."""
+    p.add_argument("--gpus", type=bounded("gpus"), default=None,
+                   help=bound_help("GPUs in the job, instead of -N: N = GPUs / --gpus-per-group (default: from -N)",
+                              "gpus"))
+    p.add_argument("--gpus-per-group", type=bounded("gpus_per_group"), default=1000.0,
+                   help=bound_help("GPUs per data-parallel group (default 1000 GPUs)", "gpus_per_group"))
+
+
+def resolve_gpus(args) -> None:
+    """``--gpus G``: N = G / --gpus-per-group (a whole number of groups); a -N given too must agree."""
+    gpus = getattr(args, "gpus", None)
+    if gpus is None or args.command == "plan":
+        return
+    from ..planner.plan import cluster_groups
+
+    gpg = args.gpus_per_group
+    if float(gpg) != int(gpg):
+        raise ValueError(f"--gpus-per-group must be a whole number with --gpus, got {gpg:g}")
+    n = cluster_groups(gpus, int(gpg), ("--gpus", "--gpus-per-group"))
+    if "groups" in getattr(args, "given", ()) and args.groups != n:
+        raise ValueError(f"-N {args.groups} and --gpus {gpus:,} disagree (--gpus / --gpus-per-group = {gpus:,} / "
+                         f"{int(gpg):,} = {n:,} groups); give one of them")
+    args.groups = n
 
 
 def _job_args(p):
@@ -228,15 +255,17 @@ def repair_args(p, spares: bool = False, listed: bool = False):
 
 
 def run_args(p):
-    """How a Monte Carlo runs: chunks, devices, the resumable ``--out`` and the multi-process flags."""
+    """How a Monte Carlo runs: chunks, devices, the resumable ``--state-dir`` and the multi-process flags."""
     p.add_argument("--chunk-size", type=bounded("chunk_size"), default=None,
                    help=bound_help("trials per chunk (default: chosen from the working-set size; refused when "
                                    "its working set exceeds half the RAM)", "chunk_size"))
     p.add_argument("--devices", type=bounded("devices"), default=None,
                    help=bound_help("JAX devices to shard trials over (default: all)", "devices"))
-    p.add_argument("--out", default=None, help="directory for the run's state file (wipeout, overhead: one "
-                   "state.json; repair, ttt: per-chunk files); re-running resumes (locked while a run uses it; "
-                   "default: none, nothing kept)")
+    a = p.add_argument("--state-dir", default=None, metavar="DIR",
+                       help="directory for the run's saved state (wipeout, overhead: one state.json; repair, ttt: "
+                       "per-chunk files); re-running the same command resumes from it (locked while a run uses it; "
+                       "default: none, nothing kept; formerly --out)")
+    deprecated_alias(p, "--out", a)
     p.add_argument("--distributed", action="store_true",
                    help="call jax.distributed.initialize() first (multi-host; configured by the environment)")
     p.add_argument("--coordinator", default=None, metavar="HOST:PORT",

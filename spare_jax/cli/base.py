@@ -50,6 +50,14 @@ class Parser(argparse.ArgumentParser):
 _INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 
 
+def quoted(text: str) -> str:
+    """Text from the command line as a refusal quotes it: at most 40 characters, the rest counted."""
+    text = str(text)
+    if len(text) <= 40:
+        return repr(text)
+    return f"{text[:24]!r}... ({len(text):,} characters)"
+
+
 _FLOAT_TEXT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", re.ASCII)
 
 
@@ -62,11 +70,11 @@ def bounded(bound, flag=None):
         text = str(text).strip()
         if kind == "int":
             if not _INT_TEXT.fullmatch(text):
-                raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {text!r}")
+                raise argparse.ArgumentTypeError(f"{flag} must be an integer, got {quoted(text)}")
             value = int(text)
         else:
             if not _FLOAT_TEXT.fullmatch(text):
-                raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {text!r}")
+                raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {quoted(text)}")
             value = float(text)
         try:
             return check_bound(bound, value, flag)

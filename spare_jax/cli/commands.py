@@ -6,6 +6,7 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 
 from __future__ import annotations
 
+from .edges import edge_notes, tau_floor_note
 from .model_from_flags import (
     failure_model_from_flags, repair_from_flags, repair_times_from_flags, scenario_from_flags, training_from_flags)
 
@@ -13,7 +14,7 @@ EXIT_BAD_INPUT = 2
 
 
 def _sampling(args, count: int):
-    """The Monte Carlo's execution from the flags: sample size, seed, chunks, devices, --out, progress."""
+    """The Monte Carlo's execution from the flags: sample size, seed, chunks, devices, --state-dir, progress."""
     from ..model.cluster import Sampling
 
     out = getattr(args, "out", None)
@@ -23,7 +24,7 @@ def _sampling(args, count: int):
         ChunkStore.check_dir(out)
         _check_out_dir(out, "--out")
     return Sampling(count, getattr(args, "seed", 0), getattr(args, "chunk_size", None), getattr(args, "devices", None),
-                    getattr(args, "out", None), not getattr(args, "quiet", False))
+                    getattr(args, "state_dir", None), not getattr(args, "quiet", False))
 
 
 def _cluster(args, check_redundancy: bool = True):
@@ -48,8 +49,9 @@ def cmd_wipeout(args) -> dict:
 def cmd_overhead(args) -> dict:
     from ..measure import overhead
 
-    if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --out
-        given = [f for f, v in (("--chunk-size", args.chunk_size), ("--devices", args.devices), ("--out", args.out),
+    if args.placement == "random":  # the host matcher path: no chunks, devices or resumable --state-dir
+        given = [f for f, v in (("--chunk-size", args.chunk_size), ("--devices", args.devices),
+                                ("--state-dir", args.state_dir),
                                 ("--distributed", args.distributed)) if v not in (None, False)]
         if given:
             raise ValueError(f"{', '.join(given)}: not used by overhead --placement random (it runs on the host, "
@@ -84,7 +86,11 @@ def cmd_ttt(args) -> dict:
         raise ValueError(f"--elastic-data applies to --scheme elastic only (got --elastic-data {args.elastic_data} "
                          f"with --scheme {args.scheme})")
     policy = Policy(args.scheme, args.redundancy, args.restart_depth, args.ages, args.elastic_data or "rebalance")
-    return time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
+    out = time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
+    note = None if args.ckpt_interval is not None else tau_floor_note(out.get("ckpt_interval_min"))
+    if note:
+        out["notes"] = list(out.get("notes") or []) + [note]
+    return out
 
 
 def cmd_optimize(args) -> dict:
@@ -93,7 +99,11 @@ def cmd_optimize(args) -> dict:
     space = Space(args.r_max, tuple(args.microbatch_set or [1]),
                   None if args.restart_depths is None else tuple(args.restart_depths), args.epochs, args.pool_seed,
                   args.ages, args.curves, repair_times_from_flags(args))
-    return optimize(_cluster(args, check_redundancy=False), training_from_flags(args), space, not args.quiet).to_json()
+    out = optimize(_cluster(args, check_redundancy=False), training_from_flags(args), space, not args.quiet).to_json()
+    notes = edge_notes(out, args.groups, args.r_max, args.microbatch_set)
+    if notes:
+        out["notes"] = list(out.get("notes") or []) + notes
+    return out
 
 
 def cmd_place(args) -> dict:

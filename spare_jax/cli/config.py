@@ -51,6 +51,11 @@ def _config_value(action, key, value):
         raise ValueError(f"--config: {key} must be a string, got {value!r}")
     if action.choices is not None and value not in action.choices:
         raise ValueError(f"--config: {key} must be one of {', '.join(map(str, action.choices))}, got {value!r}")
+    if callable(action.type):  # a checked text (--currency, --schemes): as on the command line
+        try:
+            return action.type(value)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"--config: {exc}") from None
     return value
 
 

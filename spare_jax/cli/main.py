@@ -13,6 +13,8 @@ from .config import apply_config
 from .output import emit
 from .model_from_flags import failure_model_from_flags
 from .commands import EXIT_BAD_INPUT
+from .args import resolve_gpus
+from .paths import check_outputs
 from .parser import refuse_unused, build_parser
 
 
@@ -109,12 +111,32 @@ def _multiprocess_failure(exc) -> int:
     return multiproc.EXIT_PEER_LOST
 
 
+def interrupted_line(command_line: list, resumable: bool = False) -> str:
+    """What Ctrl-C says: with a state directory, what was saved there and the command that resumes it;
+    ``resumable``: the command takes --state-dir."""
+    driver = sys.modules.get("spare_jax.kernels.driver")
+    saved = dict(getattr(driver, "SAVED", None) or {})
+    if not saved:
+        return "spare-jax: interrupted; nothing saved" + (
+            " (--state-dir DIR keeps a run's progress, to resume it)" if resumable else "")
+    import shlex
+
+    return (f"spare-jax: interrupted; saved {saved['done']:,} of {saved['total']:,} {saved['unit']} in "
+            f"{saved['out_dir']}; resume with: spare-jax {shlex.join(command_line)}")
+
+
 def main(argv=None) -> int:
     _NATIVE_LOG[0] = None
+    command_line = list(sys.argv[1:] if argv is None else argv)
+    resumable = False
+    driver = sys.modules.get("spare_jax.kernels.driver")
+    if driver is not None:
+        driver.SAVED.clear()
     parser = build_parser()
     try:
         argv = apply_config(parser, argv)
         args = parser.parse_args(argv)
+        resumable = hasattr(args, "state_dir")
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_BAD_INPUT
@@ -122,6 +144,8 @@ def main(argv=None) -> int:
 
         args.given = explicit_dests(parser._subparsers._group_actions[0].choices[args.command], argv) | set(
             getattr(args, "config_given", ()))
+        check_outputs(args)  # every output location, before any work
+        resolve_gpus(args)
         refuse_unused(args)
         compile_cache.enable_compile_cache()  # before the first compile (SPARE_JAX_COMPILE_CACHE=off: none)
         coord = _join_processes(args)
@@ -150,7 +174,7 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. piped into head
         return 0
     except KeyboardInterrupt:
-        print("spare-jax: interrupted", file=sys.stderr)
+        print(interrupted_line(command_line, resumable), file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - in a multi-process run: one line, the details in the log
         if _NATIVE_LOG[0] is None and _coordinator() is None:

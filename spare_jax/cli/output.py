@@ -89,12 +89,39 @@ def _rows(rows: dict, indent: str = "  ") -> list:
     return lines
 
 
+# what each unit a table prints means (the last line of every table names those it used)
+UNITS = {"h": "hours", "min": "minutes", "s": "seconds", "ms": "milliseconds", "%": "percent",
+         "x W": "times the failure-free work W", "x": "times the failure-free compute",
+         "s.e.": "standard errors of the Monte Carlo", "per min": "per minute", "per s": "per second"}
+
+
+def _units_line(lines: list) -> str | None:
+    used = []
+    for line in lines:
+        for unit in sorted(UNITS, key=len, reverse=True):
+            if (line.endswith("  " + unit) or f"  {unit} (= " in line) and unit not in used:
+                used.append(unit)
+                break
+    order = [u for u in UNITS if u in used]
+    return "units: " + "; ".join(f"{u} = {UNITS[u]}" for u in order) if order else None
+
+
 def print_table(title: str, rows: dict, out=None) -> None:
+    """The rows of ``rows``; its ``notes`` (a list of sentences) as ``note:`` lines; a line naming the
+    units used."""
     out = out or sys.stdout
+    notes = rows.get("notes") if isinstance(rows.get("notes"), list) else []
+    rows = {k: v for k, v in rows.items() if not (k == "notes" and isinstance(v, list))}
     print(title, file=out)
     print("-" * max(len(title), 20), file=out)
-    for line in _rows(rows):
+    lines = _rows(rows)
+    for line in lines:
         print(line, file=out)
+    for note in notes:
+        print(f"  note: {note}", file=out)
+    units = _units_line(lines)
+    if units:
+        print(units, file=out)
 
 
 def emit(args, title: str, result: dict) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .args import (
-    SampleFlag, ages_arg, common_args, failure_args, job_scaling_arg, microbatch_args, policy_search_args, repair_args,
+    SampleFlag, ages_arg, common_args, failure_args, gpus_args, job_scaling_arg, microbatch_args, policy_search_args, repair_args,
     run_args, scenario_args, training_args)
 from .base import Parser, bounded, bound_help
 from .deprecation import deprecated_alias
@@ -163,9 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="longer, steadier measurements: 10 s per kernel instead of 3 s (default off)")
     p.add_argument("--chunk-size", type=bounded("chunk_size"), default=None,
                    help=bound_help("trials per kernel call (default: the driver's choice; larger on accelerators)",
-                                   "chunk_size"))
+                              "chunk_size"))
     p.add_argument("--devices", type=bounded("devices"), default=None,
                    help=bound_help("JAX devices to shard trials over (default: all)", "devices"))
+    gpus_args(p)
     p.set_defaults(func=cmd_bench, title="Benchmark (same machine, same run)")
 
     p = sub.add_parser("reorder", help="replay a failure trace through the reorder controller (RECTLR)")
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", choices=("ortools", "networkx", "scipy"), default="ortools",
                    help="min-cost-flow backend for phase 2 (default ortools)")
     microbatch_args(p)
+    gpus_args(p)
     p.set_defaults(func=cmd_reorder, title="Reorder controller: state after the last failure")
 
     from .plan import add_plan_parser  # spare-jax plan (docs/planning.md#planning-your-own-cluster-spare-jax-plan)

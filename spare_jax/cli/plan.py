@@ -12,6 +12,7 @@ import os
 
 from .args import policy_search_args, repair_args, scenario_args
 from .base import bounded, bound_help
+from .edges import edge_notes
 from .model_from_flags import (
     preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list)
 from ..model.bounds import BOUNDS
@@ -93,17 +94,16 @@ def add_plan_parser(sub) -> None:
     p.set_defaults(preset_job_mtbf=None)
     t = p.add_argument_group("training")
     t.add_argument("--restart", type=bounded("restart"), default=None,
-                   help=bound_help("global restart cost R in minutes (default 60; with --preset: the preset's)",
-                                   "restart"))
+                   help=bound_help("global restart cost R in minutes (default 60; with --preset: the preset's)", "restart"))
     t.add_argument("--ckpt-cost", type=bounded("ckpt_cost"), default=None,
                    help=bound_help("blocking checkpoint cost C in minutes (default 5)", "ckpt_cost"))
     t.add_argument("--work-hours", type=bounded("work_hours"), default=None,
                    help=bound_help("failure-free work W in hours at depth 1 (default 720; with --preset: the preset's)",
-                                   "work_hours"))
+                              "work_hours"))
     t.add_argument("--gpu-hour-price", type=bounded("gpu_hour_price"), default=None,
                    help=bound_help(f"price of one GPU-hour (default {planmod.DEFAULT_PRICE:g}, a placeholder: give "
-                                   "yours; the cost column is in the same currency)", "gpu_hour_price"))
-    t.add_argument("--currency", default=None, metavar="NAME",
+                              "yours; the cost column is in the same currency)", "gpu_hour_price"))
+    t.add_argument("--currency", type=_currency, default=None, metavar="NAME",
                    help="the price's currency, e.g. USD, for the cost column's title (default: none, the cost is "
                         "in the unit of --gpu-hour-price, 'per GPU-hour')")
     t.add_argument("--deadline-hours", type=bounded("deadline_hours"), default=None,
@@ -137,6 +137,22 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_plan, title="spare-jax plan")
+
+
+CURRENCY_MAX = 12  # characters: a code (USD), a symbol or a short word, as the cost column's title shows it
+
+
+def _currency(text: str) -> str:
+    """``--currency``: a short printable name, refused when longer than ``CURRENCY_MAX`` characters."""
+    import argparse
+
+    from .base import quoted
+
+    text = str(text).strip()
+    if not text or not text.isprintable() or len(text) > CURRENCY_MAX:
+        raise argparse.ArgumentTypeError(f"--currency must be a short name (1 to {CURRENCY_MAX} printable "
+                                         f"characters, e.g. USD), got {quoted(text)}")
+    return text
 
 
 def _check_report_path(path: str) -> None:
@@ -235,6 +251,8 @@ def cmd_plan(args) -> dict:
     options = planmod.PlanOptions(args.runs, args.seed, args.r_max, args.epochs, not args.no_sensitivity, depth,
                                   args.schemes, search, preset)
     result = planmod.plan(fleet, costs, options, progress=not args.quiet)
+    result.notes = list(result.notes) + edge_notes({"schemes": result.schemes, "search": result.inputs.get("search")},
+                                                   n, result.inputs["r_max"], args.microbatch_set)
     result.sources = _sources(args, result, s, mtbf_src, scenario, preset)  # for the report (not in the JSON)
     if args.report is not None:
         from ..planner.report import write_report

@@ -138,6 +138,21 @@ class Progress:
             self.bar.close()
 
 
+# The resumable run in flight: its state directory, the trials (epochs, runs) saved there and the total; what
+# an interrupted command reports. Empty when none is running.
+SAVED: dict = {}
+
+
+def _unit(desc: str) -> str:
+    word = (desc or "trials").split()[0]
+    return word if word in ("trials", "epochs", "runs") else "trials"
+
+
+def _resuming(out_dir: str, done: int, total: int, desc: str) -> None:
+    """A resumed run says so, once, on stderr."""
+    print(f"spare-jax: resuming from {done:,} of {total:,} {_unit(desc)} saved in {out_dir}", file=sys.stderr)
+
+
 def _params_digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -167,16 +182,16 @@ class ChunkStore:
     def check_dir(out_dir: str) -> None:
         """Cheap up-front check that ``out_dir`` can hold a run (ValueError naming what is wrong)."""
         if not isinstance(out_dir, str) or not out_dir:
-            raise ValueError(f"--out must be a directory path, got {out_dir!r}")
+            raise ValueError(f"--state-dir must be a directory path, got {out_dir!r}")
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            raise ValueError(f"--out {out_dir} exists and is not a directory")
+            raise ValueError(f"--state-dir {out_dir} exists and is not a directory")
         meta = os.path.join(out_dir, "run.json")
         if os.path.lexists(meta) and not os.path.isfile(meta):
-            raise ValueError(f"--out {out_dir}: {meta} is not a file")
+            raise ValueError(f"--state-dir {out_dir}: {meta} is not a file")
         chunks = os.path.join(out_dir, "chunks")
         if os.path.lexists(chunks) and not os.path.isdir(chunks):
-            raise ValueError(f"--out {out_dir}: {chunks} is not a directory")
-        check_writable_dir(out_dir, "--out")
+            raise ValueError(f"--state-dir {out_dir}: {chunks} is not a directory")
+        check_writable_dir(out_dir, "--state-dir")
 
     def __init__(self, out_dir: str, params: dict):
         self.out_dir = out_dir
@@ -186,7 +201,7 @@ class ChunkStore:
         try:
             os.makedirs(os.path.join(out_dir, "chunks"), exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"--out {out_dir}: cannot create it: {exc.strerror}") from None
+            raise ValueError(f"--state-dir {out_dir}: cannot create it: {exc.strerror}") from None
         self._acquire_lock()
         try:
             self._check_meta(params)
@@ -201,12 +216,12 @@ class ChunkStore:
         try:
             fh = open(path, "a+")
         except OSError as exc:
-            raise ValueError(f"--out {self.out_dir}: cannot open its lock file: {exc.strerror}") from None
+            raise ValueError(f"--state-dir {self.out_dir}: cannot open its lock file: {exc.strerror}") from None
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
-            raise ValueError(f"--out {self.out_dir} is in use: another run holds its lock ({path})") from None
+            raise ValueError(f"--state-dir {self.out_dir} is in use: another run holds its lock ({path})") from None
         self._lock = fh
 
     def close(self) -> None:
@@ -227,14 +242,14 @@ class ChunkStore:
                 with open(meta) as fh:
                     saved = json.load(fh)
             except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-                raise ValueError(f"--out {out_dir}: {meta} is not a run record (unreadable or not JSON)") from None
+                raise ValueError(f"--state-dir {out_dir}: {meta} is not a run record (unreadable or not JSON)") from None
             if not isinstance(saved, dict) or not isinstance(saved.get("params", {}), dict):
-                raise ValueError(f"--out {out_dir}: {meta} is not a run record (not a JSON object with params)")
+                raise ValueError(f"--state-dir {out_dir}: {meta} is not a run record (not a JSON object with params)")
             if saved.get("digest") != digest:
                 diff = sorted(k for k in set(saved.get("params", {})) | set(params)
                               if saved.get("params", {}).get(k) != json.loads(json.dumps(params, default=str)).get(k))
-                raise ValueError(f"--out {out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
-                                 "use another --out or the same parameters")
+                raise ValueError(f"--state-dir {out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
+                                 "use another --state-dir or the same parameters")
         else:
             tmp = self._tmp_name(meta, ".json")
             with open(tmp, "w") as fh:
@@ -336,13 +351,19 @@ def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Exe
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
     if out_dir and jax.process_count() > 1:
-        raise ValueError("--out with several processes resumes the device-reduced runs (wipeout, overhead, "
-                         "whole training runs); this run keeps per-chunk files on one host: drop --out")
+        raise ValueError("--state-dir with several processes resumes the device-reduced runs (wipeout, overhead, "
+                         "whole training runs); this run keeps per-chunk files on one host: drop --state-dir")
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
     bar = Progress(trials, ex.desc, enabled=ex.progress)
     resumed = 0
+    if store is not None:
+        kept = sum(min(chunk_size, trials - i * chunk_size) for i in range(n_chunks) if os.path.exists(store.path(i)))
+        SAVED.clear()
+        SAVED.update(out_dir=out_dir, done=kept, total=trials, unit=_unit(ex.desc))
+        if kept:
+            _resuming(out_dir, kept, trials, ex.desc)
     try:
         for index in range(n_chunks):
             start = index * chunk_size
@@ -360,7 +381,9 @@ def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Exe
             stats = consume(index, host)
             if store is not None:
                 store.save(index, stats)
+                SAVED["done"] = SAVED.get("done", 0) + n_valid
             bar.update(n_valid)
+        SAVED.clear()  # finished: nothing left to resume
     finally:
         bar.close()
         if store is not None:
@@ -464,7 +487,7 @@ class RunState:
         try:
             os.makedirs(out_dir, exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"--out {out_dir}: cannot create it: {exc.strerror}") from None
+            raise ValueError(f"--state-dir {out_dir}: cannot create it: {exc.strerror}") from None
         ChunkStore._acquire_lock(self)
         try:
             self._check_foreign()
@@ -480,19 +503,19 @@ class RunState:
         meta = os.path.join(self.out_dir, "run.json")
         chunks = os.path.join(self.out_dir, "chunks")
         if not os.path.exists(meta) and os.path.isdir(chunks) and os.listdir(chunks):
-            raise ValueError(f"--out {self.out_dir} holds chunk files without their run record (run.json): "
-                             "their parameters are unknown; use another --out")
+            raise ValueError(f"--state-dir {self.out_dir} holds chunk files without their run record (run.json): "
+                             "their parameters are unknown; use another --state-dir")
         if os.path.exists(meta):
             try:
                 with open(meta) as fh:
                     saved = json.load(fh)
                 other = saved.get("params", {})
             except Exception:
-                raise ValueError(f"--out {self.out_dir}: {meta} is not a run record (unreadable or not JSON)") \
+                raise ValueError(f"--state-dir {self.out_dir}: {meta} is not a run record (unreadable or not JSON)") \
                     from None
             if other.get("kind") != self.params.get("kind") or any(
                     other.get(k) != self.params.get(k) for k in ("groups", "redundancy", "seed", "placement")):
-                raise ValueError(f"--out {self.out_dir} holds a run with other parameters; use another --out")
+                raise ValueError(f"--state-dir {self.out_dir} holds a run with other parameters; use another --state-dir")
 
     def load(self):
         """``(trials_done, totals)`` of a valid saved state, or None when there is none."""
@@ -503,16 +526,16 @@ class RunState:
                 data = json.load(fh)
             body, check = data["body"], data["sha256"]
         except Exception:
-            raise ValueError(f"--out {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
+            raise ValueError(f"--state-dir {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
                              "start over") from None
         if _checksum(body) != check or body.get("format") != STATE_FORMAT:
-            raise ValueError(f"--out {self.out_dir}: {self.path} fails its checksum (damaged); remove it to "
+            raise ValueError(f"--state-dir {self.out_dir}: {self.path} fails its checksum (damaged); remove it to "
                              "start over")
         if body.get("digest") != self.digest:
             saved = body.get("params", {})
             diff = sorted(k for k in set(saved) | set(self.params) if saved.get(k) != self.params.get(k))
-            raise ValueError(f"--out {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
-                             "use another --out or the same parameters")
+            raise ValueError(f"--state-dir {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
+                             "use another --state-dir or the same parameters")
         return int(body["trials_done"]), body["totals"]
 
     def save(self, trials_done: int, totals: dict) -> None:
@@ -653,8 +676,8 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
         if others:
             raise multiproc.IncompleteRun(
                 f"process {', '.join(map(str, others))} started with other parameters than process 0 (every "
-                "process of a run needs the same command, --out given to all or none)")
-    # with several processes, process 0 owns the state file (its --out); the others take its state from it
+                "process of a run needs the same command, --state-dir given to all or none)")
+    # with several processes, process 0 owns the state file (its --state-dir); the others take its state from it
     state = RunState(out_dir, run_params) if out_dir and (coord is None or coord.process_id == 0) else None
     n_chunks = -(-trials // chunk_size)
     totals, done, resumed = None, 0, 0
@@ -672,6 +695,9 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
                       for k in totals}
 
     bar = Progress(trials, ex.desc, enabled=ex.progress)
+    if state is not None:
+        SAVED.clear()
+        SAVED.update(out_dir=out_dir, done=0, total=trials, unit=_unit(ex.desc))
     try:
         loaded = state.load() if state is not None else None
         if coord is not None and out_dir:
@@ -679,9 +705,12 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
         if loaded is not None:
             done, totals = loaded
             if not 0 <= done <= trials or done % chunk_size and done != trials:
-                raise ValueError(f"--out {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
+                raise ValueError(f"--state-dir {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
                                  f"(trials done {done})")
             resumed = done
+            if state is not None:
+                SAVED["done"] = done
+                _resuming(out_dir, done, trials, ex.desc)
             bar.update(done)
         subs = 1 if block_trials is None else max(1, int(block_trials) // chunk_size)
         adaptive = block_trials is None
@@ -705,6 +734,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
                 ran_here += sum(int(np.asarray(shard.data).sum()) for shard in ran.addressable_shards)
                 if state is not None:
                     state.save(done - (submitted[2] if submitted else 0), totals)
+                    SAVED["done"] = done - (submitted[2] if submitted else 0)
                 bar.update(n)
                 grow = (adaptive and time.perf_counter() - t0 < _BLOCK_SECONDS
                         and subs * chunk_size * 2 <= max_block)
@@ -720,6 +750,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
         record = {"schedule": schedule.hexdigest(), "trials": ran_here}
         records = coord.allgather(f"{tag}/done", record) if coord is not None else [record]
         multiproc.check_complete(records, trials - resumed)
+        SAVED.clear()  # finished: nothing left to resume
     finally:
         bar.close()
         if state is not None:

@@ -120,12 +120,13 @@ def describe(name: str) -> str:
     return f"range {f(lo)}..{f(hi)}" + (f" {unit}" if unit else "")
 
 
-def _shown(value) -> str:
-    """``value`` as a refusal quotes it: an integer of more than 21 digits in scientific form (4 digits kept),
-    so that a line stays readable (``N = 1e300`` in a config file is the integer 10^300)."""
-    if isinstance(value, int) and abs(value) >= 10**21:
-        digits = str(abs(value))
-        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+def shown(value) -> str:
+    """A number as a refusal quotes it: huge integers in scientific form (1.000e+308, not 309 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        try:
+            return f"{float(value):.3e}"
+        except OverflowError:
+            return f"about {'-' if value < 0 else ''}1e+{len(str(abs(value))) - 1}"
     return repr(value)
 
 
@@ -149,7 +150,7 @@ def check(name: str, value, label: str | None = None):
         if not math.isfinite(value):
             raise ValueError(f"{label} must be a finite number, got {value!r}")
     if value < lo or value > hi:
-        raise ValueError(f"{label} must be in {describe(name).removeprefix('range ')}, got {_shown(value)}")
+        raise ValueError(f"{label} must be in {describe(name).removeprefix('range ')}, got {shown(value)}")
     return value
 
 

@@ -311,4 +311,24 @@ def presets_report(job_scaling: str = "per-gpu"):
     ``job_scaling``: the ``Report`` that ``spare-jax presets --json`` prints."""
     from ..results import Report
 
-    return Report({name: p.under(job_scaling).as_dict() for name, p in PRESETS.items()})
+    return Report({name: _json_names(p.under(job_scaling).as_dict()) for name, p in PRESETS.items()})
+
+
+# a preset's settings are the flags' internal names; its JSON speaks the vocabulary (units in the key, counts
+# as integers)
+_SETTING_KEYS = {"mtbf": "reference_mtbf_min", "job_mtbf": "job_mtbf_min", "restart": "restart_min",
+                 "ckpt_cost": "ckpt_cost_min"}
+_COUNTS = ("groups", "gpus", "gpus_per_group", "reference_gpus")
+
+
+def _count(value):
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _json_names(d: dict) -> dict:
+    out = dict(d)
+    out["settings"] = {_SETTING_KEYS.get(k, k): _count(v) if k in _COUNTS else v for k, v in d["settings"].items()}
+    out["domains"] = [{("mtbf_min" if k == "mtbf" else k): v for k, v in level.items()} for level in d["domains"]]
+    if d.get("job_wide"):
+        out["job_wide"] = {k: _count(v) if k in _COUNTS else v for k, v in d["job_wide"].items()}
+    return out

@@ -227,7 +227,20 @@ class FitResult:
         return self.exponential.mtbf_ci_hours
 
     def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The JSON form: each 95% interval as ``<quantity>_ci95_low`` and ``_high`` (in the quantity's unit)."""
+        out = dataclasses.asdict(self)
+        for law in ("exponential", "weibull"):
+            if out[law] is None:
+                continue
+            d = {}
+            for key, value in out[law].items():
+                if key.endswith("_ci") or key == "mtbf_ci_hours":
+                    name = "mtbf" if key == "mtbf_ci_hours" else key[: -len("_ci")]
+                    d[f"{name}_ci95_low"], d[f"{name}_ci95_high"] = (float(v) for v in value)
+                else:
+                    d[key] = value
+            out[law] = d
+        return out
 
 
 def fit_exponential(failures: int, exposure: float, level: float = LEVEL) -> ExponentialFit:

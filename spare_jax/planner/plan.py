@@ -66,10 +66,10 @@ class PlanResult:
     """What ``plan`` found. ``as_json`` gives the ``spare-jax plan --json`` object."""
 
     inputs: dict
-    schemes: dict  # scheme -> {r_star, ckpt_interval_min, ttt_hours, ttt_p05_hours, ...}
+    schemes: dict  # scheme -> {r_star, ckpt_interval_min, ttt_hours, mc_ttt_p05_hours, ...}
     sensitivity: list  # [{input, factor, label, schemes: {scheme: {r_star, ckpt_interval_min, ttt_hours, ...}}}]
     fit: dict | None
-    curves: dict  # scheme -> [{r, ckpt_interval_min, ttt_hours}] (expected TTT vs r, tau optimised per r)
+    curves: dict  # scheme -> [{redundancy, ckpt_interval_min, ttt_hours}] (expected TTT vs r, tau optimised per r)
     runs_hours: dict  # scheme -> float64[runs]: each Monte Carlo run's time-to-train
     notes: list
     sources: list = dataclasses.field(default_factory=list)  # [{parameter, value, source}]
@@ -492,7 +492,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         p_over = None if hours is None or deadline_hours is None else float(np.mean(hours > deadline_hours))
         schemes[s] = {
             "r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
-            "ttt_hours": float(e["ttt_hours"]), "ttt_p05_hours": q[0], "ttt_p95_hours": q[1],
+            "ttt_hours": float(e["ttt_hours"]), "mc_ttt_p05_hours": q[0], "mc_ttt_p95_hours": q[1],
             "p_over_deadline": p_over, "availability_pct": float(e["availability_pct"]),
             "failures_endured": failures_endured(s, n, int(e["r_star"])),
             "gpu_hours": float(e["ttt_hours"]) * gpus, "cost": float(e["ttt_hours"]) * gpus * gpu_hour_price,
@@ -612,7 +612,7 @@ def _sensitivity(cluster, cfg, space, base, gpus, price, progress, stages=None) 
         for s in SCHEMES:
             e, r0 = res["schemes"][s], base["schemes"][s]["r_star"]
             at_base = e["ttt_hours"] if e["r_star"] == r0 else next(
-                (p["ttt_hours"] for p in res["curves"][s] if p["r"] == r0), None)
+                (p["ttt_hours"] for p in res["curves"][s] if p["redundancy"] == r0), None)
             ttt_h = float(e["ttt_hours"]) * unit
             per[s] = {"r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]) * unit,
                       "ttt_hours": ttt_h, "ttt_hours_at_base_r": None if at_base is None else at_base * unit,

@@ -74,7 +74,7 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
         label = f"{s}: r* = {r_star}, τ* = {tau:.0f} min, {e['ttt_hours']:,.0f} h"
         if e["ttt_hours"] > top:
             label += " (off scale)"
-        rs = [p["r"] for p in points]
+        rs = [p["redundancy"] for p in points]
         ys = [p["ttt_hours"] for p in points]
         hollow = s == "rep"
         ax.plot(rs, ys, ls=ls, marker=marker, color=color, label=label, ms=7 if hollow else 4,
@@ -197,8 +197,8 @@ def render_html(result: PlanResult) -> str:
             "failures endured", "GPU-hours", cost_head(inp)]
     rows = []
     for s, e in schemes.items():
-        spread = ("-" if e["ttt_p05_hours"] is None else f"{e['ttt_p05_hours']:,.0f} – "
-                  + ("?" if e["ttt_p95_hours"] is None else f"{e['ttt_p95_hours']:,.0f}"))
+        spread = ("-" if e["mc_ttt_p05_hours"] is None else f"{e['mc_ttt_p05_hours']:,.0f} – "
+                  + ("?" if e["mc_ttt_p95_hours"] is None else f"{e['mc_ttt_p95_hours']:,.0f}"))
         rows.append([s, e["r_star"], f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
                      _fmt(e["p_over_deadline"], ".2f"), f"{e['availability_pct']:.1f}",
                      f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
@@ -263,12 +263,12 @@ def _fit_section(fit: dict) -> list:
     rows = [["nodes watched", f"{fit['nodes']:,}"], ["failures", f"{fit['failures']:,}"],
             ["window", f"{fit['window_hours']:g} h"], ["exposure", f"{fit['exposure_node_hours']:,.0f} node-hours"],
             ["exponential: node MTBF (95% CI)",
-             f"{ex['mtbf_hours']:,.1f} h ({ex['mtbf_ci_hours'][0]:,.1f} – {ex['mtbf_ci_hours'][1]:,.1f})"]]
+             f"{ex['mtbf_hours']:,.1f} h ({ex['mtbf_ci95_low']:,.1f} – {ex['mtbf_ci95_high']:,.1f})"]]
     if wb is not None:
         rows += [["Weibull renewal: shape k (95% CI)",
-                  f"{wb['shape']:.3f} ({wb['shape_ci'][0]:.3f} – {wb['shape_ci'][1]:.3f})"],
+                  f"{wb['shape']:.3f} ({wb['shape_ci95_low']:.3f} – {wb['shape_ci95_high']:.3f})"],
                  ["Weibull renewal: node MTBF (95% CI)",
-                  f"{wb['mtbf_hours']:,.1f} h ({wb['mtbf_ci_hours'][0]:,.1f} – {wb['mtbf_ci_hours'][1]:,.1f})"],
+                  f"{wb['mtbf_hours']:,.1f} h ({wb['mtbf_ci95_low']:,.1f} – {wb['mtbf_ci95_high']:,.1f})"],
                  ["LR test of k = 1 (exponential): p", f"{wb['p_exponential']:.3g}"]]
     return ["<h2>Failure log fit</h2>", f"<p>{_e(fit['path'])}, maximum likelihood.</p>",
             _table(["quantity", "value"], rows, numeric_from=1)]

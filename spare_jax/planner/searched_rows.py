@@ -9,8 +9,8 @@ import dataclasses
 def run_fields(rep: dict) -> dict:
     """A scheme row's fields from ``whole_run_ttt``'s report."""
     return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
-            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "ttt_p05_hours": rep["mc_ttt_hours_p05"],
-            "ttt_p95_hours": rep["mc_ttt_hours_p95"], "mc_slowdown": rep["mc_slowdown"],
+            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "mc_ttt_p05_hours": rep["mc_ttt_p05_hours"],
+            "mc_ttt_p95_hours": rep["mc_ttt_p95_hours"], "mc_slowdown": rep["mc_slowdown"],
             "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
 
 
@@ -54,6 +54,6 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
             rows[s]["elastic_data"] = rep["elastic_data"]
         if len(space.repair_times or ()) > 1:
             rows[s]["repair_time_min"] = rep["repair_time_min"]
-    curves = {s: [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in pts]
+    curves = {s: [{k: p[k] for k in ("redundancy", "ckpt_interval_min", "ttt_hours")} for p in pts]
               for s, pts in res["curves"].items()}
     return {"schemes": rows, "curves": curves, "search": res["search"]}

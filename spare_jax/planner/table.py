@@ -20,8 +20,8 @@ def format_table(result) -> str:
             "avail %", "failures endured", "GPU-h", cost_head(inp)]
     rows = []
     for s, e in result.schemes.items():
-        spread = ("-" if e["ttt_p05_hours"] is None else
-                  f"{e['ttt_p05_hours']:,.0f}-" + ("?" if e["ttt_p95_hours"] is None else f"{e['ttt_p95_hours']:,.0f}"))
+        spread = ("-" if e["mc_ttt_p05_hours"] is None else
+                  f"{e['mc_ttt_p05_hours']:,.0f}-" + ("?" if e["mc_ttt_p95_hours"] is None else f"{e['mc_ttt_p95_hours']:,.0f}"))
         rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
                      "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
                      f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",

@@ -64,11 +64,11 @@ def verdict(schemes: dict, bound_entry: dict | None = None) -> dict:
     order = sorted(est, key=lambda s: est[s][0])
     best = order[0]
     mean, se = est[best]
-    out = {"scheme": best, "r": int(schemes[best]["r_star"]),
+    out = {"scheme": best, "r_star": int(schemes[best]["r_star"]),
            "microbatches": int(schemes[best].get("microbatches", 1)),
            "ckpt_interval_min": float(schemes[best]["ckpt_interval_min"]),
            "restart_depth": schemes[best].get("restart_depth"),
-           "ttt_hours": mean, "ttt_ci95_low": mean - Z95 * se, "ttt_ci95_high": mean + Z95 * se}
+           "ttt_hours": mean, "mc_ttt_ci95_low": mean - Z95 * se, "mc_ttt_ci95_high": mean + Z95 * se}
     gaps = []
     for other in order[1:]:
         m2, se2 = est[other]
@@ -79,27 +79,27 @@ def verdict(schemes: dict, bound_entry: dict | None = None) -> dict:
     text = None
     if "none" in est and best != "none":
         m_none, se_none = est["none"]
-        if out["ttt_ci95_high"] >= m_none - Z95 * se_none:  # the intervals overlap: not shown to pay
+        if out["mc_ttt_ci95_high"] >= m_none - Z95 * se_none:  # the intervals overlap: not shown to pay
             why = _why_as_good(schemes, est, best)
             text = (f"Checkpointing alone is as good here: {NAMES[best]} ({_config(best, schemes[best])}) at "
-                    f"{mean:,.4g} h (95% CI {out['ttt_ci95_low']:,.4g}-{out['ttt_ci95_high']:,.4g}) is not "
+                    f"{mean:,.4g} h (95% CI {out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g}) is not "
                     f"shown to beat it ({m_none:,.4g} h +- {Z95 * se_none:,.2g}); {why}.")
-            out.update(scheme="none", r=1, microbatches=1, restart_depth=None,
+            out.update(scheme="none", r_star=1, microbatches=1, restart_depth=None,
                        ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=m_none,
-                       ttt_ci95_low=m_none - Z95 * se_none, ttt_ci95_high=m_none + Z95 * se_none)
+                       mc_ttt_ci95_low=m_none - Z95 * se_none, mc_ttt_ci95_high=m_none + Z95 * se_none)
             out["not_shown_better"] = best
     if text is None and len(schemes) == 1:
         text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({_config(best, schemes[best])}): {mean:,.4g} h (95% "
-                f"CI {out['ttt_ci95_low']:,.4g}-{out['ttt_ci95_high']:,.4g}); the only strategy compared.")
+                f"CI {out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g}); the only strategy compared.")
     if text is None:
         if best == "none":
             why = _why_as_good(schemes, est, best)
             text = (f"Run checkpointing alone (tau = {schemes['none']['ckpt_interval_min']:.3g} min): "
-                    f"{mean:,.4g} h (95% CI {out['ttt_ci95_low']:,.4g}-{out['ttt_ci95_high']:,.4g}); no "
+                    f"{mean:,.4g} h (95% CI {out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g}); no "
                     f"redundancy does better here: {why}.")
         else:
             text = f"Run {NAMES[best]} ({_config(best, schemes[best])}): {mean:,.4g} h (95% CI " \
-                   f"{out['ttt_ci95_low']:,.4g}-{out['ttt_ci95_high']:,.4g})"
+                   f"{out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g})"
             nxt = [g for g in gaps if g["scheme"] != "none"]
             if nxt:
                 g = nxt[0]

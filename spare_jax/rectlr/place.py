@@ -56,8 +56,8 @@ class PlaceResult:
     best_ring: tuple
     steps: int
     accepted: int
-    search_trials: int
-    eval_trials: int
+    search_epochs: int  # epochs per search step
+    epochs: int  # epochs per final evaluation of each order
     seed: int
     scenario: dict
 

@@ -100,9 +100,9 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                                    sampling=Sampling(restarts.epochs, seed))
         for row in res["curve"]:
             restart_rows.append({"microbatches": m, **row})
-        log(f"  restart m={m}: best r={res['best']['r']} D_max={res['best']['restart_depth']} "
-            f"TTT {res['best']['ttt_hours']:.0f} h vs {res['no_restart']['ttt_hours']:.0f} h without "
-            f"(gain {100 * res['gain']:.1f}%)")
+        log(f"  restart m={m}: best r={res['best']['redundancy']} D_max={res['best']['restart_depth']} "
+             f"TTT {res['best']['ttt_hours']:.0f} h vs {res['no_restart']['ttt_hours']:.0f} h without "
+             f"(gain {100 * res['gain']:.1f}%)")
     plotting.write_csv(os.path.join(out_dir, "microbatches_restart.csv"), restart_rows)
     plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows)
     return {"omega": omega_rows, "ttt": ttt_rows, "restart": restart_rows}
@@ -155,11 +155,11 @@ def plot_microbatches(out_dir, omega_rows, ttt_rows, restart_rows) -> None:
         pts = [row for row in restart_rows if row["microbatches"] == m]
         by_r = {}
         for p in pts:
-            cur = by_r.get(p["r"], {})
+            cur = by_r.get(p["redundancy"], {})
             key = "never" if p["restart_depth"] is None else "best"
             if key == "never" or p["ttt_hours"] < cur.get("best", (math.inf,))[0]:
                 cur[key] = (p["ttt_hours"], p["ttt_stderr_hours"], p["restart_depth"])
-            by_r[p["r"]] = cur
+            by_r[p["redundancy"]] = cur
         xs = sorted(by_r)
         never = [by_r[x]["never"][0] for x in xs]
         best_v = [min(by_r[x].get("best", by_r[x]["never"])[0], by_r[x]["never"][0]) for x in xs]

@@ -96,7 +96,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
                 break
             rm = min(n, rm + 10)  # optimum at the edge: widen the search
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
-        curve = {s: {c["r"]: c["ttt_hours"] for c in res["curves"][s]} for s in ("spare", "rep")}
+        curve = {s: {c["redundancy"]: c["ttt_hours"] for c in res["curves"][s]} for s in ("spare", "rep")}
         r_star = sp["r_star"]
         a_spare = availability("spare", n, r_star, model, restart_min)
         a_rep = {r: availability("rep", n, r, model, restart_min) for r in curve["rep"]}

@@ -80,7 +80,7 @@ def scenarios(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12
         res = ttt.optimize_r_tau(Cluster(groups, model, job), space=ttt.Space(r_max), progress=progress)
         sp, rp = res["schemes"]["spare"], res["schemes"]["rep"]
         r_star_0 = sp["r_star"] if r_star_0 is None else r_star_0
-        at_r0 = next(c["ttt_hours"] for c in res["curves"]["spare"] if c["r"] == r_star_0)
+        at_r0 = next(c["ttt_hours"] for c in res["curves"]["spare"] if c["redundancy"] == r_star_0)
         job_rows.append({"groups": groups, "job_fraction": f, "job_mtbf_min": None if mu == 0 else 1 / mu,
                          "spare_r_star": sp["r_star"], "spare_tau_min": sp["ckpt_interval_min"],
                          "spare_ttt_hours": sp["ttt_hours"], "spare_availability_pct": sp["availability_pct"],

@@ -156,8 +156,8 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
         plan.append({"scheme": names[scheme], "r_star": th["r_star"], "ckpt_interval_min": th["ckpt_interval_min"],
                      "ttt_hours": th["ttt_hours"],
                      "mc_ttt_hours": None if mc is None else mc["mc_ttt_hours"],
-                     "mc_ttt_hours_ci95_low": None if mc is None else mc["mc_ttt_hours"] - half,
-                     "mc_ttt_hours_ci95_high": None if mc is None else mc["mc_ttt_hours"] + half,
+                     "mc_ttt_ci95_low": None if mc is None else mc["mc_ttt_hours"] - half,
+                     "mc_ttt_ci95_high": None if mc is None else mc["mc_ttt_hours"] + half,
                      "availability_pct": th["availability_pct"],
                      "mc_availability_pct": None if mc is None else mc["mc_availability_pct"],
                      "ttt_vs_best_rep": th["ttt_hours"] / opt["schemes"]["rep"]["ttt_hours"]})
@@ -174,29 +174,29 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     rows = []
     w8 = wipe(8)
     if w8 is not None:
-        rows.append({"quantity": f"E[T], failures to wipe-out (N={n}, stacked)", "r": 8, "theory": w8["theory_exact"],
+        rows.append({"quantity": f"E[T], failures to wipe-out (N={n}, stacked)", "redundancy": 8, "theory": w8["theory_exact"],
                      "mc": w8["mc_mean"], **_ci95(w8["mc_mean"], w8["mc_stderr"]), "paper": "-"})
     for r, claim in ((r_sp, "-"), (20, PAPER["overhead_r20"])):
         o = ovh(r)
-        if o is not None and not any(x.get("r") == r and x["quantity"].startswith("compute") for x in rows):
-            rows.append({"quantity": f"compute overhead Ω, × (N={n}; Rep's Ω = r)", "r": r,
+        if o is not None and not any(x.get("redundancy") == r and x["quantity"].startswith("compute") for x in rows):
+            rows.append({"quantity": f"compute overhead Ω, × (N={n}; Rep's Ω = r)", "redundancy": r,
                          "theory": o["theory_overhead"], "mc": o["mc_overhead"],
                          **_ci95(o["mc_overhead"], o["mc_overhead_stderr"]), "paper": claim})
     rows += [
-        {"quantity": "SPARe+CKPT r* (C=5 min)", "r": r_sp, "theory": r_sp, "mc": None, **_ci95(None, None),
+        {"quantity": "SPARe+CKPT r* (C=5 min)", "redundancy": r_sp, "theory": r_sp, "mc": None, **_ci95(None, None),
          "paper": PAPER["r_star"]},
-        {"quantity": "SPARe+CKPT availability at r* (%)", "r": r_sp, "theory": opt["schemes"]["spare"]["availability_pct"],
+        {"quantity": "SPARe+CKPT availability at r* (%)", "redundancy": r_sp, "theory": opt["schemes"]["spare"]["availability_pct"],
          "mc": None if sp_mc is None else sp_mc["mc_availability_pct"], **_ci95(None, None),
          "paper": PAPER["availability"]},
-        {"quantity": "SPARe+CKPT TTT at r*, tau* (hours)", "r": r_sp, "theory": opt["schemes"]["spare"]["ttt_hours"],
+        {"quantity": "SPARe+CKPT TTT at r*, tau* (hours)", "redundancy": r_sp, "theory": opt["schemes"]["spare"]["ttt_hours"],
          "mc": None if sp_mc is None else sp_mc["mc_ttt_hours"],
          **_ci95(*((None, None) if sp_mc is None else (sp_mc["mc_ttt_hours"], sp_mc["mc_ttt_stderr_hours"]))),
          "paper": "-"},
-        {"quantity": "Rep+CKPT TTT at its r*, tau* (hours)", "r": opt["schemes"]["rep"]["r_star"],
+        {"quantity": "Rep+CKPT TTT at its r*, tau* (hours)", "redundancy": opt["schemes"]["rep"]["r_star"],
          "theory": opt["schemes"]["rep"]["ttt_hours"], "mc": None if rp_mc is None else rp_mc["mc_ttt_hours"],
          **_ci95(*((None, None) if rp_mc is None else (rp_mc["mc_ttt_hours"], rp_mc["mc_ttt_stderr_hours"]))),
          "paper": "-"},
-        {"quantity": "TTT reduction, best SPARe+CKPT vs best Rep+CKPT (%)", "r": None,
+        {"quantity": "TTT reduction, best SPARe+CKPT vs best Rep+CKPT (%)", "redundancy": None,
          "theory": 100 * opt["ttt_reduction_vs_rep"],
          "mc": None if (sp_mc is None or rp_mc is None) else 100 * (1 - sp_mc["mc_ttt_hours"] / rp_mc["mc_ttt_hours"]),
          **_ci95(None, None), "paper": PAPER["ttt_reduction"]},
@@ -208,7 +208,8 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
 
     model = FailureModel()
     summary = {"full": full, "seed": seed, "out_dir": out_dir,  # no timing: a rerun reproduces the file
-               "setting": {"groups": n, "gpus": n * model.gpus_per_group, "gpus_per_group": model.gpus_per_group,
+               "setting": {"groups": n, "gpus": round(n * model.gpus_per_group),
+                           "gpus_per_group": round(model.gpus_per_group),
                            "group_mtbf_min": model.group_mtbf_min, "cluster_mtbf_min": model.cluster_mtbf_min(n),
                            "work_hours": work_h, "ckpt_cost_min": ttt.TrainingConfig().ckpt_cost_min,
                            "restart_min": ttt.TrainingConfig().restart_min},
@@ -239,7 +240,7 @@ def format_summary(summary: dict) -> str:
         lines.append("-" * 95)
         for p in summary["plan"]:
             mc = "-" if p["mc_ttt_hours"] is None else (
-                f"{p['mc_ttt_hours']:.0f} ± {(p['mc_ttt_hours_ci95_high'] - p['mc_ttt_hours_ci95_low']) / 2:.0f}")
+                f"{p['mc_ttt_hours']:.0f} ± {(p['mc_ttt_ci95_high'] - p['mc_ttt_ci95_low']) / 2:.0f}")
             lines.append(f"{p['scheme']:<12} {p['r_star']:>3} {p['ckpt_interval_min']:>10.1f} {p['ttt_hours']:>9.0f} "
                          f"{mc:>17} {p['availability_pct']:>11.1f}% "
                          f"{f(p['mc_availability_pct'], '.1f'):>8}{'%' if p['mc_availability_pct'] is not None else ' '} "
@@ -255,7 +256,7 @@ def format_summary(summary: dict) -> str:
                  "paper's claim")
     lines.append("-" * 150)
     for row, h, v in zip(rows, half, verdicts):
-        lines.append(f"{row['quantity']:<52} {f(row.get('r')):>3} {f(row['theory']):>10} {f(row['mc']):>10} "
+        lines.append(f"{row['quantity']:<52} {f(row.get('redundancy')):>3} {f(row['theory']):>10} {f(row['mc']):>10} "
                      f"{f(h):>10}  {v:<{width}}  {row['paper']}")
     lines.append(f"(data in {summary.get('out_dir', 'figures')}/summary.json)")
     lines.append("Your own cluster: spare-jax plan --gpus G --gpus-per-group g --gpu-mtbf-hours H (see "

@@ -57,9 +57,10 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                        "mc_availability_pct": None if mc is None else 100.0 * mc["availability"],
                        "rel_gap": None if mc is None else th["ttt_hours"] / mc["ttt_hours"] - 1.0}
                 rows.append(row)
-            log(f"  ttt {scheme:<5} r={r:>2}: " + "  ".join(
-                f"C={row['ckpt_cost_min']:g}: th {row['theory_ttt_over_w']:.3f}W mc "
-                f"{(row['mc_ttt_hours'] or float('nan')) / cfg.work_hours:.3f}W"
+            log(f"  ttt {scheme:<5} r={r:>2}, TTT/W: " + "  ".join(
+                f"C={row['ckpt_cost_min']:g} min: theory {row['theory_ttt_over_w']:.3f} x W, Monte Carlo "
+                + ("not simulated at this r" if row["mc_ttt_hours"] is None else
+                   f"{row['mc_ttt_hours'] / cfg.work_hours:.3f} x W")
                 for row in rows[-len(ckpt_costs):]))
     plotting.write_csv(os.path.join(out_dir, "ttt_vs_r.csv"), rows)
     _plot_ttt(rows, groups, ckpt_costs, os.path.join(out_dir, "ttt_vs_r.png"), model, cfg)

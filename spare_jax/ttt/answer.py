@@ -90,7 +90,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         "scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "runs": mc["runs"],
         "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-        "mc_ttt_hours_ci95_low": mc["ttt_hours"] - half, "mc_ttt_hours_ci95_high": mc["ttt_hours"] + half,
+        "mc_ttt_ci95_low": mc["ttt_hours"] - half, "mc_ttt_ci95_high": mc["ttt_hours"] + half,
         "theory_ttt_hours": theory_ttt, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
         "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
         "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
@@ -100,7 +100,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         "epochs_sampled": int(pool.uptime.size), "distribution": model.distribution,
         "ages": policy.ages, "renewed_theory_ttt_hours": renewed_ttt,
         "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
-        "mc_mean_epoch_uptime_min": float(pool.uptime.mean()),
+        "mc_epoch_uptime_min": float(pool.uptime.mean()),
         "method": "epoch_pool",
         "method_detail": "training runs assembled from epochs sampled by the kernels; the checkpoint interval "
                          + ("and the renewal-reward estimate from a pilot pool of epochs" if pool_est is not None
@@ -229,7 +229,8 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
                       "ttt_over_w": t / training.work_hours, "method": "whole_runs"}
         if space.repair_times:
             schemes[s]["repair_time_min"] = rep["repair_time_min"]
-    out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": cluster.gpus,
+    gpus = int(cluster.gpus) if float(cluster.gpus).is_integer() else cluster.gpus  # a count: an integer
+    out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": gpus,
            "restart_min": training.restart_for(cluster.gpus), "ckpt_cost_min": training.ckpt_cost_min,
            "work_hours": training.work_hours, **cluster.repair.describe(), "distribution": cluster.model.distribution,
            "ages": space.ages, "method": "whole_runs",

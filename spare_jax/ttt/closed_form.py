@@ -210,6 +210,9 @@ def _ttt_closed_form_np(taus, ckpt, restart, work_min, t, log_s, h, mean_uptime)
         return work_min * (mean_uptime + restart) / acc
 
 
+TAU_FLOOR_MIN = 0.05  # the shortest checkpoint interval the searches try (minutes); an answer there is a floor
+
+
 def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | None = None,
                   points: int = 96) -> tuple[float, float]:
     """(tau, TTT minutes) minimising the closed form on a log grid around the Daly interval (numpy)."""
@@ -217,7 +220,7 @@ def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | 
     daly = young_daly(profile, cfg, gpus)["daly_min"]
     # the grid's low end keeps every tau's checkpoint sum within GRID_MAX_TERMS (a bounded search; an
     # interval that short is still evaluated exactly by ttt_theory when asked for)
-    low = max(0.05, daly / 20, float(profile.t[-1]) / GRID_MAX_TERMS - cfg.ckpt_cost_min)
+    low = max(TAU_FLOOR_MIN, daly / 20, float(profile.t[-1]) / GRID_MAX_TERMS - cfg.ckpt_cost_min)
     taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 8, 2 * low)), points))
     if profile.interruption_rate is not None:  # exact ``none``: every even split the grid spans
         work = cfg.work_hours * 60.0
@@ -327,7 +330,7 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
     """
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
     start = young_daly(profile, cfg, gpus)["daly_min"]
-    tau_floor = max(0.05, 0.02 * start)
+    tau_floor = max(TAU_FLOOR_MIN, 0.02 * start)
     max_ckpts = _ckpts_to_grid_end(float(profile.t[-1]), tau_floor, cfg.ckpt_cost_min)
     if max_ckpts > JAX_MAX_CKPTS or profile.interruption_rate is not None:  # (exact ``none``: even splits)
         tau = best_tau_grid(profile, cfg, gpus)[0]
@@ -408,7 +411,7 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
         for r in searched[scheme]:
             prof = epoch_profile(scheme, n, r, model, ages=ages, job_rate=job_rate, microbatches=mb)
             tau, ttt_min = best_tau_grid(prof, cfg, gpus)
-            curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": ttt_min / 60.0})
+            curves[scheme].append({"redundancy": r, "ckpt_interval_min": tau, "ttt_hours": ttt_min / 60.0})
             if best is None or ttt_min < best[1]:
                 best = (r, ttt_min, prof)
             bar.update(1)
@@ -430,14 +433,15 @@ def _optimize_result(cluster, cfg, ages, job_rate, out, curves, searched, extra:
     settings, ``extra`` (how the optimum was found) and the comparison with replication."""
     n, model = check_groups_redundancy(cluster.groups, 1)[0], cluster.model
     gpus = n * model.gpus_per_group
-    result = {"schemes": out, "groups": n, "gpus": gpus, "restart_min": cfg.restart_for(gpus),
+    count = int(gpus) if float(gpus).is_integer() else gpus  # a count: an integer in the JSON
+    result = {"schemes": out, "groups": n, "gpus": count, "restart_min": cfg.restart_for(gpus),
               "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
               "cluster_mtbf_min": model.cluster_mtbf_min(n), "distribution": model.distribution, "ages": ages,
               "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None, **extra,
               "curves": curves}
     if "rep" in searched:
-        result["rep_r_searched"] = ("divisors of N up to r_max (rep uses replica sets, which need r | N): "
-                                    + ", ".join(map(str, searched["rep"])))
+        result["notes"] = ["rep: r searched over the divisors of N up to r_max (replica sets need r | N): "
+                           + ", ".join(map(str, searched["rep"]))]
     if "spare" in out and "rep" in out:
         result["ttt_reduction_vs_rep"] = 1.0 - out["spare"]["ttt_hours"] / out["rep"]["ttt_hours"]
     return result

@@ -77,7 +77,7 @@ def search_restart_depth(cluster: Cluster, cfg: TrainingConfig, redundancies, re
     for r in rs:
         pool = _spare_pool(groups, r, model, scenario, epochs, seed, job_rate)
         for d in [None] + restart_depth_grid(r, m, restart_depths):
-            row = {"r": r, "restart_depth": d, **pool_restart_ttt(pool, d, cfg, gpus)}
+            row = {"redundancy": r, "restart_depth": d, **pool_restart_ttt(pool, d, cfg, gpus)}
             curve.append(row)
             if d is None and (base is None or row["ttt_hours"] < base["ttt_hours"]):
                 base = row
@@ -151,7 +151,7 @@ def optimize_policy(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(
         # the policy's gain on its own pools (common random numbers); the closed form's no-restart optimum
         # stays the reference number for the schemes' comparison
         if found["restart_depth"] is not None:
-            spare = {**spare, "r_star": found["r"], "ckpt_interval_min": found["ckpt_interval_min"],
+            spare = {**spare, "r_star": found["redundancy"], "ckpt_interval_min": found["ckpt_interval_min"],
                      "ttt_hours": found["ttt_hours"], "ttt_stderr_hours": found["ttt_stderr_hours"],
                      "microbatches": int(key), "restart_depth": found["restart_depth"],
                      "restart_gain_vs_no_restart": searches[key]["gain"],

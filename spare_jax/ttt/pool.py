@@ -215,7 +215,7 @@ def optimize_pool(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(),
                 pool = sample_repair_epochs(cluster, scheme, r, Sampling(epochs, seed), max_time)
             tau, ttt_min = best_tau_pool(pool, cfg, gpus)
             th = pool_theory(pool, tau, cfg, gpus)
-            curves[scheme].append({"r": r, "ckpt_interval_min": tau, "ttt_hours": th["ttt_hours"],
+            curves[scheme].append({"redundancy": r, "ckpt_interval_min": tau, "ttt_hours": th["ttt_hours"],
                                    "ttt_stderr_hours": th["ttt_stderr_hours"],
                                    "mean_uptime_min": th["mean_uptime_min"]})
             if best is None or th["ttt_hours"] < best[1]["ttt_hours"]:

@@ -135,9 +135,9 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "scheme": policy.scheme, "groups": cluster.groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "ckpt_interval_source": tau_source, "runs": res["runs"],
         "mc_ttt_hours": ttt_h, "mc_ttt_stderr_hours": se_h,
-        "mc_ttt_hours_ci95_low": ttt_h - 1.96 * se_h, "mc_ttt_hours_ci95_high": ttt_h + 1.96 * se_h,
-        "mc_ttt_hours_p05": q05, "mc_ttt_hours_p50": q50, "mc_ttt_hours_p90": q90, "mc_ttt_hours_p95": q95,
-        "mc_ttt_hours_p99": q99,
+        "mc_ttt_ci95_low": ttt_h - 1.96 * se_h, "mc_ttt_ci95_high": ttt_h + 1.96 * se_h,
+        "mc_ttt_p05_hours": q05, "mc_ttt_p50_hours": q50, "mc_ttt_p90_hours": q90, "mc_ttt_p95_hours": q95,
+        "mc_ttt_p99_hours": q99,
         "theory_ttt_hours": None,
         "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
         "theory_slowdown": theory_slowdown(cluster, policy.scheme, r, policy.elastic_data),
@@ -193,17 +193,18 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
         for r in rs:
             policy = Policy(scheme, r, restart_depth if scheme == "spare" else None, ages)
             rep = whole_run_ttt(one, training, policy, Sampling(count=SCREEN_RUNS, seed=seed)).to_json()
-            points.append({"r": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
+            points.append({"redundancy": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
                            "availability_pct": rep["availability_pct"], "restarts_mean": rep["restarts_mean"]})
         best = min(points, key=lambda p: p["ttt_hours"])
         uptime = mean_uptime_min({**best, "mc_ttt_hours": best["ttt_hours"]})
-        schemes[scheme] = {"r_star": best["r"], "ckpt_interval_min": best["ckpt_interval_min"],
+        schemes[scheme] = {"r_star": best["redundancy"], "ckpt_interval_min": best["ckpt_interval_min"],
                            "ttt_hours": best["ttt_hours"], "availability_pct": best["availability_pct"],
                            "mean_uptime_min": uptime, "ttt_over_w": best["ttt_hours"] / training.work_hours}
-        curves[scheme] = [{k: p[k] for k in ("r", "ckpt_interval_min", "ttt_hours")} for p in points]
+        curves[scheme] = [{k: p[k] for k in ("redundancy", "ckpt_interval_min", "ttt_hours")} for p in points]
     order = [s for s in ("spare", "rep", "none") if s in schemes]
     return {"schemes": {s: schemes[s] for s in order}, "curves": {s: curves[s] for s in order},
-            "groups": n, "gpus": cluster.gpus, "restart_min": training.restart_for(cluster.gpus),
+            "groups": n, "gpus": round(cluster.gpus) if float(cluster.gpus).is_integer() else cluster.gpus,
+            "restart_min": training.restart_for(cluster.gpus),
             "ckpt_cost_min": training.ckpt_cost_min, "work_hours": training.work_hours,
             **({} if repair is None else repair.describe()), "distribution": model.distribution, "ages": ages,
             "method": "whole_runs",

@@ -92,7 +92,7 @@ class Candidate:
         return (self.scheme, self.redundancy, self.microbatches, self.repair_time_min)
 
     def describe(self) -> dict:
-        return {"scheme": self.scheme, "r": self.redundancy, "microbatches": self.microbatches,
+        return {"scheme": self.scheme, "redundancy": self.redundancy, "microbatches": self.microbatches,
                 "restart_depth": self.restart_depth, "repair_time_min": self.repair_time_min}
 
 
@@ -269,8 +269,8 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
             "search": {"stages": log, "candidates": len(grid), "layouts": len(layouts),
                        "runs_total": spent["runs"], "run_hours_total": spent["run_hours"],
                        "common_random_numbers": f"seed {seed}: run i of every candidate has run id i",
-                       "space": {"schemes": list(space.schemes), "r": sorted({c.redundancy for c in grid}),
-                                 "microbatches": sorted({c.microbatches for c in grid}),
+                       "space": {"schemes": list(space.schemes), "r_searched": sorted({c.redundancy for c in grid}),
+                                 "microbatches_searched": sorted({c.microbatches for c in grid}),
                                  "restart_depths": sorted({c.restart_depth for c in grid if c.restart_depth}),
                                  "repair_times_min": sorted({c.repair_time_min for c in grid
                                                              if c.repair_time_min is not None}),
@@ -285,7 +285,7 @@ def _curves(rows: list, scale: float) -> dict:
         c = row["cand"]
         pts = out.setdefault(c.scheme, {})
         if c.redundancy not in pts:
-            pts[c.redundancy] = {"r": c.redundancy, "microbatches": c.microbatches, "restart_depth": c.restart_depth,
+            pts[c.redundancy] = {"redundancy": c.redundancy, "microbatches": c.microbatches, "restart_depth": c.restart_depth,
                                  "ckpt_interval_min": row["tau"], "ttt_hours": row["ttt_min"] / 60.0 * scale}
     return {s: [pts[r] for r in sorted(pts)] for s, pts in out.items()}
 

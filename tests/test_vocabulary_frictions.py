@@ -1,0 +1,187 @@
+"""The command line's frictions, each with its check: --gpus on every command that takes N, output locations
+checked before any work, --state-dir (formerly --out), what an interrupted or resumed run says, floors and
+search edges said in the output, unit letters explained, progress lines without nan, long texts and huge
+numbers in refusals."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from spare_jax import cli
+from spare_jax.cli.main import interrupted_line
+
+
+def _run(capsys, argv):
+    code = cli.main(argv)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def _refused(capsys, argv, *words, max_s=5.0):
+    t0 = time.perf_counter()
+    code, out, err = _run(capsys, argv)
+    elapsed = time.perf_counter() - t0
+    assert code == 2 and out == "", (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("spare-jax"), err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert elapsed < max_s, elapsed
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------------------------- --gpus
+def test_every_command_that_takes_n_takes_gpus():
+    parser = cli.build_parser()
+    subs = parser._subparsers._group_actions[0].choices
+    for name, sub in subs.items():
+        flags = {o for a in sub._actions for o in a.option_strings}
+        if "-N" in flags or name == "plan":
+            assert {"--gpus", "--gpus-per-group"} <= flags, name
+
+
+def test_gpus_sets_the_groups_and_a_conflicting_n_exits_2(capsys):
+    code, out, err = _run(capsys, ["reorder", "--gpus", "12000", "--gpus-per-group", "1000", "-r", "3",
+                                   "--failed", "3,7", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["groups"] == 12
+    _refused(capsys, ["reorder", "--gpus", "12000", "-N", "11", "-r", "3", "--failed", "3"], "-N 11", "--gpus",
+             "12 groups")
+    _refused(capsys, ["wipeout", "--gpus", "12500", "--trials", "100"], "multiple of --gpus-per-group")
+    _refused(capsys, ["ttt", "--gpus", "1000", "--gpus-per-group", "1.5"], "--gpus-per-group", "whole number")
+
+
+# -------------------------------------------------------------------------------------- output locations
+def test_run_out_dir_proc_nope_exits_2_at_once_with_one_line(capsys):
+    _refused(capsys, ["run", "--out-dir", "/proc/nope"], "--out-dir /proc/nope", "cannot create")
+
+
+def test_output_locations_are_checked_before_any_work(capsys, tmp_path):
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    a_dir = tmp_path / "dir"
+    a_dir.mkdir()
+    _refused(capsys, ["run", "--out-dir", str(a_file)], "is a file, not a directory")
+    _refused(capsys, ["run", "--out-dir", str(a_file / "sub")], "is a file, not a directory")
+    _refused(capsys, ["wipeout", "--state-dir", str(a_file), "--trials", "100"], "--state-dir", "is a file")
+    _refused(capsys, ["wipeout", "--state-dir", "/proc/nope", "--trials", "100"], "--state-dir", "cannot create")
+    _refused(capsys, ["plan", "--report", str(a_dir)], "--report", "is a directory")
+    _refused(capsys, ["plan", "--report", "/proc/nope/plan.html"], "--report")
+    _refused(capsys, ["place", "--ring-out", str(tmp_path / "missing" / "ring.txt")], "--ring-out", "does not exist")
+    _refused(capsys, ["place", "--ring-out", str(a_dir)], "--ring-out", "is a directory")
+    assert sorted(os.listdir(tmp_path)) == ["dir", "file.txt"] and os.listdir(a_dir) == []  # nothing written
+
+
+def test_a_valid_new_directory_is_not_created_by_the_check(tmp_path):
+    from spare_jax.cli.paths import check_dir
+
+    check_dir(str(tmp_path / "a" / "b"), "--out-dir")
+    assert os.listdir(tmp_path) == []
+
+
+# ----------------------------------------------------------------------------------- state dir, resume
+def test_state_dir_resumes_and_says_so_and_out_still_works_with_a_note(capsys, tmp_path):
+    base = ["wipeout", "-N", "20", "-r", "2", "--trials", "2000", "--seed", "1", "--json", "--quiet"]
+    state = str(tmp_path / "state")
+    code, first, err = _run(capsys, [*base, "--state-dir", state])
+    assert code == 0 and "resuming" not in err, err
+    code, again, err = _run(capsys, [*base, "--out", state])
+    assert code == 0, err
+    assert "spare-jax: resuming from 2,000 of 2,000 trials saved in" in err
+    assert "spare-jax: note: --out is deprecated for wipeout; use --state-dir" in err
+    assert json.loads(again)["mc_mean"] == json.loads(first)["mc_mean"]
+
+
+def test_interrupted_line_says_what_was_saved_and_how_to_resume(monkeypatch):
+    from spare_jax.kernels import driver
+
+    monkeypatch.setattr(driver, "SAVED", {"out_dir": "st", "done": 4096, "total": 20_000_000, "unit": "trials"})
+    line = interrupted_line(["wipeout", "-N", "3000", "--state-dir", "st"], True)
+    assert line == ("spare-jax: interrupted; saved 4,096 of 20,000,000 trials in st; resume with: spare-jax wipeout "
+                    "-N 3000 --state-dir st")
+    monkeypatch.setattr(driver, "SAVED", {})
+    assert "nothing saved" in interrupted_line(["wipeout"], True) and "--state-dir" in interrupted_line(["x"], True)
+    assert interrupted_line(["plan"], False) == "spare-jax: interrupted; nothing saved"
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_a_resumable_run_prints_what_was_saved_and_the_command(tmp_path):
+    state = tmp_path / "st"
+    args = ["wipeout", "-N", "3000", "-r", "5", "--trials", "20000000", "--chunk-size", "4096", "--seed", "3",
+            "--json", "--quiet", "--state-dir", str(state)]
+    proc = subprocess.Popen([sys.executable, "-m", "spare_jax", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not (state / "state.json").exists() and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and out == ""
+    assert "spare-jax: interrupted; saved " in err and " of 20,000,000 trials in " in err
+    assert "resume with: spare-jax " + " ".join(args) in err
+
+
+# ---------------------------------------------------------------------------------- floors and edges
+def test_optimize_says_a_tau_at_its_floor_and_an_r_star_at_r_max(capsys):
+    code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--json", "--quiet"])
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert any(n.startswith("none: tau* = 0.05 min is the floor") for n in notes), notes
+    assert any(n.startswith("spare: r* = 2 is the largest r searched") and "--r-max" in n for n in notes), notes
+    code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--quiet"])
+    assert "  note: none: tau* = 0.05 min is the floor" in out
+    assert out.strip().splitlines()[-1].startswith("units: h = hours; min = minutes")
+
+
+def test_edge_notes_of_a_plan_and_of_a_micro_batch_search():
+    from spare_jax.cli.edges import edge_notes
+
+    res = {"schemes": {"spare": {"r_star": 16, "ckpt_interval_min": 30.0, "microbatches": 8},
+                       "rep": {"r_star": 4, "ckpt_interval_min": 30.0}}}
+    notes = edge_notes(res, 96, 16, [1, 2, 4, 8])
+    assert any(n.startswith("spare: r* = 16 is the largest r searched") for n in notes)
+    assert any(n.startswith("spare: m* = 8 is the largest micro-batch count") for n in notes)
+    assert not any(n.startswith("rep:") for n in notes)  # r* = 4 < 16
+    assert edge_notes({"schemes": {"spare": {"r_star": 16, "ckpt_interval_min": 30.0}}}, 16, 16) == []  # r = N
+
+
+def test_tables_explain_their_unit_letters(capsys):
+    from spare_jax.cli.output import print_table
+
+    print_table("t", {"a_hours": 1.0, "b_min": 2.0, "ttt_over_w": 1.5, "c_pct": 3.0, "z_score": 0.1,
+                      "notes": ["a sentence"]})
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2] == "  note: a sentence"
+    assert out[-1] == ("units: h = hours; min = minutes; % = percent; x W = times the failure-free work W; "
+                       "s.e. = standard errors of the Monte Carlo")
+
+
+def test_run_progress_says_not_simulated_instead_of_nan(tmp_path, capsys):
+    from spare_jax.model.cluster import Sampling
+    from spare_jax.suite.training import ttt_vs_r
+
+    ttt_vs_r(str(tmp_path), groups=12, rs=(1, 2), ckpt_costs=(5.0,), sampling=Sampling(4, progress=False),
+             mc_rs=(2,))
+    err = capsys.readouterr().err
+    assert "nan" not in err.lower() and "not simulated" in err and "x W" in err
+
+
+# -------------------------------------------------------------------------------- long texts, huge numbers
+def test_a_long_currency_is_refused_in_one_short_line(capsys, tmp_path):
+    line = _refused(capsys, ["plan", "--currency", "E" * 300], "--currency", "300 characters")
+    assert len(line) < 200
+    cfg = tmp_path / "plan.toml"
+    cfg.write_text(f'currency = "{"E" * 300}"\n')
+    assert len(_refused(capsys, ["plan", "--config", str(cfg)], "--currency")) < 200
+
+
+def test_refusals_quote_huge_numbers_in_scientific_form(capsys):
+    line = _refused(capsys, ["wipeout", "-N", "1" + "0" * 308], "1.000e+308")
+    assert len(line) < 150
+    line = _refused(capsys, ["wipeout", "-N", "1" + "0" * 30], "1.000e+30")
+    line = _refused(capsys, ["wipeout", "-N", "x" * 300], "(300 characters)")
+    assert len(line) < 150
