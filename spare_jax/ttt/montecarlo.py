@@ -364,7 +364,7 @@ def simulate_ttt_runs(cluster: Cluster, cfg: TrainingConfig, policy: Policy, sam
     and proactive ``restart_depth``) on ``cluster`` (its groups, failure law and scenario; no repair: whole
     training runs, ``ttt.runs``, simulate it) with the costs ``cfg`` (the restart scaled to ``cluster.gpus``)
     at the checkpoint interval ``tau_min``: the pool is sampled, and re-sampled larger (the same seed gives
-    the same leading epochs) until it holds ``runs`` runs. ``uptime_guess_min`` (default: the §1 theory's
+    the same leading epochs) until it holds ``runs`` runs. ``uptime_guess_min`` (default: the i.i.d. closed form's
     mean epoch) and ``rate_guess`` (work per minute of uptime) size the first pool (``epochs_needed``).
 
     i.i.d. epochs (exponential, or renewed ages): runs are consecutive epochs of one pool (``simulate_ttt``
