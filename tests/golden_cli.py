@@ -45,7 +45,7 @@ CASES = {
     "overhead_repair": ["overhead", "-N", "24", "-r", "2", "--epochs", "100", "--seed", "1", "--repair-time", "30"],
     "optimize_curves": ["optimize", "-N", "60", "--r-max", "6", "--curves"],
     "optimize_repair": ["optimize", "-N", "24", "--r-max", "3", "--work-hours", "50", "--repair-time", "30",
-                        "--epochs", "200", "--curves"],
+                        "--curves"],
     "plan_failure_log": ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--gpus-per-node", "8",
                          "--failure-log", "tests/data/failure_log_small.csv", "--runs", "10", "--no-sensitivity",
                          "--seed", "1"],

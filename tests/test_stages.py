@@ -42,6 +42,7 @@ def light_bench(monkeypatch):
 @pytest.fixture
 def light_plan(monkeypatch):
     """plan's optimiser and Monte Carlo runs replaced by instant fakes: only its stages stay."""
+    from spare_jax import ttt
     from spare_jax.planner import plan as planmod
 
     def optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
@@ -57,6 +58,9 @@ def light_plan(monkeypatch):
         return {"schemes": schemes, "curves": curves, "method": "closed form"}
 
     monkeypatch.setattr(planmod, "_optimize", optimize)
+    # the sensitivity rows call the library's optimiser with the library's values
+    monkeypatch.setattr(ttt, "optimize_r_tau", lambda cluster, cfg, space, progress=False: optimize(
+        cluster.groups, space.r_max, cluster.model, cfg, cluster.scenario, space.epochs, space.seed, progress))
     monkeypatch.setattr(planmod, "_monte_carlo",
                         lambda scheme, n, entry, runs, *a: np.full(runs, float(entry["ttt_hours"])))
 
