@@ -34,6 +34,18 @@ def _modules():
     return out
 
 
+def _from_target(node, pkg):
+    """The module (without the package prefix) that ``from ... import`` ``node`` in package ``pkg`` reads
+    from; None for a module outside spare_jax."""
+    if node.level:
+        base = [p for p in pkg.split(".") if p]
+        base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+        return ".".join(base + ([node.module] if node.module else []))
+    if (node.module or "").split(".")[0] == "spare_jax":
+        return node.module[len("spare_jax"):].lstrip(".")
+    return None
+
+
 def _imports(name, path):
     """Absolute module names (without the package prefix) that ``name`` imports."""
     is_pkg = path.endswith("__init__.py")
@@ -41,13 +53,8 @@ def _imports(name, path):
     found = set()
     for node in ast.walk(ast.parse(open(path).read())):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = [p for p in pkg.split(".") if p]
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                target = ".".join(base + ([node.module] if node.module else []))
-            elif (node.module or "").split(".")[0] == "spare_jax":
-                target = node.module[len("spare_jax"):].lstrip(".")
-            else:
+            target = _from_target(node, pkg)
+            if target is None:
                 continue
             for alias in node.names:
                 sub = f"{target}.{alias.name}" if target else alias.name
@@ -192,13 +199,8 @@ def _private_imports(name, path=None, source=None):
     found, modules = set(), {}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = [p for p in pkg.split(".") if p]
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                target = ".".join(base + ([node.module] if node.module else []))
-            elif (node.module or "").split(".")[0] == "spare_jax":
-                target = node.module[len("spare_jax"):].lstrip(".")
-            else:
+            target = _from_target(node, pkg)
+            if target is None:
                 continue
             for alias in node.names:
                 sub = f"{target}.{alias.name}" if target else alias.name
