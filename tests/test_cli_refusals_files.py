@@ -150,9 +150,9 @@ def place(argv, flag, where, words, id, max_s=10.0, marks=()):  # noqa: A002 - p
 
 
 WRITERS = [
-    place(SMALL, "--state-dir", "/proc/nope", ["--state-dir", "cannot write there"], "wipeout --state-dir /proc", marks=needs_proc),
-    place(OVERHEAD, "--state-dir", "/proc/nope", ["--state-dir", "cannot write there"], "overhead --state-dir /proc", marks=needs_proc),
-    place(SMALL, "--state-dir", "{file}/sub", ["--state-dir", "not a writable directory"], "wipeout --state-dir under a file"),
+    place(SMALL, "--state-dir", "/proc/nope", ["--state-dir", "cannot create it"], "wipeout --state-dir /proc", marks=needs_proc),
+    place(OVERHEAD, "--state-dir", "/proc/nope", ["--state-dir", "cannot create it"], "overhead --state-dir /proc", marks=needs_proc),
+    place(SMALL, "--state-dir", "{file}/sub", ["--state-dir", "is a file, not a directory"], "wipeout --state-dir under a file"),
     place(SMALL, "--state-dir", "{file}", ["--state-dir"], "wipeout --state-dir a file"),
     place(OVERHEAD, "--state-dir", "{file}", ["--state-dir", "not a directory"], "overhead --state-dir a file"),
     place(SMALL, "--state-dir", "", ["--state-dir"], "wipeout --state-dir empty"),
@@ -160,14 +160,14 @@ WRITERS = [
     place(RUN, "--out-dir", "/proc/nope", ["--out-dir", "/proc/nope"], "run --out-dir /proc", 5.0, needs_proc),
     place(RUN, "--out-dir", "{file}/sub", ["--out-dir"], "run --out-dir under a file", 5.0),
     place(RUN, "--out-dir", "{file}", ["--out-dir"], "run --out-dir a file", 5.0),
-    place(PLACE, "--ring-out", "/proc/nope/x", ["--ring-out", "cannot write"], "place --ring-out /proc",
+    place(PLACE, "--ring-out", "/proc/nope/x", ["--ring-out", "does not exist"], "place --ring-out /proc",
           marks=needs_proc),
-    place(PLACE, "--ring-out", "{file}/sub", ["--ring-out", "cannot write"], "place --ring-out under a file"),
-    place(PLACE, "--ring-out", "{tmp}", ["--ring-out", "must name a file"], "place --ring-out a directory"),
+    place(PLACE, "--ring-out", "{file}/sub", ["--ring-out", "is a file, not a directory"], "place --ring-out under a file"),
+    place(PLACE, "--ring-out", "{tmp}", ["--ring-out", "is a directory; name a file"], "place --ring-out a directory"),
     place(PLACE, "--ring-out", "", ["--ring-out"], "place --ring-out empty"),
-    place(PLAN, "--report", "/proc/nope/x.html", ["--report", "cannot write"], "plan --report /proc", marks=needs_proc),
-    place(PLAN, "--report", "{file}/sub.html", ["--report", "cannot write"], "plan --report under a file"),
-    place(PLAN, "--report", "{tmp}", ["--report", "must name a file"], "plan --report a directory"),
+    place(PLAN, "--report", "/proc/nope/x.html", ["--report", "does not exist"], "plan --report /proc", marks=needs_proc),
+    place(PLAN, "--report", "{file}/sub.html", ["--report", "is a file, not a directory"], "plan --report under a file"),
+    place(PLAN, "--report", "{tmp}", ["--report", "is a directory; name a file"], "plan --report a directory"),
     place(PLAN, "--report", "", ["--report"], "plan --report empty"),
 ]
 

@@ -49,7 +49,10 @@ def test_the_comparison_sees_a_moved_number():
 
 # the heavier invocations run in the slow tier (the fast tier keeps wipeout, overhead, reorder, ttt, optimize
 # and presets)
-SLOW_CASES = ("wipeout_scenario", "wipeout_repair", "overhead_microbatches", "place", "plan", "ttt_none")
+SLOW_CASES = ("wipeout_scenario", "wipeout_repair", "overhead_microbatches", "place", "plan", "ttt_none",
+              # the modes that add keys (tests/test_vocabulary_keys.py reads their recorded outputs in the fast tier)
+              "ttt_repair", "ttt_spares", "ttt_elastic", "ttt_scenario", "ttt_microbatches", "overhead_repair",
+              "optimize_curves", "optimize_repair", "plan_failure_log", "plan_scenario", "plan_sensitivity")
 
 
 @pytest.mark.parametrize("name", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CASES else c

@@ -169,7 +169,7 @@ def _enumerate_stacked(n, r, m):
     """Every failure set of the stacked ring: (capacity c* in micro-batches, 0 if wiped out; failures)."""
     import jax.numpy as jnp
 
-    from spare_jax.kernels.depth import capacity_stacked
+    from test_microbatch import capacity_stacked
 
     masks = np.arange(1 << n)
     failed = ((masks[:, None] >> np.arange(n)) & 1).astype(bool)
@@ -237,7 +237,7 @@ def test_spare_committed_work_against_enumeration():
     assert committed == pytest.approx(60.0 * law.survival(62.0 * np.arange(1, 200)).sum(), rel=1e-12)
 
 
-@pytest.mark.parametrize("m", [1, 4])
+@pytest.mark.parametrize("m", [1, pytest.param(4, marks=pytest.mark.slow)])
 def test_spare_approx_agrees_with_whole_runs(m):
     """SPARe+CKPT at N = 16, r = 3 (group MTBF 200 min, C 2, R 10, tau 60), W 12 h, m micro-batches: whole
     training runs within 4 standard errors of the approximate form."""
