@@ -27,6 +27,9 @@ from ..results import Report
 from .config import scheme_placement
 
 PILOT_RUNS = 8
+PER_DAY = (("failures_per_day", "failures_mean"), ("interruptions_per_day", "restarts_mean"),
+           ("interruptions_per_day_wipeout", "wipeouts_mean"), ("interruptions_per_day_job_wide", "job_failures_mean"),
+           ("interruptions_per_day_proactive", "proactive_restarts_mean"))
 
 
 def _setup(cluster: Cluster, training: Training, policy, tau: float) -> RunSetup:
@@ -147,6 +150,9 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "proactive_restarts_mean": res["proactive_restarts_mean"], "group_failures_mean": res["failures_mean"],
         "ckpts_mean": res["ckpts_mean"], "lost_work_hours_mean": res["lost_mean"] / 60.0,
         "events_mean": res["events_mean"],
+        # per day of wall time (ratios of sums): every group failure, those absorbed during a restart included
+        # (a hardware rate), and the global restarts by cause (what a job's log counts as interruptions)
+        **{k: res[m] * 1440.0 / wall for k, m in PER_DAY},
         "work_hours": w, "ckpt_cost_min": training.ckpt_cost_min, "restart_min": restart,
         "distribution": cluster.model.distribution, "ages": policy.ages,
         "method": "whole_runs", "method_detail": "whole training runs, event by event",
