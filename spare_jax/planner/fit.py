@@ -369,3 +369,24 @@ def fit_log(log: FailureLog, check=None) -> FitResult:
     obs, cens, weights = _weibull_sample(log)
     weib = fit_weibull(obs, cens, weights) if obs.size >= 2 else None
     return FitResult(log.nodes, log.failures, log.window_hours, exposure, expo, weib, log.path, len(log.times))
+
+
+def rates_seen(mtbf_hours: float, units: float, restart_min: float) -> dict:
+    """What a failure log's rate means on a cluster of ``units`` nodes, each failing with the MTBF
+    ``mtbf_hours`` (or GPUs, with a per-GPU MTBF). A log's events are hardware failures:
+    their rate (per node, from the fit) is the clock rate of the model, used unconverted, and gives
+    ``failures_per_day`` on the cluster. A synchronous job (every failure a restart of ``restart_min``, the
+    failures during a restart absorbed by it) would have seen ``lambda / (1 + lambda R)`` interruptions per
+    day, fewer: ``synchronous_interruptions_per_day``, what a job's own log of interruptions would count."""
+    per_day = units * 24.0 / mtbf_hours
+    return {"rate_kind": "hardware", "failures_per_day": per_day,
+            "synchronous_interruptions_per_day": per_day / (1.0 + per_day * restart_min / 1440.0)}
+
+
+def rates_note(seen: dict, fit_law: str, restart_min: float) -> str:
+    """One line for the plan's notes: which rate the log gave and what a synchronous job would have seen."""
+    return (f"the failure log's events are hardware failures: its fitted rate ({fit_law} law) is the clock rate, "
+            f"used unconverted: {seen['failures_per_day']:,.3g} group failures per day on this cluster; a "
+            f"synchronous job restarting in {restart_min:g} min would have seen "
+            f"{seen['synchronous_interruptions_per_day']:,.3g} interruptions per day (failures during a restart "
+            "are absorbed by it)")

@@ -417,6 +417,12 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
                      f"{fit.weibull.shape_ci[0]:.3g}..{fit.weibull.shape_ci[1]:.3g}, p = "
                      f"{fit.weibull.p_exponential:.2g}); the plan uses the {fit_law} fit's MTBF in an "
                      "exponential model")
+    seen = {}
+    if fit is not None:  # a log's events are a hardware rate: what it fitted, and what a synchronous job saw
+        from .fit import rates_note, rates_seen
+
+        seen = rates_seen(per_gpu, gpus, cfg.restart_for(float(gpus)))
+        notes.append(rates_note(seen, fit_law, cfg.restart_for(float(gpus))))
 
     from ..stages import Stages
 
@@ -560,7 +566,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         inputs["preset"] = preset.name
         preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
                   "assumptions": list(preset.assumptions)}
-    return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), curves, runs_hours,
+    return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.as_dict(), **seen}, curves, runs_hours,
                       notes, preset=preset, verdict=verdict(schemes, best_possible), bound=best_possible)
 
 
