@@ -4,7 +4,7 @@
     python experiments/job_scaling.py           # 7 sizes from 16k to 600k GPUs, r up to 20 (a few minutes)
     python experiments/job_scaling.py --quick   # 16k, 100k and 600k, r up to 8
 
-The cluster is the cluster-100k preset (Llama 3's per-GPU interruption rate and root-cause shares, groups of
+The cluster is the cluster-100k preset (Llama 3's per-GPU failure rate and root-cause shares, groups of
 1,024 GPUs, restart 10 min, checkpoint 5 min, W = 720 h) at 16 groups (16,384 GPUs, Llama 3's own size, where
 the two assumptions agree) up to 588 (602,112 GPUs). Group failures keep their per-GPU rate at every
 size; the job-wide MTBF is the preset's carried by ``Preset.job_mtbf_min(gpus, scaling)``, as
@@ -35,7 +35,7 @@ def cluster_at(groups: int, scaling: str) -> Cluster:
     gpus = groups * s["gpus_per_group"]
     group_share, domain_share, _ = d["shares (group, domain, job-wide)"]
     # group and switch/cable failures together, as single-group failures, at the preset's size
-    masked_mtbf = d["cluster_mtbf_min (all interruptions)"] / (group_share + domain_share)
+    masked_mtbf = d["cluster_mtbf_min (all failures)"] / (group_share + domain_share)
     model = FailureModel(system_mtbf_min=masked_mtbf, reference_gpus=s["reference_gpus"],
                          gpus_per_group=s["gpus_per_group"])
     return Cluster(groups, model, Scenario(job_mtbf_min=preset.job_mtbf_min(gpus, scaling)))

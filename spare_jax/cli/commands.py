@@ -154,6 +154,8 @@ def cmd_presets(args) -> dict:
     def num(v):
         if isinstance(v, (list, tuple)):
             return ", ".join(num(x) for x in v)
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k} {num(x)}" for k, x in v.items()) + "}"
         if isinstance(v, float):
             return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
         return f"{v:,}" if isinstance(v, int) else str(v)
@@ -173,8 +175,18 @@ def cmd_presets(args) -> dict:
                   f"{num(p.job_wide['gpus'])} GPUs (--job-scaling carries them to another size)")
         for src in p.sources:
             print(f"  source: {src}")
+        for item in p.provenance:
+            rate = {"hardware": "; rate: a hardware failure rate", "interruptions": "; rate: an interruption "
+                    "count, converted to a clock rate"}.get(item.get("rate"), "")
+            print(f"  input {item['input']} = {num(item['value'])} [{item['kind']}{rate}]: {item['basis']}")
         for a in p.assumptions:
             print(f"  assumption: {a}")
+        for o in p.outcomes:
+            tol = f"+- {o['abs_tol']:g}" if "abs_tol" in o else f"within {o['rel_tol']:.0%}"
+            print(f"  {'fitted to' if o['fitted'] else 'reproduces (not fitted)'}: {o['reported']}; spare-jax "
+                  f"{' '.join(o['args'])} --preset {name}: {o['key']} {num(float(o['value']))} {tol}")
+        if p.unfitted:
+            print(f"  not fitted to: {p.unfitted}")
     args.printed = True
     return {}
 
