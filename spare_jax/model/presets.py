@@ -199,8 +199,10 @@ class Preset:
             return self
         note = (f"per-job: the job-wide MTBF its source measured on {self.job_wide['gpus']:,.0f} GPUs, kept at "
                 f"{self.settings['reference_gpus']:,.0f} GPUs")
+        provenance = tuple({**item, "value": self.job_wide["mtbf_min"], "basis": item["basis"] + "; " + note}
+                           if item["input"] == "job_mtbf_min" else item for item in self.provenance)
         return dataclasses.replace(self, settings={**self.settings, "job_mtbf": self.job_wide["mtbf_min"]},
-                                   derived={**self.derived, "job-wide scaling": note})
+                                   derived={**self.derived, "job-wide scaling": note}, provenance=provenance)
 
 
 def check_job_scaling(scaling) -> str:
