@@ -45,7 +45,8 @@ class Scripted:
 
 
 def check_identities(out, setup):
-    total = out["compute_min"] + out["ckpt_min"] + out["restart_min"] + out["stall_min"]
+    total = (out["compute_min"] + out["ckpt_min"] + out["restart_min"] + out["spare_wait_min"]
+             + out["failure_stall_min"] + out["rejoin_stall_min"])
     assert out["ttt_min"] == pytest.approx(total, rel=1e-12, abs=1e-9)
     assert out["work_done_min"] == pytest.approx(setup.work_min + out["lost_work_min"], rel=1e-12, abs=1e-9)
     assert out["restarts"] == out["wipeouts"] + out["job_failures"] + out["proactive_restarts"]
@@ -188,15 +189,15 @@ def test_domain_event_downs_its_groups_as_one_event():
     assert b["events"] == 3  # the domain event, the final checkpoint's start and end
 
 
-def test_failure_during_a_restart_and_a_stall_for_spares():
+def test_failure_during_a_restart_and_a_wait_for_spares():
     """spares = 1, H = 30, R = 10, no repair. 10: g0 down, takes the spare. 12: g1 down (pool empty, waits);
     positions 0, 1 -> wipe-out, 10 + 2/2 = 11 lost; restart from 12, R ends 22. 15: g2's clock fires during
     R, it waits too. 40: g0's node set returns -> g1; 42: g1's -> g2, nobody waits: the restart ends at 42
-    (stall 20). 50 of work -> 92, +2 -> 94. g2's set returns at 45: 3 node set returns."""
+    (spare wait 20). 50 of work -> 92, +2 -> 94. g2's set returns at 45: 3 node set returns."""
     s = mk(spares=1, hardware_repair_min=30.0, work_min=50.0)
     out = simulate_run(s, Scripted(clocks=[10, 12, 15, BIG]))
     assert out["ttt_min"] == pytest.approx(94.0)
-    assert out["stall_min"] == pytest.approx(20.0) and out["restart_min"] == pytest.approx(10.0)
+    assert out["spare_wait_min"] == pytest.approx(20.0) and out["restart_min"] == pytest.approx(10.0)
     assert out["lost_work_min"] == pytest.approx(11.0) and out["group_failures"] == 3
     assert out["wipeouts"] == out["restarts"] == 1
     assert out["events"] == 3 + 3 + 1 + 2  # clocks, node set returns, restart end, final checkpoint
@@ -209,7 +210,7 @@ def test_spare_pool_with_repair_waits_first_come_first_served():
     10 + 2.5 + 5 + 2.5 = 20 at 25, -> 105, +2."""
     s = mk(spares=1, hardware_repair_min=50.0, repair_time_min=5.0)
     out = simulate_run(s, Scripted(clocks=[10, BIG, 20, BIG]))
-    assert out["ttt_min"] == pytest.approx(127.0) and out["stall_min"] == 0
+    assert out["ttt_min"] == pytest.approx(127.0) and out["spare_wait_min"] == 0
     assert out["events"] == 2 + 2 + 2 + 2  # failures, rejoins, node set returns (60, 70), checkpoint
     free = simulate_run(mk(repair_time_min=5.0), Scripted(clocks=[10, BIG, 20, BIG]))
     assert free["ttt_min"] == pytest.approx(107.0) and free["events"] == 6
@@ -320,8 +321,8 @@ def test_spare_with_r1_is_none_and_rep_computes_at_rate_1_over_r():
 @pytest.mark.parametrize("spares,h,r_min,extra_r", [(0, 50.0, 20.0, 30.0), (0, 10.0, 20.0, 0.0), (1, 10.0, 20.0, 0.0)])
 def test_spare_pool_one_group_none(spares, h, r_min, extra_r):
     """none, N = 1, no repair: each failure's restart waits for the group's spare. spares = 0: its own node
-    set, back after H: the restart lasts max(R, H) (stall H - R when H > R); spares = 1 and H < R: never a
-    wait. So the run equals the unlimited-pool run with R + stall, draw for draw."""
+    set, back after H: the restart lasts max(R, H) (a wait H - R when H > R); spares = 1 and H < R: never a
+    wait. So the run equals the unlimited-pool run with R + wait, draw for draw."""
     kw = dict(n=1, scheme="none", redundancy=1, group_mtbf_min=(200.0,), work_min=300.0, ckpt_interval_min=50.0)
     restarts = 0
     for seed in range(5):
@@ -329,7 +330,7 @@ def test_spare_pool_one_group_none(spares, h, r_min, extra_r):
                             np.random.default_rng(seed))
         free = simulate_run(mk(restart_min=r_min + extra_r, **kw), np.random.default_rng(seed))
         assert pool["ttt_min"] == pytest.approx(free["ttt_min"], rel=1e-12)
-        assert pool["stall_min"] == pytest.approx(extra_r * pool["restarts"], rel=1e-9, abs=1e-9)
+        assert pool["spare_wait_min"] == pytest.approx(extra_r * pool["restarts"], rel=1e-9, abs=1e-9)
         assert pool["restarts"] == free["restarts"]
         assert pool["events"] - free["events"] <= pool["group_failures"]  # the node set returns seen
         restarts += pool["restarts"]
@@ -420,7 +421,7 @@ def test_everything_at_once_keeps_the_identities_and_is_reproducible():
     assert not np.array_equal(a["ttt_min"], reference_runs(s, 40, seed=5)["ttt_min"])
     for i in range(40):
         check_identities({k: v[i] for k, v in a.items()}, s)
-    assert a["group_failures"].sum() > 0 and a["proactive_restarts"].sum() > 0 and a["stall_min"].sum() >= 0
+    assert a["group_failures"].sum() > 0 and a["proactive_restarts"].sum() > 0 and a["spare_wait_min"].sum() >= 0
     sm = summary(a)
     assert sm["slowdown"] > 1 and sm["slowdown_stderr"] > 0 and sm["ttt_stderr_hours"] > 0
 
