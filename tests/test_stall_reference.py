@@ -37,11 +37,11 @@ N, R_SHARDS, GROUP_MTBF, TAU = 16, 3, 200.0, 60.0
 
 # case -> (setup keywords, reference runs, kernel runs)
 CASES = {
-    "a-repair-stall": (dict(repair=Repair(30.0), stall=1.0), 150, 2000),
-    "b-m4-stall-rejoin": (dict(repair=Repair(30.0), m=4, stall=2.0, rejoin=0.5), 150, 2000),
-    "c-elastic-rebalance": (dict(scheme="elastic", repair=Repair(30.0), m=4, stall=3.0), 300, 2000),
-    "d-paper-model": (dict(stall=0.5), 100, 2000),
-    "e-spare-pool": (dict(repair=Repair(30.0, spares=2, hardware_repair_min=300.0), m=4, stall=1.0), 100, 2000),
+    "a-repair-stall": (dict(repair=Repair(30.0), stall=1.0), 300, 2000),
+    "b-m4-stall-rejoin": (dict(repair=Repair(30.0), m=4, stall=2.0, rejoin=0.5), 300, 2000),
+    "c-elastic-rebalance": (dict(scheme="elastic", repair=Repair(30.0), m=4, stall=3.0), 600, 2000),
+    "d-paper-model": (dict(stall=0.5), 200, 2000),
+    "e-spare-pool": (dict(repair=Repair(30.0, spares=2, hardware_repair_min=300.0), m=4, stall=1.0), 200, 2000),
 }
 
 # reference counter -> kernel summary key, both minutes per run
