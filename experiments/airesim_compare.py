@@ -145,7 +145,7 @@ def _ours(n, mtbf_job, r, h, w, tau, k, runs, seed):
                      hardware_repair_min=h, work_min=w, ckpt_cost_min=0.0, restart_min=r, ckpt_interval_min=tau,
                      restart_depth=None)
     out = reference_runs(setup, runs, seed)
-    down = out["restart_min"] + out["stall_min"]
+    down = out["restart_min"] + out["spare_wait_min"]
     return out, w + down * w / out["compute_min"]
 
 

@@ -5,6 +5,7 @@ Deterministic runs use a scripted generator: group clocks, domain/job gaps and d
 scale is 1). Statistical checks use closed forms derived in the test docstrings, at 4 standard errors.
 """
 
+import dataclasses
 import itertools
 import math
 
@@ -45,7 +46,8 @@ class Scripted:
 
 
 def check_identities(out, setup):
-    total = out["compute_min"] + out["ckpt_min"] + out["restart_min"] + out["stall_min"]
+    total = (out["compute_min"] + out["ckpt_min"] + out["restart_min"] + out["spare_wait_min"]
+             + out["failure_stall_min"] + out["rejoin_stall_min"])
     assert out["ttt_min"] == pytest.approx(total, rel=1e-12, abs=1e-9)
     assert out["work_done_min"] == pytest.approx(setup.work_min + out["lost_work_min"], rel=1e-12, abs=1e-9)
     assert out["restarts"] == out["wipeouts"] + out["job_failures"] + out["proactive_restarts"]
@@ -188,15 +190,15 @@ def test_domain_event_downs_its_groups_as_one_event():
     assert b["events"] == 3  # the domain event, the final checkpoint's start and end
 
 
-def test_failure_during_a_restart_and_a_stall_for_spares():
+def test_failure_during_a_restart_and_a_wait_for_spares():
     """spares = 1, H = 30, R = 10, no repair. 10: g0 down, takes the spare. 12: g1 down (pool empty, waits);
     positions 0, 1 -> wipe-out, 10 + 2/2 = 11 lost; restart from 12, R ends 22. 15: g2's clock fires during
     R, it waits too. 40: g0's node set returns -> g1; 42: g1's -> g2, nobody waits: the restart ends at 42
-    (stall 20). 50 of work -> 92, +2 -> 94. g2's set returns at 45: 3 node set returns."""
+    (spare wait 20). 50 of work -> 92, +2 -> 94. g2's set returns at 45: 3 node set returns."""
     s = mk(spares=1, hardware_repair_min=30.0, work_min=50.0)
     out = simulate_run(s, Scripted(clocks=[10, 12, 15, BIG]))
     assert out["ttt_min"] == pytest.approx(94.0)
-    assert out["stall_min"] == pytest.approx(20.0) and out["restart_min"] == pytest.approx(10.0)
+    assert out["spare_wait_min"] == pytest.approx(20.0) and out["restart_min"] == pytest.approx(10.0)
     assert out["lost_work_min"] == pytest.approx(11.0) and out["group_failures"] == 3
     assert out["wipeouts"] == out["restarts"] == 1
     assert out["events"] == 3 + 3 + 1 + 2  # clocks, node set returns, restart end, final checkpoint
@@ -209,7 +211,7 @@ def test_spare_pool_with_repair_waits_first_come_first_served():
     10 + 2.5 + 5 + 2.5 = 20 at 25, -> 105, +2."""
     s = mk(spares=1, hardware_repair_min=50.0, repair_time_min=5.0)
     out = simulate_run(s, Scripted(clocks=[10, BIG, 20, BIG]))
-    assert out["ttt_min"] == pytest.approx(127.0) and out["stall_min"] == 0
+    assert out["ttt_min"] == pytest.approx(127.0) and out["spare_wait_min"] == 0
     assert out["events"] == 2 + 2 + 2 + 2  # failures, rejoins, node set returns (60, 70), checkpoint
     free = simulate_run(mk(repair_time_min=5.0), Scripted(clocks=[10, BIG, 20, BIG]))
     assert free["ttt_min"] == pytest.approx(107.0) and free["events"] == 6
@@ -303,6 +305,224 @@ def test_ages_kept_or_renewed_at_a_restart():
     assert kept["ttt_min"] == pytest.approx(216.0) and kept["group_failures"] == 3
 
 
+# ---------------------------------------------------------------- stalls, traced by hand
+
+def stalls(out):
+    return out["failure_stall_min"], out["rejoin_stall_min"]
+
+
+def test_stalls_after_a_failure_and_a_return():
+    """spare, N = 4, r = 2, m = 2, D = 30, S = 1, S_j = 0.5: g0 down at 10, stalled to 11, rate 2/3 from 11 to 40
+    (19 1/3 of work); back at 40, stalled to 40.5; 70 2/3 more at rate 1 -> 111 1/6, +2."""
+    s = mk(microbatches=2, repair_time_min=30.0, failure_stall_min=1.0, rejoin_stall_min=0.5)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(113.0 + 1.0 / 6.0)
+    assert stalls(out) == pytest.approx((1.0, 0.5))
+    assert out["compute_min"] == pytest.approx(109.0 + 2.0 / 3.0)
+    assert out["events"] == 4  # a stall's end is no event
+    check_identities(out, s)
+
+
+@pytest.mark.parametrize("second,stall,ttt", [(10.5, 1.5, 193.5), (12.0, 2.0, 194.0)])
+def test_a_failure_during_a_stall_extends_it_to_s_after_it(second, stall, ttt):
+    """No repair, m = 1, S = 1: g0 at 10 and g2 at ``second`` (depth 2 from the first, no wipe-out). At 10.5
+    the stall runs to 11.5 (1.5, not 2: stalls never stack); at 12 the two stalls are apart (2). Work: 10,
+    then 0.5 during 11..12 in the second case, the rest at rate 1/2."""
+    s = mk(failure_stall_min=1.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, second, BIG]))
+    assert out["ttt_min"] == pytest.approx(ttt)
+    assert stalls(out) == pytest.approx((stall, 0.0))
+    check_identities(out, s)
+
+
+def test_each_stalled_instant_counts_under_the_cause_of_the_deadline_in_force():
+    """m = 1. S = 2, S_j = 1: g0 down at 10 (stall to 12), back at 11.5 (D = 1.5) -> the stall runs to 12.5,
+    10..11.5 failure stall, 11.5..12.5 rejoin stall; 90 more -> 102.5, +2. Back at 10.5 instead (D = 0.5):
+    11.5 < 12, nothing changes, a 2-minute failure stall. S = 1, S_j = 3, D = 5: g0 at 10 (failure stall to
+    11), back at 15 (rejoin stall to 18), g2 down at 17.5 (deadline 18.5: failure), back at 22.5 (rejoin
+    stall to 25.5): failure 1 + 1, rejoin 2.5 + 3; work 10 + 2 (11..15) + 2 (18.5..22.5), 86 more from
+    25.5 -> 111.5, +2."""
+    s = mk(repair_time_min=1.5, failure_stall_min=2.0, rejoin_stall_min=1.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(104.5) and stalls(out) == pytest.approx((1.5, 1.0))
+    check_identities(out, s)
+    s = dataclasses.replace(s, repair_time_min=0.5)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(104.0) and stalls(out) == pytest.approx((2.0, 0.0))
+    s = mk(repair_time_min=5.0, failure_stall_min=1.0, rejoin_stall_min=3.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, 17.5, BIG]))
+    assert out["ttt_min"] == pytest.approx(113.5) and stalls(out) == pytest.approx((2.0, 5.5))
+    check_identities(out, s)
+
+
+def test_a_wipeout_or_a_job_wide_failure_ends_the_stall_and_starts_the_restart():
+    """S = 20. g0 down at 10 (stall to 30), g1 down at 12: a wipe-out. The stall ends at 12 (2), the 10 of work
+    is lost, the restart runs 12..22 and computing starts at once: 100 more -> 122, +2. The same with a
+    job-wide failure at 12 instead of g1."""
+    s = mk(failure_stall_min=20.0)
+    out = simulate_run(s, Scripted(clocks=[10, 12, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(124.0) and out["lost_work_min"] == pytest.approx(10.0)
+    assert stalls(out) == pytest.approx((2.0, 0.0)) and out["wipeouts"] == 1
+    check_identities(out, s)
+    s = mk(failure_stall_min=20.0, job_mtbf_min=1.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, BIG, BIG], gaps=[12.0]))
+    assert out["ttt_min"] == pytest.approx(124.0) and out["lost_work_min"] == pytest.approx(10.0)
+    assert stalls(out) == pytest.approx((2.0, 0.0)) and out["job_failures"] == 1
+    check_identities(out, s)
+
+
+def test_no_stall_during_a_restart_nor_for_groups_replaced_at_its_end():
+    """S = S_j = 5, D = 100. g0 at 10 (stall to 15), g1 at 12: a wipe-out (repairs cancelled); g2's clock
+    fires at 15 during the restart 12..22 (no stall); every group is up at 22 (no rejoin stall): 100 more
+    -> 122, +2."""
+    s = mk(repair_time_min=100.0, failure_stall_min=5.0, rejoin_stall_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[10, 12, 15, BIG]))
+    assert out["ttt_min"] == pytest.approx(124.0) and stalls(out) == pytest.approx((2.0, 0.0))
+    assert out["group_failures"] == 3
+    check_identities(out, s)
+
+
+def test_no_stall_during_a_restart_waiting_for_spares():
+    """The scripted pool run of test_failure_during_a_restart_and_a_wait_for_spares with S = 3: g0 at 10
+    stalls to 13, g1 at 12 wipes out (the stall ends: 2, and no work was done 10..12: 10 lost, not 11); g2
+    fails during R: no stall; the restart waits for spares to 42. 50 of work -> 92, +2."""
+    s = mk(spares=1, hardware_repair_min=30.0, work_min=50.0, failure_stall_min=3.0)
+    out = simulate_run(s, Scripted(clocks=[10, 12, 15, BIG]))
+    assert out["ttt_min"] == pytest.approx(94.0) and out["spare_wait_min"] == pytest.approx(20.0)
+    assert out["lost_work_min"] == pytest.approx(10.0) and stalls(out) == pytest.approx((2.0, 0.0))
+    check_identities(out, s)
+
+
+@pytest.mark.parametrize("clock,stall,ckpts,ttt", [(11, 4.0, 19, 232.0), (9, 5.0, 20, 236.0)])
+def test_a_checkpoint_runs_through_a_stall_and_none_starts_in_one(clock, stall, ckpts, ttt):
+    """tau = 10, C = 2, S = 5, no repair (rate 1/2 after g0 is down). g0 at 11, during the checkpoint 10..12:
+    the checkpoint is not delayed (it commits 10 at 12), computing resumes at 16 when both have ended; the
+    stall counted is 12..16 (4). 90 more at rate 1/2: 180 of computing, 18 checkpoints -> 16 + 180 + 36.
+    g0 at 9 instead: stalled 9..14 with ct = 9, so the checkpoint starts at 15 (1 more minute of computing,
+    0.5 work), 15..17; 90.5 more: 181 of computing, 19 checkpoints -> 17 + 181 + 38."""
+    s = mk(ckpt_interval_min=10.0, failure_stall_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[clock, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(ttt) and out["ckpts"] == ckpts
+    assert stalls(out) == pytest.approx((stall, 0.0))
+    check_identities(out, s)
+
+
+def test_the_final_checkpoint_ends_the_run_inside_a_stall():
+    s = mk(failure_stall_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[101, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(102.0) and stalls(out) == (0.0, 0.0) and out["group_failures"] == 1
+    check_identities(out, s)
+
+
+def test_no_stall_around_a_proactive_restart():
+    """The proactive runs of test_proactive_restart_rules (D_max = 2) with S = S_j = 5 end as before: the
+    failure that brings d to D_max causes no stall, nor a failure (g2 at 11) or a return (D = 0.5) during
+    the proactive checkpoint, nor a failure during a regular checkpoint that serves. m = 2, g0 at 10 (d 1.5,
+    stall to 15), g2 at 12 (d 2): the proactive checkpoint starts at once (12..14, commits 10) and the stall
+    ends (2); restart 14..24, 90 more -> 114, +2."""
+    for d in (100.0, 0.5):
+        for clocks in ([10, BIG, BIG, BIG], [10, BIG, 11, BIG]):
+            s = mk(restart_depth=2.0, repair_time_min=d, failure_stall_min=5.0, rejoin_stall_min=5.0)
+            out = simulate_run(s, Scripted(clocks=clocks))
+            assert out["ttt_min"] == pytest.approx(114.0) and stalls(out) == (0.0, 0.0)
+            assert out["proactive_restarts"] == 1
+            check_identities(out, s)
+    s = mk(restart_depth=2.0, repair_time_min=100.0, ckpt_interval_min=10.0, failure_stall_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[11, BIG, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(130.0) and stalls(out) == (0.0, 0.0)
+    s = mk(microbatches=2, restart_depth=2.0, failure_stall_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, 12, BIG]))
+    assert out["ttt_min"] == pytest.approx(116.0) and stalls(out) == pytest.approx((2.0, 0.0))
+    assert out["proactive_restarts"] == 1 and out["lost_work_min"] == 0
+    check_identities(out, s)
+
+
+def test_none_never_stalls():
+    """test_job_wide_failure_during_restart_does_nothing with S = S_j = 5: every failure is a restart."""
+    s = mk(n=1, scheme="none", redundancy=1, job_mtbf_min=1.0, repair_time_min=3.0, failure_stall_min=5.0,
+           rejoin_stall_min=5.0)
+    out = simulate_run(s, Scripted(clocks=[20], gaps=[25.0, 35.0]))
+    assert out["ttt_min"] == pytest.approx(172.0) and stalls(out) == (0.0, 0.0)
+
+
+def test_rep_and_elastic_stall_too():
+    """rep (rate 1/2 throughout), D = 5, S = 1, S_j = 0.5: g0 at 10 -> 202 + 1 + 0.5. elastic shrink, D = 30,
+    g0 down 10..40, g1 20..50: stalls 10..11, 20..21, 40..40.5, 50..50.5; work 10 + 9 (3/4) + 19 (1/2) +
+    9.5 (3/4) = 33.375 at 50.5, 66.625 more -> 117.125, +2."""
+    s = mk(scheme="rep", repair_time_min=5.0, failure_stall_min=1.0, rejoin_stall_min=0.5)
+    out = simulate_run(s, Scripted(clocks=[10, BIG]))
+    assert out["ttt_min"] == pytest.approx(203.5) and stalls(out) == pytest.approx((1.0, 0.5))
+    check_identities(out, s)
+    s = mk(scheme="elastic", redundancy=1, repair_time_min=30.0, elastic_data="shrink", failure_stall_min=1.0,
+           rejoin_stall_min=0.5)
+    out = simulate_run(s, Scripted(clocks=[10, 20, BIG, BIG]))
+    assert out["ttt_min"] == pytest.approx(119.125) and stalls(out) == pytest.approx((2.0, 1.0))
+    check_identities(out, s)
+
+
+def test_a_domain_event_is_one_stall():
+    """Interleaved ring, domains {0,1}, {2,3}, S = 1: domain 1 at 10 downs g2, g3 (depth 2): one stall 10..11;
+    domain 1 again at 15 downs nobody: no stall. 90 more at rate 1/2 from 11 -> 191, +2."""
+    s = mk(domains=(((0, 0, 1, 1), 1.0),), ring=(0, 2, 1, 3), failure_stall_min=1.0)
+    out = simulate_run(s, Scripted(gaps=[10.0, 5.0], picks=[1, 1]))
+    assert out["ttt_min"] == pytest.approx(193.0) and stalls(out) == pytest.approx((1.0, 0.0))
+    assert out["group_failures"] == 2
+    check_identities(out, s)
+
+
+def test_a_group_waiting_for_a_spare_stalls_and_its_return_stalls_but_not_the_node_set_return():
+    """test_spare_pool_with_repair_waits_first_come_first_served with S = 1, S_j = 0.5: g0 at 10 (stall to
+    11), back at 15 (to 15.5); g2 at 20 waits (stall to 21), its spare comes back at 60 (no stall), it
+    rejoins at 65 (to 65.5). Work 10 + 2 + 4.5 + 22 = 38.5 at 65.5, 61.5 more -> 127, +2."""
+    s = mk(spares=1, hardware_repair_min=50.0, repair_time_min=5.0, failure_stall_min=1.0, rejoin_stall_min=0.5)
+    out = simulate_run(s, Scripted(clocks=[10, BIG, 20, BIG]))
+    assert out["ttt_min"] == pytest.approx(129.0) and stalls(out) == pytest.approx((2.0, 1.0))
+    check_identities(out, s)
+
+
+@pytest.mark.parametrize("stall_s,stall_j", [(20.0, 0.0), (0.0, 20.0)])
+def test_stall_time_of_poisson_failures_is_the_busy_period(stall_s, stall_j):
+    """rep, N = r = 2 (one block), each group's clock exponential with mean 200 (lambda = 0.01 for the two),
+    a repair of 1e-6 (a wipe-out is then practically impossible, and a return follows its failure at once),
+    no checkpoint but the final one (C = 2): the computing time is exactly r W = 600. The failures are a
+    Poisson process in wall time, and stalls do not change it: the job is stalled at t iff some failure
+    (return) fell in (t - S, t]. While computing, the wait for the next failure is Exp(lambda) (memoryless);
+    the stall it opens lasts until a gap of S without failures, of mean (e^{lambda S} - 1)/lambda. By Wald,
+    over 600 of computing, E[stall] = 600 lambda (e^{lambda S} - 1)/lambda = 600 (e^{0.2} - 1) = 132.8, more
+    than 600 lambda S = 120 (the stalls that do not overlap) and less than stacking them."""
+    s = mk(n=2, scheme="rep", redundancy=2, group_mtbf_min=(200.0, 200.0), repair_time_min=1e-6,
+           work_min=300.0, ckpt_interval_min=1e9, failure_stall_min=stall_s, rejoin_stall_min=stall_j)
+    out = reference_runs(s, 1500, seed=17)
+    assert out["wipeouts"].sum() == 0
+    np.testing.assert_allclose(out["compute_min"], 600.0, rtol=1e-12)
+    stall = out["failure_stall_min"] if stall_s else out["rejoin_stall_min"]
+    assert (out["failure_stall_min"] if stall_j else out["rejoin_stall_min"]).sum() == 0
+    want = 600.0 * math.expm1(0.01 * 20.0)
+    assert abs(stall.mean() - want) < 4 * stall.std(ddof=1) / math.sqrt(stall.size), (stall.mean(), want)
+    np.testing.assert_allclose(out["ttt_min"], 602.0 + stall, rtol=1e-12)
+
+
+def test_everything_at_once_with_stalls_keeps_the_identities():
+    """Every lever with S = 2, S_j = 1: the time identity holds run by run, both stalls occur, and every
+    stalled instant lies within S (S_j) after a failure (a return), so stall <= S x failures + S_j x
+    failures."""
+    n = 12
+    s = mk(n=n, redundancy=3, microbatches=2, ring=tuple(np.random.default_rng(0).permutation(n).tolist()),
+           group_mtbf_min=tuple(np.linspace(300, 900, n)), weibull_shape=1.5, ages="renewed",
+           domains=(((0,) * 4 + (1,) * 4 + (2,) * 4, 2000.0),), job_mtbf_min=3000.0, repair_time_min=40.0,
+           repair_law="lognormal", repair_sigma=0.7, spares=2, hardware_repair_min=120.0, work_min=600.0,
+           ckpt_interval_min=45.0, ckpt_cost_min=3.0, restart_min=25.0, restart_depth=2.0,
+           failure_stall_min=2.0, rejoin_stall_min=1.0)
+    a = reference_runs(s, 40, seed=4)
+    for i in range(40):
+        check_identities({k: v[i] for k, v in a.items()}, s)
+    assert a["failure_stall_min"].sum() > 0 and a["rejoin_stall_min"].sum() > 0
+    assert np.all(a["failure_stall_min"] <= 2.0 * a["group_failures"] + 1e-9)
+    assert np.all(a["rejoin_stall_min"] <= 1.0 * a["group_failures"] + 1e-9)
+    zero = reference_runs(dataclasses.replace(s, failure_stall_min=0.0, rejoin_stall_min=0.0), 40, seed=4)
+    assert a["ttt_min"].mean() > zero["ttt_min"].mean()
+
+
 # ---------------------------------------------------------------- exact couplings with a real generator
 
 def test_spare_with_r1_is_none_and_rep_computes_at_rate_1_over_r():
@@ -320,8 +540,8 @@ def test_spare_with_r1_is_none_and_rep_computes_at_rate_1_over_r():
 @pytest.mark.parametrize("spares,h,r_min,extra_r", [(0, 50.0, 20.0, 30.0), (0, 10.0, 20.0, 0.0), (1, 10.0, 20.0, 0.0)])
 def test_spare_pool_one_group_none(spares, h, r_min, extra_r):
     """none, N = 1, no repair: each failure's restart waits for the group's spare. spares = 0: its own node
-    set, back after H: the restart lasts max(R, H) (stall H - R when H > R); spares = 1 and H < R: never a
-    wait. So the run equals the unlimited-pool run with R + stall, draw for draw."""
+    set, back after H: the restart lasts max(R, H) (a wait H - R when H > R); spares = 1 and H < R: never a
+    wait. So the run equals the unlimited-pool run with R + wait, draw for draw."""
     kw = dict(n=1, scheme="none", redundancy=1, group_mtbf_min=(200.0,), work_min=300.0, ckpt_interval_min=50.0)
     restarts = 0
     for seed in range(5):
@@ -329,7 +549,7 @@ def test_spare_pool_one_group_none(spares, h, r_min, extra_r):
                             np.random.default_rng(seed))
         free = simulate_run(mk(restart_min=r_min + extra_r, **kw), np.random.default_rng(seed))
         assert pool["ttt_min"] == pytest.approx(free["ttt_min"], rel=1e-12)
-        assert pool["stall_min"] == pytest.approx(extra_r * pool["restarts"], rel=1e-9, abs=1e-9)
+        assert pool["spare_wait_min"] == pytest.approx(extra_r * pool["restarts"], rel=1e-9, abs=1e-9)
         assert pool["restarts"] == free["restarts"]
         assert pool["events"] - free["events"] <= pool["group_failures"]  # the node set returns seen
         restarts += pool["restarts"]
@@ -420,7 +640,7 @@ def test_everything_at_once_keeps_the_identities_and_is_reproducible():
     assert not np.array_equal(a["ttt_min"], reference_runs(s, 40, seed=5)["ttt_min"])
     for i in range(40):
         check_identities({k: v[i] for k, v in a.items()}, s)
-    assert a["group_failures"].sum() > 0 and a["proactive_restarts"].sum() > 0 and a["stall_min"].sum() >= 0
+    assert a["group_failures"].sum() > 0 and a["proactive_restarts"].sum() > 0 and a["spare_wait_min"].sum() >= 0
     sm = summary(a)
     assert sm["slowdown"] > 1 and sm["slowdown_stderr"] > 0 and sm["ttt_stderr_hours"] > 0
 

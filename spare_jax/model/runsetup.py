@@ -45,6 +45,8 @@ class RunSetup:
       work_min: W, failure-free computing. ckpt_cost_min: C. restart_min: R (already scaled to the cluster).
       ckpt_interval_min: tau, in computing time. restart_depth: D_max (None: never restart on purpose).
       elastic_data: ``rebalance`` or ``shrink`` (``elastic`` only).
+      failure_stall_min, rejoin_stall_min: the pause of the whole job after a survived failure and after a
+        group's return from repair (0: none).
     """
 
     scheme: str
@@ -68,6 +70,8 @@ class RunSetup:
     ckpt_interval_min: float
     restart_depth: float | None
     elastic_data: str = "rebalance"
+    failure_stall_min: float = 0.0
+    rejoin_stall_min: float = 0.0
 
     @property
     def placement(self) -> str:

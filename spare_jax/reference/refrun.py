@@ -12,12 +12,12 @@ per run) and ``summary(out)``.
 
 The run (times in minutes; work in minutes of failure-free computing at depth 1)
 --------------------------------------------------------------------------------
-Phases: *computing*, *checkpoint* (C of wall time, no work), *restart* (R of wall time, then possibly a
-*stall* waiting for spares). State: each physical group is up (with an absolute clock time at which its own
-failure fires), waiting for a spare, in repair (holding a spare, rejoins at a drawn time), or holding a
-spare while down (no repair, or during a restart); the spare pool (free spares, a first-come-first-served
-queue of waiting groups, node sets away in hardware repair); the committed work, the uncommitted work,
-the computing-time counter ``ct``.
+Phases: *computing* (possibly *stalled*: no work, see Stalls below), *checkpoint* (C of wall time, no work),
+*restart* (R of wall time, then possibly a *spare wait*). State: each physical group is up (with an absolute
+clock time at which its own failure fires), waiting for a spare, in repair (holding a spare, rejoins at a drawn
+time), or holding a spare while down (no repair, or during a restart); the spare pool (free spares, a
+first-come-first-served queue of waiting groups, node sets away in hardware repair); the committed work, the
+uncommitted work, the computing-time counter ``ct``.
 
 - Start: every group up, every clock new (age 0): group g's clock fires at ``scale[g] * Weibull(k)``
   (``setup.weibull_scale()``, ``setup.weibull_shape``; k = 1 is the exponential).
@@ -37,11 +37,11 @@ the computing-time counter ``ct``.
 - Rejoin (repair done): the group is up with a new clock (age 0).
 - Job-wide failure while computing or checkpointing: the uncommitted work is lost, a global restart starts.
 - Global restart: ``ct`` is reset to 0; repairs in flight are cancelled (those groups keep their spares);
-  the restart lasts R; clocks keep running: a group whose clock fires during it (or during the stall) goes
-  down, its node set leaves for H and it claims a spare (FIFO); domain and job-wide events during a restart
-  or stall do nothing. At R, if some down group still waits for a spare, the *stall* begins and lasts until
-  the last waiting group has one. At the end every down group is replaced (new clock); up groups keep their
-  running clock (``ages == "kept"``: the absolute firing time is unchanged) or draw a new one
+  the restart lasts R; clocks keep running: a group whose clock fires during it (or during the spare wait)
+  goes down, its node set leaves for H and it claims a spare (FIFO); domain and job-wide events during a
+  restart or spare wait do nothing. At R, if some down group still waits for a spare, the *spare wait* begins
+  and lasts until the last waiting group has one. At the end every down group is replaced (new clock); up
+  groups keep their running clock (``ages == "kept"``: the absolute firing time is unchanged) or draw a new one
   (``"renewed"``). Computing resumes with everything up (d = 1).
 - Proactive restart (``restart_depth`` = D_max): when, while computing, an event brings d from below D_max
   to D_max or above, a checkpoint starts at once and a global restart follows its end. If an event during a
@@ -49,12 +49,25 @@ the computing-time counter ``ct``.
   (unless it is the final one: then the run ends). Once decided, the restart follows even if a rejoin brings
   d back below D_max. A proactive checkpoint that is abandoned turns into the ordinary wipe-out/job restart.
 - Spares (``spares`` = K, ``hardware_repair_min`` = H): K free spares at the start; every group failure
-  (own clock, domain event, a clock firing during a restart or a stall) sends the group's node set away for
-  exactly H, after which it returns to the pool; a job-wide failure breaks nothing. A failing group takes a
+  (own clock, domain event, a clock firing during a restart or a spare wait) sends the group's node set away
+  for exactly H, after which it returns to the pool; a job-wide failure breaks nothing. A failing group takes a
   free spare at once or waits, first come first served (a domain event queues its groups in increasing
   physical id). A returning node set goes to the first waiting group. The repair D starts when the group
   obtains its spare. ``spares = None``: unlimited, every failing group has a spare at once and the restart
   never waits.
+- Stalls (``failure_stall_min`` = S, ``rejoin_stall_min`` = S_j; 0 = none): a group failure or a domain event
+  (one that downs at least one group) while computing or checkpointing that ends in no global restart pauses
+  the whole job until S after it; a rejoin pauses it until S_j after it. A pause never shortens the one in
+  progress: the deadline becomes the later of the two (stalls never stack), and its cause is the one whose
+  deadline that is (the old one on a tie). While stalled in the computing phase no work is done and ``ct``
+  does not advance, so neither a regular nor the final checkpoint starts in a stall; clocks, repairs and
+  hardware repairs keep running. A checkpoint runs undelayed through a stall (its wall time is checkpoint
+  time); computing resumes when both have ended. A wipe-out or a job-wide failure ends the stall and starts
+  the restart; failures during a restart or a spare wait cause no stall and groups replaced at the end of a
+  restart no rejoin stall. An event that brings d to D_max starts the proactive checkpoint with no stall
+  and ends any stall in progress (the restart follows); no event causes a stall while a proactive
+  checkpoint (or a regular one that serves as one) runs. The final checkpoint ends the run even inside a
+  stall. ``none`` never stalls (every failure is a restart; no rejoins).
 
 Speed (2-core shared CPU): N = 64, r = 3, m = 4, group MTBF 3000 min, fixed repair 300 min, W = 48 h,
 C = 2, R = 10, tau = 60: about 5,000-6,000 events per second (~45 ms per run of ~260 events); the
@@ -79,11 +92,14 @@ Schemes
 Counters returned (per run)
 ---------------------------
 ``ttt_min``, ``compute_min`` (wall time computing), ``ckpt_min`` (wall time checkpointing, abandoned
-checkpoints included), ``restart_min`` (R per restart; stall excluded), ``stall_min``; identity:
-ttt = compute + ckpt + restart + stall. ``work_done_min`` (work computed, committed or lost = W + lost),
-``lost_work_min``, ``group_failures`` (every group that went down, by its own clock or a domain event, in
-any phase: a domain event downing k groups counts k), ``wipeouts`` (restarts forced by a lost shard, or by
-no group up for elastic), ``job_failures`` (job-wide failures that hit while computing or checkpointing),
+checkpoints included), ``restart_min`` (R per restart; spare wait excluded), ``spare_wait_min`` (restarts
+waiting for spares beyond R), ``failure_stall_min`` and ``rejoin_stall_min`` (wall time stalled while no
+checkpoint runs: each stalled instant counted once, under the cause of the deadline that ends the stall as
+it stands at that instant); identity: ttt = compute + ckpt + restart + spare wait + failure stall + rejoin
+stall. ``work_done_min`` (work computed, committed or lost = W + lost), ``lost_work_min``,
+``group_failures`` (every group that went down, by its own clock or a domain event, in any phase: a domain
+event downing k groups counts k), ``wipeouts`` (restarts forced by a lost shard, or by no group up for
+elastic), ``job_failures`` (job-wide failures that hit while computing or checkpointing),
 ``restarts`` (every global restart, proactive included), ``proactive_restarts``, ``ckpts`` (completed
 checkpoints, the final one and proactive ones included), ``events``.
 
@@ -91,8 +107,9 @@ checkpoints, the final one and proactive ones included), ``events``.
 job-wide clock firing (also those that change nothing: during a restart, or a domain with no group up),
 every rejoin, every node set returning from hardware repair, every checkpoint start and every completed
 checkpoint end, every restart end (the moment R elapses while spares are still awaited is not an event:
-the restart end is counted once, when it really ends). Cancelled entries (an abandoned checkpoint's end, a
-cancelled repair, a replaced clock) are not events. More than ``max_events`` raises RuntimeError.
+the restart end is counted once, when it really ends). The end of a stall is not an event. Cancelled
+entries (an abandoned checkpoint's end, a cancelled repair, a replaced clock) are not events. More than
+``max_events`` raises RuntimeError.
 
 Choices where the conventions of a run leave room (stated, not guessed silently)
 --------------------------------------------------------------------------------
@@ -102,8 +119,9 @@ Choices where the conventions of a run leave room (stated, not guessed silently)
    (constant d) never restart proactively, and D_max <= 1 never fires.
 3. Ties at one instant are processed in the order: node set returns, rejoins, phase ends (checkpoint end,
    R elapsed), group clocks, domain events, job-wide events; the computing triggers (checkpoint start,
-   final checkpoint) go before any queued event at the same instant. So a node set returning exactly when
-   R elapses ends the restart without a stall (the "later of R and the last spare").
+   final checkpoint, the end of a stall) go before any queued event at the same instant. So a node set
+   returning exactly when R elapses ends the restart without a spare wait (the "later of R and the last
+   spare").
 4. A group whose clock fires while it is up during a restart: counted in ``group_failures``; never a
    wipe-out.
 5. Elastic "no group up" is counted as a wipe-out (it loses the uncommitted work like one).
@@ -113,6 +131,10 @@ Choices where the conventions of a run leave room (stated, not guessed silently)
 8. ``spares`` given without repair: a failed group claims a spare and holds it, down, until the next restart; the
    restart waits for every down group's spare (docs/runs.md#spare-pool: "A global restart needs a spare for every
    group that is down").
+9. Stall attribution: an instant stalled is counted under the cause of the deadline in force at that instant
+   (a failure stall extended by a rejoin is failure stall up to the rejoin, rejoin stall after it), not
+   under the cause of the deadline the whole contiguous stall finally ends at.
+10. A domain event that downs no group (all its groups already down) causes no stall.
 """
 
 from __future__ import annotations
@@ -129,9 +151,9 @@ from ..model.runsetup import RunSetup
 
 __all__ = ["simulate_run", "reference_runs", "summary", "DepthOracle", "COUNTERS"]
 
-COUNTERS = ("ttt_min", "compute_min", "ckpt_min", "restart_min", "stall_min", "work_done_min",
-            "lost_work_min", "group_failures", "wipeouts", "job_failures", "restarts", "proactive_restarts",
-            "ckpts", "events")
+COUNTERS = ("ttt_min", "compute_min", "ckpt_min", "restart_min", "spare_wait_min", "failure_stall_min",
+            "rejoin_stall_min", "work_done_min", "lost_work_min", "group_failures", "wipeouts", "job_failures",
+            "restarts", "proactive_restarts", "ckpts", "events")
 
 # group states
 _UP, _WAIT, _REPAIR, _HOLD = 0, 1, 2, 3
@@ -139,6 +161,8 @@ _UP, _WAIT, _REPAIR, _HOLD = 0, 1, 2, 3
 _COMPUTE, _CKPT, _RESTART = 0, 1, 2
 # queued event kinds; the kind is also the tie order at one instant
 _HW, _REJOIN, _PHASE, _GFAIL, _DOMAIN, _JOB = 0, 1, 2, 3, 4, 5
+# the counter each stall cause is counted under
+_STALL_KEY = {"failure": "failure_stall_min", "rejoin": "rejoin_stall_min"}
 
 
 class DepthOracle:
@@ -290,8 +314,12 @@ class _Run:
         self.phase_gen = 0
         self.final = False
         self.restart_after = False
-        self.stalling = False
-        self.stall_start = 0.0
+        self.waiting = False  # a restart past R, waiting for spares
+        self.wait_start = 0.0
+        self.stall_s = float(setup.failure_stall_min)
+        self.stall_j = float(setup.rejoin_stall_min)
+        self.stall_until = -math.inf  # the job is stalled while t < stall_until
+        self.stall_cause = "failure"  # the cause whose deadline is stall_until
         self.committed = 0.0
         self.unc = 0.0
         self.ct = 0.0
@@ -417,7 +445,8 @@ class _Run:
         self.phase = _RESTART
         self.restart_after = False
         self.final = False
-        self.stalling = False
+        self.waiting = False
+        self.stall_until = -math.inf  # a restart ends any stall
         self.ct = 0.0
         self.phase_gen += 1
         for g in range(self.n):
@@ -428,9 +457,9 @@ class _Run:
 
     def end_restart(self):
         self.event()
-        if self.stalling:
-            self.c["stall_min"] += self.t - self.stall_start
-            self.stalling = False
+        if self.waiting:
+            self.c["spare_wait_min"] += self.t - self.wait_start
+            self.waiting = False
         renew = self.s.ages == "renewed"
         for g in range(self.n):
             st = self.status[g]
@@ -447,7 +476,8 @@ class _Run:
         _, self.depth, self.rate = self.evaluate()
 
     def after_change(self, grew: bool):
-        """Once per group-failure / domain / rejoin event while computing or checkpointing."""
+        """Once per group-failure / domain / rejoin event while computing or checkpointing (``grew``: a
+        failure or a domain event, else a rejoin)."""
         wiped, d, rate = self.evaluate(grew)
         if wiped:
             self.c["wipeouts"] += 1
@@ -458,8 +488,22 @@ class _Run:
         self.depth, self.rate = d, rate
         if crossed:
             self.restart_after = True
+            self.stall_until = -math.inf  # the job is about to restart: no stall
             if self.phase == _COMPUTE:
                 self.start_ckpt(final=False)
+            return
+        if self.restart_after:
+            return  # during a proactive checkpoint (or one that serves as such): no stall
+        if grew:
+            self.stall("failure", self.stall_s)
+        else:
+            self.stall("rejoin", self.stall_j)
+
+    def stall(self, cause: str, length: float):
+        """Pause the whole job until ``length`` after now, unless it is already paused until later."""
+        if length > 0 and self.t + length > self.stall_until:
+            self.stall_until = self.t + length
+            self.stall_cause = cause
 
     # ---- the loop
     def run(self) -> dict:
@@ -477,7 +521,14 @@ class _Run:
             while heap and not self.valid(heap[0]):
                 heapq.heappop(heap)
             te = heap[0][0] if heap else math.inf
-            if self.phase == _COMPUTE:
+            if self.phase == _COMPUTE and self.t < self.stall_until:
+                # stalled: no work, no computing time; every instant under the cause of the current deadline
+                end = min(self.stall_until, te)
+                c[_STALL_KEY[self.stall_cause]] += end - self.t
+                if self.stall_until <= te:  # the stall ends before the next event (or with it)
+                    self.t = self.stall_until
+                    continue
+            elif self.phase == _COMPUTE:
                 dt_ck = tau - self.ct
                 rem = W - self.committed - self.unc
                 dt_w = rem / self.rate
@@ -558,7 +609,7 @@ class _Run:
             g = self.queue.popleft()
             self.pool_free -= 1
             self.got_spare(g)
-            if self.phase == _RESTART and self.stalling and not self.queue:
+            if self.phase == _RESTART and self.waiting and not self.queue:
                 self.end_restart()
 
     def on_phase_end(self) -> bool:
@@ -580,8 +631,8 @@ class _Run:
         # restart: R has elapsed
         self.c["restart_min"] += self.s.restart_min
         if self.queue:
-            self.stalling = True
-            self.stall_start = self.t
+            self.waiting = True
+            self.wait_start = self.t
         else:
             self.end_restart()
         return False
