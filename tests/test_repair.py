@@ -76,7 +76,9 @@ def test_kernel_matches_exact_chain(kind, n, r, kw):
 
 # -- the kernel against the independent event simulation, each repair law --------------------------------
 
-@pytest.mark.parametrize("law", ["fixed", "exp", "lognormal"])
+# fixed: a kernel of its own (the law is static); the fixed law stays in the fast tier through
+# test_weibull_clocks_with_repair_match_a_plain_event_loop (a fixed repair against a loop written there)
+@pytest.mark.parametrize("law", [pytest.param("fixed", marks=pytest.mark.slow), "exp", "lognormal"])
 def test_kernel_matches_reference_simulation(law):
     n, r, mtbf, d = 8, 2, 100.0, 30.0  # exp: the same compiled kernel as the exact-chain test
     res = simulate_repair(make_placement("stacked", n, r), Sampling(20_000, 5), model=model_with_group_mtbf(mtbf),

@@ -104,9 +104,13 @@ def test_acceptance_n600_domains_against_the_reference(ring, job):
     _compare(mc, _reference(600, 4, 2500, 11, scenario=sc))
 
 
+# the first two settings (stacked, one domain level; interleaved with job-wide failures) compile a kernel each
+# and are held in the fast tier by test_exact_small_against_the_engine_and_the_reference (the same levers, the
+# kernel against the exact chain and the reference): slow tier; block, two levels and a short last domain stay
 @pytest.mark.parametrize("n,r,kind,scenario", [
-    (20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),))),
-    (20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),), ring="interleaved", job_mtbf_min=3000.0)),
+    pytest.param(20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),)), marks=pytest.mark.slow),
+    pytest.param(20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),), ring="interleaved",
+                                            job_mtbf_min=3000.0), marks=pytest.mark.slow),
     (24, 4, "block", Scenario(domains=(DomainLevel(3, 8000.0), DomainLevel(12, 20000.0)), job_mtbf_min=5000.0)),
     (21, 2, "stacked", Scenario(domains=(DomainLevel(5, 2000.0),), ring="interleaved")),  # short last domain
 ])
