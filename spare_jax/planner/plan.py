@@ -41,7 +41,7 @@ import numpy as np
 
 from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
-from .verdict import HANDFUL
+from .verdict import HANDFUL, bound, limit, verdict
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
 from .searched_rows import (failures_endured, quantile_fields, run_fields, run_hours_each,  # noqa: F401
@@ -561,8 +561,6 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         inputs["gpus_per_node"] = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
     if fit is not None:
         inputs["fit_law"] = fit_law
-    from .verdict import bound, limit, verdict
-
     if searched is not None and searched["search"] is not None:
         inputs["search"] = searched["search"]
     elif restart_depth is not None and "spare" in schemes:
