@@ -113,7 +113,7 @@ def hours_text(x: float, decimals: int = 1) -> str:
     """``x`` hours written out with thousands separators (never in scientific notation)."""
     if not math.isfinite(x):
         return "infinite"
-    return f"{x:,.{decimals}f}"
+    return f"{x:,.{decimals if abs(x) < 1e6 else 0}f}"
 
 
 def minutes_text(x: float) -> str:
@@ -126,6 +126,8 @@ def minutes_text(x: float) -> str:
 def pct_text(x: float) -> str:
     """A percentage written out with two significant digits (at least one decimal below 10)."""
     a = abs(x)
+    if 99.5 <= a < 100:  # never round a share below 100% up to 100
+        return f"{x:.{max(1, decimals_for((100 - a) / 2, 8))}f}"
     if a >= 10:
         return f"{x:,.0f}"
     return f"{x:.{decimals_for(a / 2, 8)}f}" if a > 0 else "0"
