@@ -113,8 +113,8 @@ def test_the_looser_figure_is_the_exact_optimum_of_job_wide_interruptions_alone(
     brute = none_ttt_exact(1 / 400.0, taus, 3.0, 10.0, 6000.0)[0].min() / 60.0
     assert b["ttt_hours"] == pytest.approx(brute, rel=1e-12)
     assert bound(100.0, 3.0, 10.0, None)["ttt_hours"] == pytest.approx(100.0 + 3.0 / 60.0)
-    lim = {"ttt_hours": 790.0, "ttt_stderr_hours": 0.5, "ttt_ci95_low": 789.0, "ttt_ci95_high": 791.0,
-           "run_ttt_hours": [789.5, 790.5], "what": "x"}
+    lim = {"ttt_hours": 790.0, "mc_ttt_stderr_hours": 0.5, "mc_ttt_ci95_low": 789.0, "mc_ttt_ci95_high": 791.0,
+           "mc_ttt_runs_hours": [789.5, 790.5], "what": "x"}
     v = verdict({"spare": _entry(4, 20.0, 800.0, 2.0), "none": _entry(1, 30.0, 1000.0, 3.0)}, b, lim)
     assert v["bound_ttt_hours"] == b["ttt_hours"] and "left to gain" in v["text"]
     assert v["limit_ttt_hours"] == 790.0 and v["left_to_gain_pct"] == pytest.approx(100 * 10 / 790)
@@ -140,17 +140,17 @@ def test_the_limit_is_elastic_shrink_at_its_best_tau():
     cfg = TrainingConfig(50.0, 5.0, 60.0, "none", float(16 * 1024))
     runs = 48
     lim = limit(cluster, cfg, runs, 0)
-    assert lim["restart_depth"] is None and lim["runs"] == runs
+    assert lim["restart_depth"] is None and lim["mc_runs"] == runs
     best = None
     for tau in sorted(set(np.geomspace(20.0, 400.0, 9)) | {3000.0}):
         setup = RunSetup.build(cluster, cfg, "elastic", 1, float(tau), None, "kept", "shrink")
         ttt = run_each(setup, Sampling(count=runs, seed=0, chunk_size=8))["ttt"] / 60.0
         if best is None or ttt.mean() < best.mean():
             best = np.asarray(ttt, np.float64)
-    d = best - np.asarray(lim["run_ttt_hours"])
+    d = best - np.asarray(lim["mc_ttt_runs_hours"])
     se = d.std(ddof=1) / math.sqrt(runs)
     assert abs(d.mean()) <= 4 * se + 1e-9, (lim["ttt_hours"], best.mean(), se)
-    assert lim["ttt_hours"] == pytest.approx(np.mean(lim["run_ttt_hours"]))
+    assert lim["ttt_hours"] == pytest.approx(np.mean(lim["mc_ttt_runs_hours"]))
 
 
 def test_the_two_line_failure_log_gives_no_margin_against_an_unmeasured_scheme(capsys):

@@ -207,7 +207,7 @@ def render_html(result: PlanResult) -> str:
     if lim is not None and lim.get("ttt_hours") is not None:
         t = lim["ttt_hours"]
         rows.append(["limit", "-", f"{lim['ckpt_interval_min']:.1f}", ttt_text({"ttt_hours": t, "ttt_stderr_hours":
-                     lim["ttt_stderr_hours"]}), "-", "-", "-", "-", "0", f"{t * inp['gpus']:,.0f}",
+                     lim["mc_ttt_stderr_hours"]}), "-", "-", "-", "-", "0", f"{t * inp['gpus']:,.0f}",
                      f"{t * inp['gpus'] * price:,.0f}"])
     if result.bound is not None:
         b = result.bound

@@ -48,8 +48,8 @@ def limit_lines(result) -> list:
     lim = getattr(result, "limit", None)
     if lim is not None and lim.get("ttt_hours") is not None:
         depth = "" if lim["restart_depth"] is None else f", proactive restart at depth {lim['restart_depth']:.4f}"
-        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['ttt_ci95_high'] - lim['ttt_hours'])}, "
-                   f"{lim['runs']} whole runs at tau = {minutes_text(lim['ckpt_interval_min'])} min{depth} "
+        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_ci95_high'] - lim['ttt_hours'])}, "
+                   f"{lim['mc_runs']} whole runs at tau = {minutes_text(lim['ckpt_interval_min'])} min{depth} "
                    f"({lim['what']})")
     elif lim is not None:
         out.append(f"limit: {lim['what']}")

@@ -178,8 +178,8 @@ def limit(cluster, cfg, runs: int, seed: int) -> dict:
     """The limit (module docstring) on ``cluster`` (``model.cluster.Cluster``, its repair and spare pool)
     with the costs of ``cfg`` (a ``ttt.TrainingConfig``): ``runs`` runs at the best candidate, seeded by
     ``seed`` (run i of the ideal uses run id i: the same random numbers as every scheme's whole runs).
-    Returns ``{ttt_hours, ttt_stderr_hours, ttt_ci95_low, ttt_ci95_high, runs, ckpt_interval_min,
-    restart_depth, what, run_ttt_hours}``; ``ttt_hours`` None (with ``what`` saying why) where one run of the
+    Returns ``{ttt_hours, mc_ttt_stderr_hours, mc_ttt_ci95_low, mc_ttt_ci95_high, mc_runs, ckpt_interval_min,
+    restart_depth, what, mc_ttt_runs_hours}``; ``ttt_hours`` None (with ``what`` saying why) where one run of the
     ideal would be too long to simulate."""
     from ..model.scenario import MAX_MICROBATCHES
     from ..ttt.runs import first_tau, pooled_daly
@@ -243,10 +243,10 @@ def limit(cluster, cfg, runs: int, seed: int) -> dict:
     else:
         what = ("an ideal scheme that never wipes out, computes at alive/N and restarts proactively at its best "
                 "threshold" + ("" if d is not None else " (never, here)"))
-    return {"ttt_hours": mean, "ttt_stderr_hours": se, "ttt_ci95_low": mean - half, "ttt_ci95_high": mean + half,
-            "runs": int(hours.size), "ckpt_interval_min": float(tau),
+    return {"ttt_hours": mean, "mc_ttt_stderr_hours": se, "mc_ttt_ci95_low": mean - half, "mc_ttt_ci95_high": mean + half,
+            "mc_runs": int(hours.size), "ckpt_interval_min": float(tau),
             "restart_depth": None if d is None else float(d), "what": what,
-            "run_ttt_hours": [float(x) for x in hours]}
+            "mc_ttt_runs_hours": [float(x) for x in hours]}
 
 
 # -- the verdict -------------------------------------------------------------------------------------------
@@ -364,8 +364,8 @@ def _limit_text(out: dict, schemes: dict, est: dict, lim: dict | None, sources: 
         out.update(limit_ttt_hours=None, left_to_gain_pct=None, limit_exceeded=None)
         return "" if lim is None else f" Limit {lim['what']}."
     lt = lim["ttt_hours"]
-    runs = np.asarray(lim["run_ttt_hours"], np.float64)
-    ls = Sample(lt, lim["ttt_stderr_hours"], int(runs.size), runs, "kernel")
+    runs = np.asarray(lim["mc_ttt_runs_hours"], np.float64)
+    ls = Sample(lt, lim["mc_ttt_stderr_hours"], int(runs.size), runs, "kernel")
     left = 100.0 * (out["ttt_hours"] - lt) / lt
     out.update(limit_ttt_hours=lt, left_to_gain_pct=left)
     beaten = []
@@ -376,8 +376,8 @@ def _limit_text(out: dict, schemes: dict, est: dict, lim: dict | None, sources: 
         if c["diff"] + c["half"] < 0:
             beaten.append((s, e.mean, c))
     out["limit_exceeded"] = bool(beaten)
-    dec = decimals_for(lim["ttt_ci95_high"] - lt)
-    text = (f" The limit (an ideal that never wipes out and computes at alive/N): {interval_text(lt, lim['ttt_ci95_high'] - lt)}; "
+    dec = decimals_for(lim["mc_ttt_ci95_high"] - lt)
+    text = (f" The limit (an ideal that never wipes out and computes at alive/N): {interval_text(lt, lim['mc_ttt_ci95_high'] - lt)}; "
             f"{hours_text(out['ttt_hours'] - lt, dec)} h ({pct_text(left)}% of it) is left to gain.")
     for s, m, c in beaten:
         d = decimals_for(c["half"])
