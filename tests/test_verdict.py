@@ -194,6 +194,7 @@ def test_plan_prints_the_verdict_first(capsys, tmp_path):
     assert "Verdict." in report.read_text()
 
 
+@pytest.mark.slow  # the joint search compiles a dozen layouts (minutes on 2 shared cores)
 def test_quantiles_with_repair_are_numpy_quantiles_of_the_listed_runs(capsys):
     """With repair (the joint search on whole runs): every row lists its runs' TTTs, its quantiles are
     numpy.quantile of them, its mean is theirs, failures_endured is null and failures_survived_per_run is
