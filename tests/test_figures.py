@@ -163,6 +163,7 @@ def _fake_plan(monkeypatch, **kw):
     monkeypatch.setattr(planmod, "_optimize", optimize)
     monkeypatch.setattr(planmod, "_monte_carlo", monte_carlo)
     monkeypatch.setattr(planmod, "failures_endured", lambda s, n, r: float(r - 1))
+    monkeypatch.setattr(planmod, "limit", lambda *a: {"ttt_hours": None, "what": "not computed (faked)"})
     return planmod
 
 

@@ -128,6 +128,15 @@ def add_plan_parser(sub) -> None:
     m.add_argument("--epochs", type=bounded("pool_epochs", "--epochs"), default=None,
                    help=bound_help(f"epochs sampled per scheme and r under a scenario with no closed form (domains, a "
                                    f"ring order, lemons; default {planmod.DEFAULT_POOL_EPOCHS})", "pool_epochs"))
+    batch = m.add_mutually_exclusive_group()
+    batch.add_argument("--global-batch-seqs", type=_positive_int("--global-batch-seqs"), default=None, metavar="B",
+                       help="the global batch in sequences, with repair: a shard cannot be cut into more micro-batches "
+                            "than it has sequences, so micro-batches per shard are searched over the powers of two up "
+                            "to floor(B / N), and that bound (default: not given, m <= 8 searched, and the verdict "
+                            "says so)")
+    batch.add_argument("--max-microbatches", type=_positive_int("--max-microbatches"), default=None, metavar="M",
+                       help="or: the most micro-batches per shard, with repair: m searched over the powers of two up "
+                            "to M, and M (default: not given)")
     m.add_argument("--seed", type=bounded("seed"), default=0, help=bound_help("PRNG seed (default 0)", "seed"))
     m.add_argument("--no-sensitivity", action="store_true",
                    help="skip the sensitivity table (it re-runs the optimiser 6-8 times)")
@@ -137,6 +146,21 @@ def add_plan_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_plan, title="spare-jax plan")
+
+
+def _positive_int(flag: str):
+    """A whole number >= 1 for ``flag``."""
+    import argparse
+
+    def parse(text):
+        try:
+            v = int(str(text).replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a whole number >= 1, got {text!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be a whole number >= 1, got {text!r}")
+        return v
+    return parse
 
 
 CURRENCY_MAX = 12  # characters: a code (USD), a symbol or a short word, as the cost column's title shows it
@@ -248,8 +272,11 @@ def cmd_plan(args) -> dict:
                           scenario, repair)
     costs = planmod.Costs(s["restart"][0], s["ckpt_cost"][0], s["work_hours"][0], s["gpu_hour_price"][0],
                           args.deadline_hours, args.currency)
+    if (args.global_batch_seqs or args.max_microbatches) and args.microbatch_set is not None:
+        raise ValueError("give --microbatches or the batch (--global-batch-seqs, --max-microbatches), not both: "
+                         "the batch sets the micro-batch counts searched")
     options = planmod.PlanOptions(args.runs, args.seed, args.r_max, args.epochs, not args.no_sensitivity, depth,
-                                  args.schemes, search, preset)
+                                  args.schemes, search, preset, args.global_batch_seqs, args.max_microbatches)
     result = planmod.plan(fleet, costs, options, progress=not args.quiet)
     result.notes = list(result.notes) + edge_notes({"schemes": result.schemes, "search": result.inputs.get("search")},
                                                    n, result.inputs["r_max"], args.microbatch_set)

@@ -41,9 +41,11 @@ import numpy as np
 
 from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
+from .verdict import HANDFUL, bound, limit, verdict
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
-from .searched_rows import failures_endured, run_fields, searched_rows
+from .searched_rows import (failures_endured, quantile_fields, run_fields, run_hours_each,  # noqa: F401
+                            searched_rows)
 
 SCHEMES = ("spare", "rep", "none")
 DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
@@ -76,9 +78,10 @@ class PlanResult:
     preset: dict | None = None  # the preset's description, sources and assumptions, when one was used
     verdict: dict | None = None  # ``planner.verdict.verdict``: what to run, by how much, with uncertainty
     bound: dict | None = None  # the TTT of a run whose group failures cost nothing (``planner.verdict.bound``)
+    limit: dict | None = None  # the TTT of the ideal scheme at alive/N (``planner.verdict.limit``)
 
     def as_json(self) -> dict:
-        out = {} if self.verdict is None else {"verdict": self.verdict, "bound": self.bound}
+        out = {} if self.verdict is None else {"verdict": self.verdict, "bound": self.bound, "limit": self.limit}
         out.update({"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity})
         if self.fit is not None:
             out["fit"] = self.fit
@@ -212,8 +215,9 @@ def _overall(methods: dict) -> str:
 
 
 def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
-    """Whole training runs at (r*, tau*) with every lever on: ``(None, fields)``, the fields of the scheme's
-    row from the runs (mean TTT and its standard error, 5-95% from the runs' histogram, slowdown)."""
+    """Whole training runs at (r*, tau*) with every lever on: ``(hours, fields)``, each run's TTT and the
+    fields of the scheme's row from the runs (mean TTT and its standard error, quantiles of the runs listed,
+    slowdown)."""
     from ..model.cluster import Cluster, Sampling
     from ..model.scenario import Scenario
     from ..ttt import Policy
@@ -226,7 +230,8 @@ def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_de
     training = dataclasses.replace(cfg, ckpt_interval_min=float(entry["ckpt_interval_min"]))
     policy = Policy(scheme, int(entry["r_star"]), restart_depth if scheme == "spare" else None, "kept")
     rep = whole_run_ttt(cluster, training, policy, Sampling(count=runs, seed=seed, progress=progress)).to_json()
-    return None, run_fields(rep)
+    hours = run_hours_each(cluster, training, rep, runs, seed)
+    return hours, run_fields(rep, hours)
 
 
 ALL_SCHEMES = SCHEMES + ("elastic",)
@@ -345,7 +350,9 @@ class PlanOptions:
     """How the plan searches and samples: ``runs`` Monte Carlo training runs per scheme (seeded by ``seed``),
     ``r_max``, ``epochs`` (pools under a scenario with no closed form), the ``sensitivity`` table, the
     proactive restart depth ``restart_depth`` (without repair), the ``schemes`` compared, the joint search's
-    ``search`` space (with repair), and the ``preset`` (a ``model.presets`` value) the inputs came from."""
+    ``search`` space (with repair), the ``preset`` (a ``model.presets`` value) the inputs came from, and the
+    batch the plan assumes (with repair): ``global_batch_seqs`` B (micro-batches per shard searched up to
+    floor(B / N)) or ``max_microbatches`` M, not both (neither: m <= 8)."""
 
     runs: int = DEFAULT_RUNS
     seed: int = 0
@@ -356,6 +363,8 @@ class PlanOptions:
     schemes: tuple | None = None
     search: object = None
     preset: object = None
+    global_batch_seqs: int | None = None
+    max_microbatches: int | None = None
 
 
 def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = PlanOptions(),
@@ -445,7 +454,11 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         ({x for x in chosen if x != "none"} if restart_depth is not None else set())
     rest = [x for x in chosen if repair is None or x not in whole_set]
     searching = repair is not None and len(rest) < len(chosen)
-    stages = Stages("plan", (5 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens,
+    from ..ttt.search import SearchSpace as _Space
+
+    batch = _batch(options.global_batch_seqs, options.max_microbatches, n, repair,
+                   None if repair is None else (search or _Space()))
+    stages = Stages("plan", (5 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens + 1,
                     progress)
     searched = None
     if repair is not None:  # the joint search on whole training runs
@@ -455,6 +468,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
 
         scen = Scenario() if scenario is None else scenario
         space = search or SearchSpace()
+        if batch["microbatches"] is not None:
+            space = dataclasses.replace(space, microbatches=batch["microbatches"])
         if search is None and scen.microbatches > 1:
             space = dataclasses.replace(space, microbatches=(scen.microbatches,))
         if search is None and restart_depth is not None:
@@ -488,9 +503,6 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         if whole:
             hours, extra[s] = _whole_runs(s, n, e, runs, cfg, model, scenario, repair, restart_depth, seed,
                                           progress)
-            if deadline_hours is not None and i == 1:
-                notes.append("P(TTT > deadline) is not given with whole training runs (their TTTs are summed "
-                             "on the device, not kept)")
         else:
             hours = _monte_carlo(s, n, e, runs, cfg, model, gpus, seed, scenario, progress, notes)
         runs_hours[s] = hours
@@ -511,6 +523,15 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         }
         if "ttt_stderr_hours" in e:
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
+        if hours is not None:  # each run listed; the quantiles are theirs
+            schemes[s].update(quantile_fields(hours))
+            schemes[s]["failures_survived_per_run"] = 0.0 if s == "none" else None
+            if not whole and hours.size < HANDFUL:  # no quantiles of a handful of runs beside a closed form
+                schemes[s].update(mc_ttt_p05_hours=None, mc_ttt_p50_hours=None, mc_ttt_p95_hours=None)
+                notes.append(f"{s}: no 5-95% range: {hours.size} Monte Carlo runs are too few beside its closed-form "
+                             "mean (their TTTs are listed)")
+        if repair is not None:  # what the runs survived, not the no-repair theory's E[T] - 1
+            schemes[s]["failures_endured"] = None
         if s in extra:  # the whole runs at (r*, tau*) are the answer
             schemes[s].update(extra[s])
             t = extra[s]["mc_ttt_hours"]
@@ -546,8 +567,6 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         inputs["gpus_per_node"] = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
     if fit is not None:
         inputs["fit_law"] = fit_law
-    from .verdict import bound, verdict
-
     if searched is not None and searched["search"] is not None:
         inputs["search"] = searched["search"]
     elif restart_depth is not None and "spare" in schemes:
@@ -566,8 +585,88 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         inputs["preset"] = preset.name
         preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
                   "assumptions": list(preset.assumptions)}
+    stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({runs} whole runs)")
+    ideal = _cluster(n, model, scenario) if repair is None else \
+        dataclasses.replace(_cluster(n, model, scenario), repair=repair)
+    lim = limit(ideal, cfg, runs, seed)
+    if lim.get("ttt_hours") is None:
+        notes.append(f"the limit was {lim['what']}")
+    sources = {}
+    for s, e in schemes.items():
+        if e.get("mc_ttt_runs_hours") is not None:
+            runs_hours[s] = np.asarray(e["mc_ttt_runs_hours"], np.float64)
+            # whole runs share the limit's random numbers (run i: run id i, one seed); epoch pools do not
+            sources[s] = "kernel" if e.get("method") == "whole_runs" else "pool"
+            if deadline_hours is not None:
+                e["p_over_deadline"] = float(np.mean(runs_hours[s] > deadline_hours))
+        if lim.get("ttt_hours") is not None:
+            e["left_to_gain_pct"] = 100.0 * (e["ttt_hours"] - lim["ttt_hours"]) / lim["ttt_hours"]
+    inputs.update(batch["inputs"])
+    context = {"batch": batch["text"], "trade": _trade_text(n, model, repair, lim), "work_hours": work_hours}
     return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.as_dict(), **seen}, curves, runs_hours,
-                      notes, preset=preset, verdict=verdict(schemes, best_possible), bound=best_possible)
+                      notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
+                      bound=best_possible, limit=lim)
+
+
+def _batch(global_batch_seqs, max_microbatches, n: int, repair, space) -> dict:
+    """The batch the plan assumes: ``{microbatches: the m searched (None: the space's), text, inputs}``. A
+    shard cannot be cut into more micro-batches than it has sequences: with ``global_batch_seqs`` B, m <=
+    floor(B / N); with ``max_microbatches`` M, m <= M; m searched over the powers of two up to that bound,
+    and the bound. Neither: the search's own grid (m <= 8 by default)."""
+    given = {"global_batch_seqs": global_batch_seqs, "max_microbatches": max_microbatches}
+    if global_batch_seqs is not None and max_microbatches is not None:
+        raise ValueError("give the global batch (global_batch_seqs) or the most micro-batches per shard "
+                         "(max_microbatches), not both")
+    if global_batch_seqs is None and max_microbatches is None:
+        if space is None:
+            return {"microbatches": None, "inputs": given,
+                    "text": "Batch not given: micro-batches per shard as given (whole shards unless --microbatches)."}
+        ms = sorted({int(m) for m in space.microbatches})
+        return {"microbatches": None, "inputs": given,
+                "text": f"Batch not given: micro-batches per shard searched up to {max(ms)} "
+                        f"({', '.join(map(str, ms))}); a global batch (--global-batch-seqs) or --max-microbatches "
+                        "lets finer ones be searched."}
+    if repair is None:
+        raise ValueError("the batch (global_batch_seqs, max_microbatches) sets the micro-batch counts the joint "
+                         "search tries: it needs repair (a repair time, or a finite spare pool)")
+    from ..model.scenario import MAX_MICROBATCHES
+
+    if global_batch_seqs is not None:
+        b = _check("global_batch_seqs", global_batch_seqs, 1, True)
+        top = b // n
+        if top < 1:
+            raise ValueError(f"global_batch_seqs ({b:,}) must be at least the number of groups ({n:,}): every "
+                             "group's shard needs a sequence")
+        why = f"a global batch of {b:,} sequences, {top:,} per group's shard"
+    else:
+        top = _check("max_microbatches", max_microbatches, 1, True, MAX_MICROBATCHES)
+        why = f"at most {top:,} micro-batches per shard (given)"
+    top = min(top, MAX_MICROBATCHES)
+    ms = sorted({2 ** k for k in range(top.bit_length()) if 2 ** k <= top} | {top})
+    return {"microbatches": tuple(ms), "inputs": given,
+            "text": f"Batch assumed: {why}; micro-batches per shard searched over {', '.join(map(str, ms))}."}
+
+
+def _trade_text(n: int, model, repair, lim: dict) -> str | None:
+    """What the limit's ideal (elastic training that shrinks the batch) gives up: with repair and groups
+    alike, the stationary share of steps at a smaller batch (each group down with p = D / (MTBF + D)) and the
+    batch that 99.9% of steps keep."""
+    if lim.get("ttt_hours") is None:
+        return None
+    if repair is None or repair.repair_time_min is None or repair.spares is not None:
+        return ("Elastic training that shrinks the batch computes at alive/N, as the limit does, but its step "
+                "runs with a smaller batch whenever a group is down.")
+    from scipy.stats import binom
+
+    p = repair.repair_time_min / (model.group_mtbf_min + repair.repair_time_min)
+    share = 100.0 * (1.0 - (1.0 - p) ** n)
+    low = int(binom.ppf(0.001, n, 1.0 - p))
+    from .verdict import pct_text
+
+    return (f"Elastic training that shrinks the batch reaches the limit but changes the batch: about "
+            f"{pct_text(share)}% of steps run with a smaller batch (a group down), and 99.9% of steps keep at "
+            f"least {low:,} of the {n:,} groups' sequences ({pct_text(100.0 * low / n)}%); the strategy named "
+            "above keeps the batch unchanged.")
 
 
 SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2.0, "restart x2"),

@@ -20,7 +20,7 @@ import io
 from .. import plotting
 from .plan import PlanResult  # noqa: F401
 from .table import (runs_text, cost_head, describe_scenario, model_text, price_text,  # noqa: F401
-                    sensitivity_rows, ttt_text)
+                    failures_text, left_text, sensitivity_rows, spread_text, survived_column, ttt_text)
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;
@@ -192,30 +192,40 @@ def render_html(result: PlanResult) -> str:
                      f'<p class="verdict"><b>Verdict.</b> {_e(result.verdict["text"])}</p>')
     best = result.verdict["scheme"] if result.verdict is not None and result.verdict["scheme"] in schemes \
         else min(schemes, key=lambda s: schemes[s]["ttt_hours"])
+    survived = survived_column(schemes)
     head = ["scheme", "r*", "τ* (min)", "expected TTT (h)", "5–95% (h)",
             f"P(TTT > {deadline:g} h)" if deadline is not None else "P(TTT > deadline)", "availability (%)",
-            "failures endured", "GPU-hours", cost_head(inp)]
+            "failures survived per run" if survived else "failures endured", "left to gain (%)", "GPU-hours",
+            cost_head(inp)]
     rows = []
     for s, e in schemes.items():
-        spread = ("-" if e["mc_ttt_p05_hours"] is None else f"{e['mc_ttt_p05_hours']:,.0f} – "
-                  + ("?" if e["mc_ttt_p95_hours"] is None else f"{e['mc_ttt_p95_hours']:,.0f}"))
-        rows.append([s, e["r_star"], f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
+        rows.append([s, e["r_star"], f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread_text(e, " – "),
                      _fmt(e["p_over_deadline"], ".2f"), f"{e['availability_pct']:.1f}",
-                     f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
+                     failures_text(e, survived), left_text(e), f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
+    price = inp.get("gpu_hour_price", 0.0)
+    lim = getattr(result, "limit", None)
+    if lim is not None and lim.get("ttt_hours") is not None:
+        t = lim["ttt_hours"]
+        rows.append(["limit", "-", f"{lim['ckpt_interval_min']:.1f}", ttt_text({"ttt_hours": t, "ttt_stderr_hours":
+                     lim["mc_ttt_stderr_hours"]}), "-", "-", "-", "-", "0", f"{t * inp['gpus']:,.0f}",
+                     f"{t * inp['gpus'] * price:,.0f}"])
     if result.bound is not None:
         b = result.bound
-        rows.append(["bound", "-", f"{b['ckpt_interval_min']:.4g}", f"{b['ttt_hours']:,.0f}", "-", "-", "-", "-",
-                     f"{b['ttt_hours'] * inp['gpus']:,.0f}",
-                     f"{b['ttt_hours'] * inp['gpus'] * inp.get('gpu_hour_price', 0.0):,.0f}"])
+        rows.append(["group failures cost nothing", "-", f"{b['ckpt_interval_min']:.1f}", f"{b['ttt_hours']:,.1f}", "-",
+                     "-", "-", "-", "-", f"{b['ttt_hours'] * inp['gpus']:,.0f}", f"{b['ttt_hours'] * inp['gpus'] * price:,.0f}"])
     parts += ["<h2>Plan per scheme</h2>", _table(head, rows, best_row=list(schemes).index(best)),
               '<p class="small">spare: SPARe stacks with adaptive reordering; rep: replica sets (r divides N); '
-              "none: checkpoint/restart only; bound: a run whose group failures cost nothing (only "
-              "job-wide interruptions, checkpoints and restarts), which no strategy beats. Expected TTT from "
+              "none: checkpoint/restart only; limit: the expected TTT, in the same whole-run kernel, of an "
+              "ideal scheme that never wipes out and computes at alive/N (elastic training that shrinks the batch), "
+              "at its own best τ, which no strategy that uses only the capacity that is up should beat; left to "
+              "gain: (TTT − limit) / limit; group failures cost nothing: a looser figure (only job-wide "
+              "interruptions, checkpoints and restarts). Expected TTT from "
               "the optimiser "
               f"({_e(inp.get('method_detail', inp['method']))}); the 5–95% range and P(TTT &gt; deadline) from "
               f"{_e(runs_text(schemes))} at (r*, τ*). "
-              "Failures endured: E[T] − 1 of the i.i.d. theory at r* (group failures absorbed before the "
-              "wipe-out). GPU-hours = TTT × GPUs; cost = GPU-hours × price.</p>"]
+              + ("Failures survived per run: the group failures the whole runs survived, on average (with "
+                 "repair). " if survived else "Failures endured: E[T] − 1 of the i.i.d. theory at r* (group "
+                 "failures absorbed before the wipe-out). ") + "GPU-hours = TTT × GPUs; cost = GPU-hours × price.</p>"]
 
     fig_a = figure_ttt_vs_r(result)
     parts += ["<h2>Figures</h2>", "<figure>", f'<img src="{fig_a}" alt="expected time-to-train vs r"/>',

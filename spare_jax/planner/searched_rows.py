@@ -6,12 +6,58 @@ from __future__ import annotations
 
 import dataclasses
 
-def run_fields(rep: dict) -> dict:
-    """A scheme row's fields from ``whole_run_ttt``'s report."""
-    return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
-            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "mc_ttt_p05_hours": rep["mc_ttt_p05_hours"],
-            "mc_ttt_p95_hours": rep["mc_ttt_p95_hours"], "mc_slowdown": rep["mc_slowdown"],
-            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
+import numpy as np
+
+def run_fields(rep: dict, run_hours=None) -> dict:
+    """A scheme row's fields from ``whole_run_ttt``'s report; ``run_hours`` (each run's TTT, hours): listed,
+    and its quantiles are the row's (``numpy.quantile``), with the runs' group failures survived."""
+    out = {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
+           "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "mc_ttt_p05_hours": rep["mc_ttt_p05_hours"],
+           "mc_ttt_p95_hours": rep["mc_ttt_p95_hours"], "mc_slowdown": rep["mc_slowdown"],
+           "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"],
+           "failures_survived_per_run": failures_survived(rep)}
+    if run_hours is not None:
+        out.update(quantile_fields(run_hours))
+    return out
+
+
+def quantile_fields(run_hours) -> dict:
+    """``mc_ttt_p05_hours``, ``mc_ttt_p50_hours``, ``mc_ttt_p95_hours`` = ``numpy.quantile`` of the runs'
+    TTTs, and the runs themselves (``mc_ttt_runs_hours``, in run order: run i has run id i)."""
+    x = np.asarray(run_hours, np.float64)
+    q = np.quantile(x, [0.05, 0.5, 0.95])
+    return {"mc_ttt_p05_hours": float(q[0]), "mc_ttt_p50_hours": float(q[1]), "mc_ttt_p95_hours": float(q[2]),
+            "mc_ttt_runs_hours": [float(v) for v in x]}
+
+
+def failures_survived(rep: dict) -> float:
+    """The group failures a run survived, on average (``whole_run_ttt``'s report): every group failure but
+    those that ended in a wipe-out."""
+    return max(0.0, float(rep["group_failures_mean"]) - float(rep["wipeouts_mean"]))
+
+
+def run_hours_each(cluster, training, rep: dict, runs: int, seed: int) -> np.ndarray:
+    """Each run's TTT (hours) of the configuration ``rep`` (``whole_run_ttt``'s report: scheme, r, m, D_max,
+    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run.run_each``."""
+    from ..kernels.run import run_each
+    from ..model.cluster import Sampling
+    from ..model.runsetup import RunSetup
+    from ..model.repair import Repair
+
+    scen = dataclasses.replace(cluster.scenario, microbatches=int(rep.get("microbatches") or 1))
+    repair = cluster.repair
+    d = rep.get("repair_time_min")
+    if d is not None and repair is not None and d != repair.repair_time_min:
+        repair = dataclasses.replace(repair, repair_time_min=d)
+    elif d is not None and repair is None:
+        repair = Repair(d)
+    one = dataclasses.replace(cluster, scenario=scen, repair=repair)
+    tau = float(rep["ckpt_interval_min"])
+    setup = RunSetup.build(one, dataclasses.replace(training, ckpt_interval_min=tau), rep["scheme"],
+                           int(rep["redundancy"]), tau, rep.get("restart_depth"), rep.get("ages", "kept"),
+                           rep.get("elastic_data", "rebalance"))
+    out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=8))
+    return np.asarray(out["ttt"], np.float64) / 60.0
 
 
 def failures_endured(scheme: str, n: int, r: int) -> float:
@@ -43,12 +89,14 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
     for s, rep in res["schemes"].items():
         t = rep["mc_ttt_hours"]
         r = int(rep["redundancy"])
+        hours = run_hours_each(cluster, cfg, rep, int(rep["runs"]), seed)
         rows[s] = {"r_star": r, "ckpt_interval_min": float(rep["ckpt_interval_min"]), "ttt_hours": t,
-                   "p_over_deadline": None, "availability_pct": rep["availability_pct"],
-                   "failures_endured": failures_endured(s, cluster.groups, r), "gpu_hours": t * gpus,
+                   "p_over_deadline": None,
+                   "availability_pct": rep["availability_pct"],
+                   "failures_endured": None, "gpu_hours": t * gpus,  # with repair: what the runs survived
                    "cost": t * gpus * price,
                    "mean_uptime_min": mean_uptime_min(rep),
-                   "ttt_over_w": t / cfg.work_hours, **run_fields(rep),
+                   "ttt_over_w": t / cfg.work_hours, **run_fields(rep, hours),
                    "microbatches": int(rep["microbatches"]), "restart_depth": rep["restart_depth"]}
         if s == "elastic":
             rows[s]["elastic_data"] = rep["elastic_data"]

@@ -16,22 +16,20 @@ def format_table(result) -> str:
              f"restart {inp['restart_min']:,g} min, checkpoint {inp['ckpt_cost_min']:,g} min, work "
              f"{inp['work_hours']:,g} h, price {price_text(inp)}, method: {inp.get('method_detail', inp['method'])}",
              "model: " + model_text(inp), ""]
+    survived = survived_column(result.schemes)
     head = ["scheme", "r*", "tau* min", "TTT h", "5-95% h", f"P(>{deadline:,g} h)" if deadline else "P(>deadline)",
-            "avail %", "failures endured", "GPU-h", cost_head(inp)]
+            "avail %", "failures survived/run" if survived else "failures endured", "left %", "GPU-h",
+            cost_head(inp)]
     rows = []
     for s, e in result.schemes.items():
-        spread = ("-" if e["mc_ttt_p05_hours"] is None else
-                  f"{e['mc_ttt_p05_hours']:,.0f}-" + ("?" if e["mc_ttt_p95_hours"] is None else f"{e['mc_ttt_p95_hours']:,.0f}"))
-        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread,
+        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread_text(e, "-"),
                      "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
-                     f"{e['availability_pct']:.1f}", f"{e['failures_endured']:.2f}", f"{e['gpu_hours']:,.0f}",
-                     f"{e['cost']:,.0f}"])
+                     f"{e['availability_pct']:.1f}", failures_text(e, survived), left_text(e),
+                     f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
     lines += _columns(head, rows)
     lines.append(f"TTT h: expected time-to-train ({inp.get('method_detail', inp['method'])}); 5-95%: quantiles of "
-                 f"{runs_text(result.schemes)} at (r*, tau*)")
-    if result.bound is not None:
-        lines.append(f"bound: {result.bound['ttt_hours']:,.1f} h at tau = {result.bound['ckpt_interval_min']:,.4g} "
-                     f"min ({result.bound['what']}); no strategy beats it")
+                 f"{runs_text(result.schemes)} at (r*, tau*); left %: (TTT - limit) / limit")
+    lines += limit_lines(result)
     if result.sensitivity:
         lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
                       "'keep r*': TTT h with the base r*"]
@@ -40,6 +38,59 @@ def format_table(result) -> str:
     for note in result.notes:
         lines.append("note: " + note)
     return "\n".join(lines)
+
+
+def limit_lines(result) -> list:
+    """The limit's line and the looser figure's (text)."""
+    from .verdict import interval_text, minutes_text
+
+    out = []
+    lim = getattr(result, "limit", None)
+    if lim is not None and lim.get("ttt_hours") is not None:
+        depth = "" if lim["restart_depth"] is None else f", proactive restart at depth {lim['restart_depth']:.4f}"
+        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_ci95_high'] - lim['ttt_hours'])}, "
+                   f"{lim['mc_runs']} whole runs at tau = {minutes_text(lim['ckpt_interval_min'])} min{depth} "
+                   f"({lim['what']})")
+    elif lim is not None:
+        out.append(f"limit: {lim['what']}")
+    if result.bound is not None:
+        out.append(f"group failures cost nothing (a looser figure): {result.bound['ttt_hours']:,.1f} h at tau = "
+                   f"{minutes_text(result.bound['ckpt_interval_min'])} min ({result.bound['what']})")
+    return out
+
+
+def survived_column(schemes: dict) -> bool:
+    """Whether the failures column shows what the runs survived (with repair: ``failures_endured`` is null)."""
+    return any(e.get("failures_endured") is None for e in schemes.values())
+
+
+def failures_text(e: dict, survived: bool) -> str:
+    if survived:
+        v = e.get("failures_survived_per_run")
+        return "-" if v is None else f"{v:,.0f}"
+    return f"{e['failures_endured']:.2f}"
+
+
+def left_text(e: dict) -> str:
+    v = e.get("left_to_gain_pct")
+    if v is None:
+        return "-"
+    from .verdict import pct_text
+
+    return pct_text(v)
+
+
+def spread_text(e: dict, dash: str) -> str:
+    """'765.41-765.83': the 5% and 95% quantiles with the decimals their distance needs."""
+    from .verdict import decimals_for
+
+    lo, hi = e["mc_ttt_p05_hours"], e["mc_ttt_p95_hours"]
+    if lo is None:
+        return "-"
+    if hi is None:
+        return f"{lo:,.0f}{dash}?"
+    dec = decimals_for((hi - lo) / 2.0) if hi > lo else 1
+    return f"{lo:,.{dec}f}{dash}{hi:,.{dec}f}"
 
 
 def sensitivity_rows(result, titles: tuple, sep: str) -> tuple[list, list]:
@@ -92,9 +143,17 @@ def model_text(inp: dict) -> str:
 
 
 def ttt_text(entry: dict) -> str:
-    """'1,694' or, for a Monte Carlo estimate (under a scenario), '1,564 ± 7' (one standard error)."""
+    """'1,694' or, for a Monte Carlo estimate, '1,564 ± 7' (one standard error, with the decimals it needs)."""
+    from .verdict import decimals_for
+
     se = entry.get("ttt_stderr_hours")
-    return f"{entry['ttt_hours']:,.0f}" + ("" if se is None or not math.isfinite(se) else f" ± {se:,.0f}")
+    if se is None and entry.get("method") == "whole_runs":
+        se = entry.get("mc_ttt_stderr_hours")
+    if se is None or not math.isfinite(se):
+        return f"{entry['ttt_hours']:,.0f}"
+    dec = decimals_for(se) if se > 0 else 0
+    dec = 0 if se >= 5 else dec
+    return f"{entry['ttt_hours']:,.{dec}f} ± {se:,.{dec}f}"
 
 
 def describe_scenario(desc: dict) -> str:

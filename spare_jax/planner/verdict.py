@@ -1,30 +1,145 @@
 """The planner's verdict: which strategy to run, by how much it beats the next best and checkpointing
-alone, with its uncertainty; and the bound no strategy can beat.
+alone, with its uncertainty; the limit no strategy that uses only the capacity that is up should beat; and
+the looser figure of a run whose group failures cost nothing.
 
 A strategy is named only where its 95% interval lies wholly below checkpointing alone's (``none``);
-otherwise the verdict says checkpointing alone is as good, and why. The bound is the expected TTT of a run
-whose group failures cost nothing (depth 1 always): only job-wide interruptions, checkpoints and their
-restarts remain, at the best interval (``ttt.closed_form.none_ttt_exact`` with the job-wide rate, exact).
+otherwise the verdict says checkpointing alone is as good, and why.
+
+Statistics. A side is *measured* when it has Monte Carlo runs (at least 2): its mean and standard error
+come from the runs listed (``mc_ttt_runs_hours``), its 95% interval from Student's t with n - 1 degrees of
+freedom. Two sides drawn from the same random numbers (the whole-run kernel with one seed: run i of each
+starts from the same failure clocks) are compared on their common runs, by the paired difference and its
+own standard error; otherwise by the difference of the means (Welch's degrees of freedom). "Level with" is
+said only where the 95% interval of the difference contains 0, and a margin is printed only between two
+measured sides. Numbers in sentences are written out, never in scientific notation, with enough digits
+to show an interval's width.
+
+The limit (``limit``): the expected TTT, in the same whole-run kernel, of an ideal scheme that never has a
+wipe-out and computes at rate alive/N (elastic training whose survivors keep their own shards: the batch
+shrinks while groups are down), under the same repair, spare pool and job-wide failures, at its own best
+checkpoint interval (a single final checkpoint among the candidates). Where groups do not come back without
+a restart (no repair) the ideal also restarts proactively at its own best threshold on N/alive; the kernel's
+proactive restart reads the depth, so that ideal computes at ceil(N m / alive) / m with m = 1,024 micro-batches
+(within 0.1% of alive/N), and the limit is the better of the two.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 
 NAMES = {"spare": "SPARe", "rep": "replication", "none": "checkpointing alone", "elastic": "elastic training"}
 Z95 = 1.959963984540054
+HANDFUL = 20  # fewer Monte Carlo runs than this: no quantiles beside a closed-form mean
+LIMIT_PILOT_RUNS = 8  # runs that measure the ideal's interruptions (Daly's interval)
+LIMIT_SCREEN_RUNS = 16  # runs per candidate (threshold, interval) of the ideal, common random numbers
+LIMIT_TAU_FACTORS = (0.5, 0.7, 1.0, 1.4, 2.0)  # around Daly's interval; W (one final checkpoint) is always tried
+LIMIT_EVENTS_MAX = 400_000  # expected events per run of the ideal beyond which the limit is not computed
+LIMIT_LANES = 8  # runs per kernel call
+UNKNOWN_RUNS = 10 ** 9  # a Monte Carlo mean given without its run count
 
 
-def _estimate(entry: dict) -> tuple[float, float]:
-    """(TTT hours, standard error) of one scheme: its Monte Carlo at (r*, tau*) where it ran, else the
-    closed form (standard error 0)."""
+def t95(runs: int) -> float:
+    """The 97.5% quantile of Student's t with ``runs`` - 1 degrees of freedom (infinite below 2 runs)."""
+    from scipy.stats import t
+
+    if runs >= UNKNOWN_RUNS:  # a mean whose runs are not counted: the normal quantile
+        return Z95
+    return float(t.ppf(0.975, runs - 1)) if runs >= 2 else math.inf
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One side of a comparison: its mean TTT (hours), standard error, runs (0: a closed form), the per-run
+    TTTs where listed, and where its random numbers come from (``source``: sides with the same source are
+    paired run by run)."""
+
+    mean: float
+    se: float
+    n: int
+    runs: np.ndarray | None = None
+    source: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.n >= 2
+
+    @property
+    def half(self) -> float:
+        return t95(self.n) * self.se if self.measured else 0.0
+
+
+def sample_of(entry: dict, source: str | None = None) -> Sample:
+    """A scheme's ``Sample``: its listed runs (``mc_ttt_runs_hours``) where there are at least 2, else its
+    Monte Carlo mean and standard error (``mc_runs`` runs), else its closed form (not measured)."""
+    runs = entry.get("mc_ttt_runs_hours")
+    if runs is not None and len(runs) >= 2:
+        x = np.asarray(runs, np.float64)
+        return Sample(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), int(x.size), x, source)
     mean, se = entry.get("mc_ttt_hours"), entry.get("mc_ttt_stderr_hours")
-    if mean is None or se is None or not math.isfinite(mean):
-        return float(entry["ttt_hours"]), 0.0
-    return float(mean), float(se)
+    if mean is not None and se is not None and math.isfinite(mean):
+        n = int(entry.get("mc_runs") or 0)
+        return Sample(float(mean), float(se), n if n >= 2 else UNKNOWN_RUNS)
+    return Sample(float(entry["ttt_hours"]), 0.0, 0)
 
+
+def compare(best: Sample, other: Sample) -> dict:
+    """``other`` - ``best``: paired on their common runs where both come from the same random numbers, else
+    the difference of the means; its standard error, degrees of freedom and 95% half-width."""
+    if best.runs is not None and other.runs is not None and best.source is not None and best.source == other.source:
+        n = min(best.runs.size, other.runs.size)
+        d = other.runs[:n] - best.runs[:n]
+        se = float(d.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.inf
+        return {"diff": float(d.mean()), "se": se, "half": t95(n) * se, "paired": True, "common_runs": n}
+    se = math.hypot(best.se, other.se)
+    parts = [(s.se, s.n) for s in (best, other) if s.se > 0]
+    dof = (se ** 4 / sum(v ** 4 / (k - 1) for v, k in parts)) if parts and se > 0 else math.inf
+    half = (t95(dof + 1) if math.isfinite(dof) else Z95) * se
+    return {"diff": other.mean - best.mean, "se": se, "half": half, "paired": False, "common_runs": 0}
+
+
+# -- numbers in sentences: written out, as many decimals as an interval's width needs ------------------------
+
+def decimals_for(half: float, most: int = 6) -> int:
+    """Decimals that show a half-width ``half`` with two significant digits (at least 1)."""
+    if not half or not math.isfinite(half) or half <= 0:
+        return 1
+    return int(min(most, max(1, 1 - math.floor(math.log10(half)))))
+
+
+def hours_text(x: float, decimals: int = 1) -> str:
+    """``x`` hours written out with thousands separators (never in scientific notation)."""
+    if not math.isfinite(x):
+        return "infinite"
+    return f"{x:,.{decimals if abs(x) < 1e6 else 0}f}"
+
+
+def minutes_text(x: float) -> str:
+    """A time in minutes for a sentence: whole minutes from 100 up, else three significant digits."""
+    if x >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.{max(0, 2 - math.floor(math.log10(x)))}f}".rstrip("0").rstrip(".") if x > 0 else "0"
+
+
+def pct_text(x: float) -> str:
+    """A percentage written out with two significant digits (at least one decimal below 10)."""
+    a = abs(x)
+    if 99.5 <= a < 100:  # never round a share below 100% up to 100
+        return f"{x:.{max(1, decimals_for((100 - a) / 2, 8))}f}"
+    if a >= 10:
+        return f"{x:,.0f}"
+    return f"{x:.{decimals_for(a / 2, 8)}f}" if a > 0 else "0"
+
+
+def interval_text(mean: float, half: float) -> str:
+    """'810.48 (95% CI 810.46-810.50)' with the decimals the half-width needs."""
+    dec = decimals_for(half)
+    return f"{hours_text(mean, dec)} h (95% CI {hours_text(mean - half, dec)}-{hours_text(mean + half, dec)})"
+
+
+# -- the looser figure, and the limit -----------------------------------------------------------------------
 
 def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_min: float | None) -> dict:
     """The expected TTT (hours) of a run whose group failures cost nothing, at its best interval: an even
@@ -34,7 +149,7 @@ def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_
     work = work_hours * 60.0
     if not job_mtbf_min:
         return {"ttt_hours": (work + ckpt_cost_min) / 60.0, "ckpt_interval_min": work,
-                "what": "no job-wide failures: one final checkpoint"}
+                "what": "group failures cost nothing; no job-wide failures: one final checkpoint"}
     rate = 1.0 / job_mtbf_min
     daly = math.sqrt(2.0 * max(ckpt_cost_min, 1e-9) * (job_mtbf_min + restart_min))
     k_mid = max(1, round(work / daly))
@@ -44,88 +159,234 @@ def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_
             "what": "group failures cost nothing: only job-wide interruptions, checkpoints and restarts"}
 
 
-def _config(s: str, e: dict) -> str:
+def _ideal_runs(ideal, cfg, data: str, depth, tau: float, count: int, seed: int) -> dict | None:
+    """``count`` runs of the ideal scheme (per-run TTT, computing time and interruptions, minutes); None
+    where a run does not finish within the event limit."""
+    from ..kernels.run import run_each
+    from ..model.cluster import Sampling
+    from ..model.runsetup import RunSetup
+
+    setup = RunSetup.build(ideal, cfg, "elastic", 1, tau, depth, "kept", data)
+    try:
+        out = run_each(setup, Sampling(count=count, seed=seed, chunk_size=LIMIT_LANES))
+    except ValueError:  # censored: this threshold and interval never finish
+        return None
+    return {k: np.asarray(out[k], np.float64) for k in ("ttt", "compute", "restarts")}
+
+
+def limit(cluster, cfg, runs: int, seed: int) -> dict:
+    """The limit (module docstring) on ``cluster`` (``model.cluster.Cluster``, its repair and spare pool)
+    with the costs of ``cfg`` (a ``ttt.TrainingConfig``): ``runs`` runs at the best candidate, seeded by
+    ``seed`` (run i of the ideal uses run id i: the same random numbers as every scheme's whole runs).
+    Returns ``{ttt_hours, mc_ttt_stderr_hours, mc_ttt_ci95_low, mc_ttt_ci95_high, mc_runs, ckpt_interval_min,
+    restart_depth, what, mc_ttt_runs_hours}``; ``ttt_hours`` None (with ``what`` saying why) where one run of the
+    ideal would be too long to simulate."""
+    from ..model.scenario import MAX_MICROBATCHES
+    from ..ttt.runs import first_tau, pooled_daly
+
+    w = 60.0 * cfg.work_hours
+    n = cluster.groups
+    rep = cluster.repair
+    repairs = rep is not None and rep.repair_time_min is not None
+    events = 2.0 * w / cluster.model.cluster_mtbf_min(n)
+    if events > LIMIT_EVENTS_MAX:
+        return {"ttt_hours": None, "what": f"not computed: one run of the ideal scheme needs about "
+                f"{events:,.0f} events (at most {LIMIT_EVENTS_MAX:,})"}
+    scen = cluster.scenario
+    if repairs:
+        ideal = dataclasses.replace(cluster, scenario=dataclasses.replace(scen, microbatches=1))
+        data, depths = "shrink", [None]
+    else:
+        ideal = dataclasses.replace(cluster, scenario=dataclasses.replace(scen, microbatches=MAX_MICROBATCHES))
+        data = "rebalance"
+        ks = [k for k in (2 ** i for i in range(int(math.log2(max(n - 1, 1))) + 1)) if k < n]
+        depths = [None] + [n / (n - k) * (1.0 - 1e-6) for k in ks]
+    screen = max(2, min(runs, LIMIT_SCREEN_RUNS))
+
+    def mean_ttt(res):
+        return math.inf if res is None else float(res["ttt"].mean())
+
+    # each threshold at Daly's interval from its own pilot runs; the best two go on to the interval search
+    scored, rate_of = [], {}
+    for d in depths:
+        tau0 = min(first_tau(ideal, cfg.ckpt_cost_min, 1), w)
+        pilot = _ideal_runs(ideal, cfg, data, d, tau0, LIMIT_PILOT_RUNS, seed)
+        if pilot is None:
+            continue
+        daly = min(pooled_daly(cfg.ckpt_cost_min, pilot["compute"].mean(), pilot["restarts"].mean(),
+                               LIMIT_PILOT_RUNS), w)
+        rate_of[d] = (pilot["restarts"].mean() + 0.5 / LIMIT_PILOT_RUNS) / max(pilot["compute"].mean(), 1e-9)
+        res = pilot if len(depths) == 1 else _ideal_runs(ideal, cfg, data, d, daly, screen, seed)
+        scored.append((mean_ttt(res), d, daly))
+    if not scored:
+        return {"ttt_hours": None, "what": "not computed: no run of the ideal scheme finished within the event limit"}
+    scored.sort(key=lambda x: x[0])
+    best = (math.inf, None, w, None)
+    for _, d, daly in scored[:2]:
+        taus = {min(daly * f, w) for f in LIMIT_TAU_FACTORS}
+        if w * rate_of[d] <= 2.0:  # one final checkpoint, where a run of W expects few interruptions
+            taus.add(w)
+        for tau in sorted(taus):
+            res = _ideal_runs(ideal, cfg, data, d, tau, screen, seed)
+            if mean_ttt(res) < best[0]:
+                best = (mean_ttt(res), d, tau, res)
+    _, d, tau, res = best
+    if res is None:
+        return {"ttt_hours": None, "what": "not computed: no run of the ideal scheme finished within the event limit"}
+    if runs != screen:
+        res = _ideal_runs(ideal, cfg, data, d, tau, runs, seed)
+    hours = res["ttt"] / 60.0
+    mean, se = float(hours.mean()), float(hours.std(ddof=1) / math.sqrt(hours.size))
+    half = t95(hours.size) * se
+    if repairs:
+        what = "an ideal scheme that never wipes out and computes at alive/N (elastic training that shrinks the batch)"
+    else:
+        what = ("an ideal scheme that never wipes out, computes at alive/N and restarts proactively at its best "
+                "threshold" + ("" if d is not None else " (never, here)"))
+    return {"ttt_hours": mean, "mc_ttt_stderr_hours": se, "mc_ttt_ci95_low": mean - half, "mc_ttt_ci95_high": mean + half,
+            "mc_runs": int(hours.size), "ckpt_interval_min": float(tau),
+            "restart_depth": None if d is None else float(d), "what": what,
+            "mc_ttt_runs_hours": [float(x) for x in hours]}
+
+
+# -- the verdict -------------------------------------------------------------------------------------------
+
+def _config(s: str, e: dict, work_hours: float | None = None) -> str:
     parts = [] if s in ("none", "elastic") else [f"r = {e['r_star']}"]
     if e.get("microbatches", 1) > 1:
         parts.append(f"m = {e['microbatches']}")
     if e.get("restart_depth") is not None:
         parts.append(f"D_max = {e['restart_depth']:g}")
-    parts.append(f"tau = {e['ckpt_interval_min']:.3g} min")
+    tau = e["ckpt_interval_min"]
+    parts.append("one final checkpoint" if work_hours is not None and tau >= 60.0 * work_hours * (1 - 1e-9)
+                 else f"tau = {minutes_text(tau)} min")
     if e.get("repair_time_min") is not None:  # where several repair times were searched
         parts.append(f"repair {e['repair_time_min']:g} min")
     return ", ".join(parts)
 
 
-def verdict(schemes: dict, bound_entry: dict | None = None) -> dict:
-    """The verdict object (JSON ``verdict``) from the plan's per-scheme entries."""
+def _margin(gap: dict) -> str:
+    """'x% (d +- h h) faster than', or 'level with' where the 95% interval of the difference contains 0."""
+    d, half = gap["ahead_hours"], gap["ahead_half_hours"]
+    dec = decimals_for(half)
+    how = f" on {gap['common_runs']} common runs" if gap["paired"] else ""
+    if abs(d) <= half:
+        return (f"level with (a difference of {hours_text(d, dec)} +- {hours_text(half, dec)} h{how}, "
+                "95% interval containing 0)")
+    word = "faster than" if d > 0 else "slower than"
+    return f"{pct_text(abs(gap['ahead_pct']))}% ({hours_text(abs(d), dec)} +- {hours_text(half, dec)} h{how}) {word}"
+
+
+def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | None = None,
+            sources: dict | None = None, context: dict | None = None) -> dict:
+    """The verdict object (JSON ``verdict``) from the plan's per-scheme entries. ``sources``: scheme -> where
+    its runs' random numbers come from (sides with the same source are paired); ``limit_entry``: ``limit``'s
+    result (paired with the sources named ``"kernel"``); ``context``: ``{"batch": sentence, "trade":
+    sentence}`` added to the text, and ``work_hours`` (W: an interval of W is "one final checkpoint")."""
+    sources = sources or {}
     # a redundant scheme at r* = 1 is checkpointing alone: it is not a strategy of its own
-    est = {s: _estimate(e) for s, e in schemes.items()
+    est = {s: sample_of(e, sources.get(s)) for s, e in schemes.items()
            if not (s in ("spare", "rep") and int(e["r_star"]) == 1 and "none" in schemes)}
-    order = sorted(est, key=lambda s: est[s][0])
+    order = sorted(est, key=lambda s: est[s].mean)
     best = order[0]
-    mean, se = est[best]
+    b = est[best]
     out = {"scheme": best, "r_star": int(schemes[best]["r_star"]),
            "microbatches": int(schemes[best].get("microbatches", 1)),
            "ckpt_interval_min": float(schemes[best]["ckpt_interval_min"]),
            "restart_depth": schemes[best].get("restart_depth"),
-           "ttt_hours": mean, "mc_ttt_ci95_low": mean - Z95 * se, "mc_ttt_ci95_high": mean + Z95 * se}
+           "ttt_hours": b.mean, "mc_ttt_ci95_low": b.mean - b.half, "mc_ttt_ci95_high": b.mean + b.half}
     gaps = []
     for other in order[1:]:
-        m2, se2 = est[other]
-        diff, dse = m2 - mean, math.hypot(se, se2)
-        gaps.append({"scheme": other, "ttt_hours": m2, "ahead_hours": diff, "ahead_stderr_hours": dse,
-                     "ahead_pct": 100.0 * diff / m2})
+        o = est[other]
+        if not (b.measured and o.measured):
+            gaps.append({"scheme": other, "ttt_hours": o.mean, "ahead_hours": None, "ahead_stderr_hours": None,
+                         "ahead_half_hours": None, "ahead_pct": None, "paired": False, "common_runs": 0})
+            continue
+        c = compare(b, o)
+        gaps.append({"scheme": other, "ttt_hours": o.mean, "ahead_hours": c["diff"], "ahead_stderr_hours": c["se"],
+                     "ahead_half_hours": c["half"], "ahead_pct": 100.0 * c["diff"] / o.mean, "paired": c["paired"],
+                     "common_runs": c["common_runs"]})
     out["ahead_of"] = gaps
+    cfgs = {s: _config(s, e, (context or {}).get("work_hours")) for s, e in schemes.items()}
     text = None
     if "none" in est and best != "none":
-        m_none, se_none = est["none"]
-        if out["mc_ttt_ci95_high"] >= m_none - Z95 * se_none:  # the intervals overlap: not shown to pay
-            why = _why_as_good(schemes, est, best)
-            text = (f"Checkpointing alone is as good here: {NAMES[best]} ({_config(best, schemes[best])}) at "
-                    f"{mean:,.4g} h (95% CI {out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g}) is not "
-                    f"shown to beat it ({m_none:,.4g} h +- {Z95 * se_none:,.2g}); {why}.")
+        nb = est["none"]
+        g = next(g for g in gaps if g["scheme"] == "none")
+        if g["ahead_hours"] is not None and g["ahead_hours"] <= g["ahead_half_hours"]:  # not shown to pay
+            why = _why_as_good(schemes, best)
+            text = (f"Checkpointing alone is as good here: {NAMES[best]} ({cfgs[best]}) at "
+                    f"{interval_text(b.mean, b.half)} is not shown to beat it "
+                    f"({interval_text(nb.mean, nb.half)}); {why}.")
             out.update(scheme="none", r_star=1, microbatches=1, restart_depth=None,
-                       ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=m_none,
-                       mc_ttt_ci95_low=m_none - Z95 * se_none, mc_ttt_ci95_high=m_none + Z95 * se_none)
+                       ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=nb.mean,
+                       mc_ttt_ci95_low=nb.mean - nb.half, mc_ttt_ci95_high=nb.mean + nb.half)
             out["not_shown_better"] = best
     if text is None and len(schemes) == 1:
-        text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({_config(best, schemes[best])}): {mean:,.4g} h (95% "
-                f"CI {out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g}); the only strategy compared.")
+        text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({cfgs[best]}): {interval_text(b.mean, b.half)}; "
+                "the only strategy compared.")
     if text is None:
         if best == "none":
-            why = _why_as_good(schemes, est, best)
-            text = (f"Run checkpointing alone (tau = {schemes['none']['ckpt_interval_min']:.3g} min): "
-                    f"{mean:,.4g} h (95% CI {out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g}); no "
-                    f"redundancy does better here: {why}.")
+            why = _why_as_good(schemes, best)
+            text = (f"Run checkpointing alone ({cfgs['none']}): {interval_text(b.mean, b.half)}; no redundancy "
+                    f"does better here: {why}.")
         else:
-            text = f"Run {NAMES[best]} ({_config(best, schemes[best])}): {mean:,.4g} h (95% CI " \
-                   f"{out['mc_ttt_ci95_low']:,.4g}-{out['mc_ttt_ci95_high']:,.4g})"
+            text = f"Run {NAMES[best]} ({cfgs[best]}): {interval_text(b.mean, b.half)}"
             nxt = [g for g in gaps if g["scheme"] != "none"]
             if nxt:
-                g = nxt[0]
-                text += ", " + _margin(g) + f" {NAMES[g['scheme']]} ({_config(g['scheme'], schemes[g['scheme']])})"
+                text += ", " + _versus(nxt[0], cfgs)
             g = next((g for g in gaps if g["scheme"] == "none"), None)
             if g is not None:
-                text += f"{' and' if nxt else ','} " + _margin(g) + " checkpointing alone"
+                text += f"{' and' if nxt else ','} " + _versus(g, cfgs, short=True)
             text += "."
+    if best == "elastic" or out["scheme"] == "elastic":
+        text += " Elastic training rebalances the data: every group must be able to read every shard."
+    for key in ("batch", "trade"):
+        if context and context.get(key):
+            text += " " + context[key]
+    text += _limit_text(out, schemes, est, limit_entry, sources)
     if bound_entry is not None:
-        left = out["ttt_hours"] - bound_entry["ttt_hours"]
-        text += (f" Bound (a run whose group failures cost nothing): {bound_entry['ttt_hours']:,.4g} h; "
-                 f"{left:,.3g} h ({100.0 * left / out['ttt_hours']:.2g}%) is left to gain.")
         out["bound_ttt_hours"] = bound_entry["ttt_hours"]
+        text += (f" Looser figure (group failures cost nothing): {hours_text(bound_entry['ttt_hours'], 1)} h.")
     out["text"] = text
     return out
 
 
-def _margin(gap: dict) -> str:
-    """'x% (d +- h h) faster than', or 'level with' where the difference is within its 95% interval."""
-    half = Z95 * gap["ahead_stderr_hours"]
-    if gap["ahead_hours"] <= half:
-        return f"level with (a difference of {gap['ahead_hours']:,.3g} +- {half:,.2g} h)"
-    return f"{gap['ahead_pct']:.3g}% ({gap['ahead_hours']:,.3g} +- {half:,.2g} h) faster than"
+def _versus(g: dict, cfgs: dict, short: bool = False) -> str:
+    name = NAMES[g["scheme"]] + ("" if short else f" ({cfgs[g['scheme']]})")
+    if g["ahead_hours"] is None:  # one side has no run: no margin
+        return f"with {name} not measured (no Monte Carlo run; its closed form: {hours_text(g['ttt_hours'], 1)} h)"
+    return _margin(g) + " " + name
 
 
-def _why_as_good(schemes: dict, est: dict, best: str) -> str:
+def _limit_text(out: dict, schemes: dict, est: dict, lim: dict | None, sources: dict) -> str:
+    """The limit sentence, and ``out``'s ``limit_ttt_hours``, ``left_to_gain_pct`` and ``limit_exceeded``."""
+    if lim is None or lim.get("ttt_hours") is None:
+        out.update(limit_ttt_hours=None, left_to_gain_pct=None, limit_exceeded=None)
+        return "" if lim is None else f" Limit {lim['what']}."
+    lt = lim["ttt_hours"]
+    runs = np.asarray(lim["mc_ttt_runs_hours"], np.float64)
+    ls = Sample(lt, lim["mc_ttt_stderr_hours"], int(runs.size), runs, "kernel")
+    left = 100.0 * (out["ttt_hours"] - lt) / lt
+    out.update(limit_ttt_hours=lt, left_to_gain_pct=left)
+    beaten = []
+    for s, e in est.items():
+        if not e.measured:
+            continue
+        c = compare(ls, e)  # the scheme minus the limit
+        if c["diff"] + c["half"] < 0:
+            beaten.append((s, e.mean, c))
+    out["limit_exceeded"] = bool(beaten)
+    dec = decimals_for(lim["mc_ttt_ci95_high"] - lt)
+    text = (f" The limit (an ideal that never wipes out and computes at alive/N): {interval_text(lt, lim['mc_ttt_ci95_high'] - lt)}; "
+            f"{hours_text(out['ttt_hours'] - lt, dec)} h ({pct_text(left)}% of it) is left to gain.")
+    for s, m, c in beaten:
+        d = decimals_for(c["half"])
+        text += (f" Limit exceeded: {NAMES[s]} at {hours_text(m, d)} h against the limit's {hours_text(lt, d)} h "
+                 f"(a difference of {hours_text(c['diff'], d)} +- {hours_text(c['half'], d)} h).")
+    return text
+
+
+def _why_as_good(schemes: dict, best: str) -> str:
     """Why no redundancy pays: every scheme's best r is 1, or the differences are within the noise."""
     rs = {s: int(e["r_star"]) for s, e in schemes.items() if s in ("spare", "rep")}
     if rs and all(r == 1 for r in rs.values()):
@@ -133,5 +394,5 @@ def _why_as_good(schemes: dict, est: dict, best: str) -> str:
                 "is more than the restarts it saves")
     if best == "none":
         return "each redundant scheme's expected TTT is higher than checkpointing alone's"
-    return ("the difference is within the Monte Carlo's 95% intervals (more --runs would narrow them, but it "
-            "is small against the whole run)")
+    return ("the 95% interval of the difference contains 0 (more --runs would narrow it, but it is small "
+            "against the whole run)")

@@ -14,7 +14,8 @@ where they decide something:
    compiles in about a third of the time of the exact-sum driver), and ranks by the mean.
 2. *Screen* (every candidate: each layout with every D_max): the same runs at that interval. The best third
    of each scheme's candidates go on.
-3. *Interval* (each survivor at tau x ``SearchSpace.tau_factors``): ``3 x screen_runs`` runs of the same
+3. *Interval* (each survivor at tau x ``SearchSpace.tau_factors``, and at W -- a single final checkpoint --
+   where the pilot saw at most 2 interruptions per W of computing): ``3 x screen_runs`` runs of the same
    short work. The best third of each scheme (at most ``Budget.finalists``) go on.
 4. *Full length* (the finalists): ``Budget.full_runs`` runs of the whole work W. Each scheme's best is then
    tried at Daly's interval from its own full-length runs x the factors (short runs see too few of a
@@ -198,12 +199,13 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
 
     # 1. pilot: Daly's interval per layout from its measured interruptions
     say(f"search 1/5: pilot, {len(layouts)} layouts x {budget.screen_runs} runs of {short:,.4g} h")
-    tau_of = {}
+    tau_of, rate_of = {}, {}
     for lay in layouts:
         cand = Candidate(lay[0], lay[1], lay[2], None, lay[3])
         tau0 = min(first_tau(cluster, training.ckpt_cost_min, cand.redundancy), 60.0 * short)
         res = _runs(cluster, screen, cand, tau0, budget.screen_runs, seed, ages, space.elastic_data)
         tau_of[lay] = _pooled_daly(training, res, budget.screen_runs)
+        rate_of[lay] = res["restarts_mean"] / max(res["compute_mean"], 1e-9)
     note("pilot", layouts, budget.screen_runs, short, len(layouts))
 
     # 2. screen: every candidate at its layout's interval
@@ -219,7 +221,8 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
 
     # 3. the interval: each survivor at tau x factors
     runs3 = 3 * budget.screen_runs
-    trial = [{"cand": r["cand"], "tau": min(r["tau"] * f, 60.0 * w)} for r in kept for f in space.tau_factors]
+    trial = [{"cand": r["cand"], "tau": t} for r in kept
+             for t in _taus(r["tau"], space.tau_factors, w, rate_of[r["cand"].layout()])]
     say(f"search 3/5: interval, {len(trial)} (candidate, tau) x {runs3} runs of {short:,.4g} h")
     for r in trial:
         r["ttt_min"] = _runs(cluster, screen, r["cand"], r["tau"], runs3, seed, ages, space.elastic_data)["ttt_min"]
@@ -240,8 +243,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     again = []
     for s, r in list(win.items()):
         daly = _pooled_daly(training, r, budget.full_runs)
-        for f in space.tau_factors:
-            tau = min(daly * f, 60.0 * w)
+        for tau in _taus(daly, space.tau_factors, w, r["restarts_mean"] / max(r["compute_mean"], 1e-9)):
             if abs(tau / r["tau"] - 1.0) < 0.05:
                 continue
             row = {"cand": r["cand"], "tau": tau, **_runs(cluster, training, r["cand"], tau, budget.full_runs, seed,
@@ -275,6 +277,14 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
                                  "repair_times_min": sorted({c.repair_time_min for c in grid
                                                              if c.repair_time_min is not None}),
                                  "tau_factors": list(space.tau_factors)}}}
+
+
+def _taus(tau: float, factors, work_hours: float, rate: float) -> list:
+    """The intervals tried around ``tau``: ``tau`` x each factor (at most W), and W itself (a single final
+    checkpoint) where the runs measured at most 2 interruptions per W of computing (``rate`` per minute),
+    duplicates removed."""
+    w = 60.0 * work_hours
+    return list(dict.fromkeys([min(tau * f, w) for f in factors] + ([w] if rate * w <= 2.0 else [])))
 
 
 def _curves(rows: list, scale: float) -> dict:
