@@ -505,9 +505,11 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         }
         if "ttt_stderr_hours" in e:
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
-        if s in extra:  # the whole runs at (r*, tau*) are the answer
+        if s not in extra and hours is not None and methods[s] == "closed_form_approx":
+            extra[s] = {"method": "epoch_pool"}  # an approximate form chose r* and tau*; the runs there answer
+        if s in extra:  # the whole runs (or the runs where the form is approximate) at (r*, tau*) are the answer
             schemes[s].update(extra[s])
-            t = extra[s]["mc_ttt_hours"]
+            t = schemes[s]["mc_ttt_hours"]
             schemes[s].update(ttt_hours=t, ttt_over_w=t / work_hours, gpu_hours=t * gpus,
                               cost=t * gpus * gpu_hour_price)
     sens = []

@@ -18,10 +18,10 @@ Z95 = 1.959963984540054
 
 
 def _estimate(entry: dict) -> tuple[float, float]:
-    """(TTT hours, standard error) of one scheme: its Monte Carlo at (r*, tau*) where it ran, else the
-    closed form (standard error 0)."""
+    """(TTT hours, standard error) of one scheme: the exact closed form where it answers (standard error 0;
+    the table shows the same number), else its Monte Carlo at (r*, tau*) where it ran, else the closed form."""
     mean, se = entry.get("mc_ttt_hours"), entry.get("mc_ttt_stderr_hours")
-    if mean is None or se is None or not math.isfinite(mean):
+    if entry.get("method") == "closed_form" or mean is None or se is None or not math.isfinite(mean):
         return float(entry["ttt_hours"]), 0.0
     return float(mean), float(se)
 
