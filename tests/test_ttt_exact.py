@@ -263,6 +263,7 @@ def test_closed_form_answers_is_the_one_chooser():
     cluster = Cluster(groups=16, model=_model(200.0))
     assert closed_form_answers(cluster, Policy("rep", 4)) == "closed_form"
     assert closed_form_answers(cluster, Policy("none", 1)) == "closed_form"
+    assert closed_form_answers(cluster, Policy("spare", 1)) == "closed_form"  # depth 1 always: checkpointing alone
     assert closed_form_answers(cluster, Policy("spare", 3)) == "closed_form_approx"
     assert ttt_method(cluster, Policy("rep", 4), optimum=True) == "closed_form"
     assert ttt_method(cluster, Policy("spare", 3), optimum=True) == "closed_form_approx"
@@ -341,3 +342,13 @@ def test_spare_form_agrees_with_whole_runs_at_the_paper_size():
     form = closed_form_ttt(cluster, training, "spare", 6)["ttt_hours"]
     rep = whole_run_ttt(cluster, training, Policy(scheme="spare", redundancy=6), Sampling(count=64, seed=11)).to_json()
     assert abs(rep["mc_ttt_hours"] - form) < 4 * rep["mc_ttt_stderr_hours"]
+
+
+def test_run_summary_checks_theory_within_four_standard_errors():
+    """``make run``'s checks: a theory within 4 standard errors of the Monte Carlo passes, with its z."""
+    from spare_jax.suite.summary import verdict
+
+    row = {"quantity": "Rep+CKPT TTT at its r*, tau* (hours)", "paper": "-", "theory": 2595.29,
+           "mc_ci95_low": 2585.0 - 1.96 * 4.5, "mc_ci95_high": 2585.0 + 1.96 * 4.5}
+    assert verdict(row) == "theory within 4 s.e. of the MC (z = +2.3)"
+    assert verdict(dict(row, theory=2605.0)) == "theory off the MC by more than 4 s.e. (z = +4.4)"

@@ -202,6 +202,14 @@ def _methods(chosen, n, model, scenario, repair) -> dict:
     return {s: ttt_method(cluster, Policy(scheme=s, redundancy=2), optimum=True) for s in chosen}
 
 
+def _method_at(scheme, r, n, model, scenario) -> str:
+    """The method of the optimum at its r* (``ttt.answer.ttt_method``): spare at r* = 1 is exact."""
+    from ..ttt.answer import ttt_method
+    from ..ttt.config import Policy
+
+    return ttt_method(_cluster(n, model, scenario), Policy(scheme=scheme, redundancy=r), optimum=True)
+
+
 def _overall(methods: dict) -> str:
     """The plan's ``method``: the one its schemes share; when they differ, the approximate closed form if one
     answers, else whole runs if some do, else epoch pools."""
@@ -505,8 +513,10 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         }
         if "ttt_stderr_hours" in e:
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
-        if s not in extra and hours is not None and methods[s] == "closed_form_approx":
-            extra[s] = {"method": "epoch_pool"}  # an approximate form chose r* and tau*; the runs there answer
+        if s not in extra and hours is not None and methods[s] in ("closed_form", "closed_form_approx"):
+            schemes[s]["method"] = _method_at(s, int(e["r_star"]), n, model, scenario)
+            if schemes[s]["method"] == "closed_form_approx":  # an approximate form chose r*, tau*: runs answer
+                extra[s] = {"method": "epoch_pool"}
         if s in extra:  # the whole runs (or the runs where the form is approximate) at (r*, tau*) are the answer
             schemes[s].update(extra[s])
             t = schemes[s]["mc_ttt_hours"]

@@ -18,6 +18,7 @@ from ..model.training import Training
 from ..results import Report
 from .config import (  # noqa: F401 (Policy, Space: part of this API)
     AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
+from .exact import as_answered, closed_form_answers  # the chooser's closed-form test (ttt_method reads it)
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
@@ -152,7 +153,7 @@ def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False) -> str:
     * ``epoch_pool``: epochs sampled by the kernels, without repair: under a scenario with no closed form
       (domains, ring orders, lemons) or with the proactive restart; and ``ttt``'s own runs, assembled from
       sampled epochs (``optimum=False``).
-    * ``closed_form``: the optimum from the interval-by-interval form (``closed_form_answers``), exact for
+    * ``closed_form``: the optimum from the interval-by-interval form (``exact.closed_form_answers``), exact for
       ``rep`` and ``none``.
     * ``closed_form_approx``: the same form for ``spare`` (approximate: within 0.1% of whole runs where
       measured), or the renewal-reward form where the interval form does not apply (Weibull clocks with
@@ -160,40 +161,12 @@ def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False) -> str:
 
     Checkpointing alone with repair but no finite spare pool is answered as without repair: every failure is
     a global restart that replaces the group, so a repair never completes."""
-    cluster = _as_answered(cluster, policy)
+    cluster = as_answered(cluster, policy)
     if needs_whole_runs(cluster, policy):
         return "whole_runs"
     if not optimum or cluster.scenario.needs_kernel or policy.restart_depth is not None:
         return "epoch_pool"
     return closed_form_answers(cluster, policy) or "closed_form_approx"
-
-
-def _as_answered(cluster: Cluster, policy: Policy) -> Cluster:
-    """Checkpointing alone with repair but no finite spare pool is the cluster without repair."""
-    repair = cluster.repair
-    if policy.scheme == "none" and repair is not None and repair.spares is None:
-        return dataclasses.replace(cluster, repair=None)
-    return cluster
-
-
-def closed_form_answers(cluster: Cluster, policy: Policy) -> str | None:
-    """Whether the interval-by-interval closed form (``ttt.exact.closed_form_ttt``) gives the expected
-    time-to-train of ``policy`` on ``cluster``, and how: ``"closed_form"`` (``rep``, ``none``: exact),
-    ``"closed_form_approx"`` (``spare``: the (failures, depth) chain, approximate), or None where it does not
-    apply. The one place that decides it: exponential clocks, no repair, no scenario kernel (domains, ring
-    orders, uneven groups), no proactive restart, no stall (``ttt.exact.closed_form_applies``), and for
-    ``spare`` a size whose chain is computed in about a minute (``ttt.exact.spare_form_affordable``).
-    ``ttt``, ``optimize``, ``plan`` and ``run`` read it through ``ttt_method`` and ``optimize_r_tau``."""
-    from .exact import closed_form_applies, spare_form_affordable
-
-    cluster = _as_answered(cluster, policy)
-    if policy.restart_depth is not None or not closed_form_applies(cluster, policy.scheme):
-        return None
-    if policy.scheme == "spare":
-        if not spare_form_affordable(cluster.groups, policy.redundancy, cluster.scenario.microbatches):
-            return None
-        return "closed_form_approx"
-    return "closed_form"
 
 
 def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:

@@ -350,7 +350,9 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
 def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingConfig(), space: Space = Space(),
                    schemes=SCHEMES, progress: bool = False) -> dict:
     """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
-    ``r_searched``), tau* (optax on the closed form), TTT and availability.
+    ``r_searched``), tau*, TTT and availability: from the interval-by-interval form where it answers
+    (``answer.closed_form_answers``; ``_interval_form_optimum``: exact for rep and none), else from the
+    renewal-reward form (tau* by optax), which also screens spare's r.
 
     ``cluster``: the N groups, their failure law and the scenario (a cluster with repair is refused:
     ``pool.optimize_pool`` takes it). ``space`` (``config.Space``): ``r_max``, the clocks' ``ages``, and
@@ -416,13 +418,14 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
                 best = (r, ttt_min, prof)
             bar.update(1)
         r_star, _, prof = best
-        opt = optimize_tau(prof, cfg, gpus)
         interval = _interval_form_optimum(cluster, cfg, scheme, curves[scheme], r_star, ages)
         if interval is not None:  # the interval-by-interval form answers: r* and tau* from it
             r_star, opt, note = interval
             prof = epoch_profile(scheme, n, r_star, model, ages=ages, job_rate=job_rate, microbatches=mb)
             if note:
                 notes.append(note)
+        else:
+            opt = optimize_tau(prof, cfg, gpus)
         yd = young_daly(prof, cfg, gpus)
         out[scheme] = {"r_star": r_star, "ckpt_interval_min": opt["ckpt_interval_min"],
                        "ttt_hours": opt["ttt_hours"], "availability_pct": 100.0 * opt["availability"],
@@ -447,8 +450,7 @@ def _interval_form_optimum(cluster: Cluster, cfg: TrainingConfig, scheme: str, c
     ``spare`` (its chain costs seconds per r): the r within ``SPARE_WINDOW`` of the renewal-reward r*
     ``r_screen``, widened by one while the best is at the window's edge; the note names the r the renewal-
     reward form alone gave. None where the form does not apply (nothing changed)."""
-    from .answer import closed_form_answers
-    from .exact import closed_form_ttt
+    from .exact import closed_form_answers, closed_form_ttt
 
     rs = [p["redundancy"] for p in curve]
     if not rs or closed_form_answers(cluster, Policy(scheme, rs[0], ages=ages)) is None:

@@ -66,7 +66,7 @@ keeps its size and depth only: a state aggregation, whose error on E[Y] is 5e-5 
 enumeration) and the committed work, a continuous quantity whose law decides in which interval the run ends
 (the form keeps its mean rate only). Neither error has a bound here; both are measured (tests and
 docs/validation.md: within 0.1% and 4 standard errors of whole runs at N = 16 and 600, m = 1 and 4). So it
-is ``closed_form_approx``: ``ttt.answer.closed_form_answers`` lets it choose r* and tau*, and Monte Carlo
+is ``closed_form_approx``: ``closed_form_answers`` (the chooser's test) lets it choose r* and tau*, and Monte Carlo
 runs at that optimum give the answer where they are made.
 
 Cost of ``spare``: the chain once per (N, r, m, clocks, job-wide rate), kept for the process
@@ -302,6 +302,33 @@ def closed_form_applies(cluster: Cluster, scheme: str) -> bool:
 def exact_applies(cluster: Cluster, scheme: str) -> bool:
     """Whether ``closed_form_ttt`` is exact here (``rep`` and ``none``; ``spare`` is approximate)."""
     return scheme in EXACT_SCHEMES and closed_form_applies(cluster, scheme)
+
+
+def as_answered(cluster: Cluster, policy) -> Cluster:
+    """Checkpointing alone with repair but no finite spare pool is the cluster without repair."""
+    repair = cluster.repair
+    if policy.scheme == "none" and repair is not None and repair.spares is None:
+        return dataclasses.replace(cluster, repair=None)
+    return cluster
+
+
+def closed_form_answers(cluster: Cluster, policy) -> str | None:
+    """Whether the interval-by-interval closed form (``ttt.exact.closed_form_ttt``) gives the expected
+    time-to-train of ``policy`` on ``cluster``, and how: ``"closed_form"`` (``rep``, ``none``, and ``spare``
+    at r = 1: exact), ``"closed_form_approx"`` (``spare``: the (failures, depth) chain), or None where it does not
+    apply. The one place that decides it: exponential clocks, no repair, no scenario kernel (domains, ring
+    orders, uneven groups), no proactive restart, no stall (``ttt.exact.closed_form_applies``), and for
+    ``spare`` a size whose chain is computed in about a minute (``ttt.exact.spare_form_affordable``).
+    ``ttt``, ``optimize``, ``plan`` and ``run`` read it through ``ttt.answer.ttt_method`` and
+    ``optimize_r_tau``; a condition that forces whole runs (a stall) belongs here."""
+    cluster = as_answered(cluster, policy)
+    if policy.restart_depth is not None or not closed_form_applies(cluster, policy.scheme):
+        return None
+    if policy.scheme == "spare" and int(policy.redundancy) > 1:  # (r = 1: depth 1 always, checkpointing alone)
+        if not spare_form_affordable(cluster.groups, policy.redundancy, cluster.scenario.microbatches):
+            return None
+        return "closed_form_approx"
+    return "closed_form"
 
 
 def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundancy: int,
