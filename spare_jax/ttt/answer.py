@@ -77,13 +77,18 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         prof = epoch_profile(policy.scheme, groups, r, model, ages=policy.ages, job_rate=job_rate,
                              microbatches=scenario.microbatches)
         form = closed_form_answers(cluster, dataclasses.replace(policy, redundancy=r))
+        th = None
         if form is not None:  # the interval-by-interval form (exact for rep and none): tau* and the theory
             from .exact import closed_form_ttt
 
-            th = closed_form_ttt(cluster, cfg, policy.scheme, r, tau,
-                                 tau_hint=None if tau is not None else best_tau_grid(prof, cfg, gpus)[0])
-            tau, theory_method = th["ckpt_interval_min"], form
-        else:
+            try:
+                th = closed_form_ttt(cluster, cfg, policy.scheme, r, tau,
+                                     tau_hint=None if tau is not None else best_tau_grid(prof, cfg, gpus)[0])
+                tau, theory_method = th["ckpt_interval_min"], form
+            except ValueError:  # spare at an interval far below the epoch: too many intervals to sum
+                if policy.scheme != "spare":
+                    raise
+        if th is None:
             theory_method = "closed_form_approx"  # the renewal-reward form (e.g. Weibull clocks, renewed ages)
             if tau is None:
                 tau = best_tau_grid(prof, cfg, gpus)[0]

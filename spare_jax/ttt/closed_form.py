@@ -463,7 +463,11 @@ def _interval_form_optimum(cluster: Cluster, cfg: TrainingConfig, scheme: str, c
             if closed_form_answers(cluster, Policy(scheme, r, ages=ages)) is None:
                 done[r] = None
                 return None
-            res = closed_form_ttt(cluster, cfg, scheme, r, tau_hint=point["ckpt_interval_min"])
+            try:
+                res = closed_form_ttt(cluster, cfg, scheme, r, tau_hint=point["ckpt_interval_min"])
+            except ValueError:  # spare at an interval far below the epoch (too many intervals to sum)
+                done[r] = None
+                return None
             point.update(ckpt_interval_min=res["ckpt_interval_min"], ttt_hours=res["ttt_hours"])
             done[r] = res
         return done[r]

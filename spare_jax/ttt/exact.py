@@ -411,6 +411,7 @@ def exact_best_tau(law: UptimeLaw, ckpt: float, restart: float, compute_min: flo
 # spare: an approximation (see the module docstring and ``spare_ttt_approx``)
 
 QUAD_NODES = 24  # Gauss-Legendre nodes per computing window for E[Y]
+SPARE_MAX_INTERVALS = 20_000  # intervals of an epoch summed for E[Y]; beyond (tau tiny) the form is not used
 
 
 def spare_committed_work(law: UptimeLaw, joint: np.ndarray, tau: float, ckpt: float,
@@ -448,6 +449,9 @@ def spare_committed_work(law: UptimeLaw, joint: np.ndarray, tau: float, ckpt: fl
     intervals = max(1, int(math.ceil(law.t_end / period)))
     if max_intervals is not None:
         intervals = max(1, min(intervals, int(max_intervals)))
+    if intervals > SPARE_MAX_INTERVALS:
+        raise ValueError(f"spare's closed form sums the epoch's intervals: {intervals:,} at tau = {tau:g} min is "
+                         f"over {SPARE_MAX_INTERVALS:,} (the renewal-reward form answers)")
     starts = np.arange(intervals) * period
     u = (starts[:, None] + tau * (x[None, :] + 1.0) / 2.0).ravel()
     pmf_u = law._pmf(u)[:, :kk].reshape(intervals, nodes, kk)
