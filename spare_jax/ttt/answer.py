@@ -123,6 +123,8 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
                             else "from the closed form beside them"),
         "elapsed_s": time.perf_counter() - t0,
     }
+    if theory_method is None:  # no closed form beside the runs (a pilot pool's renewal estimate instead)
+        out.pop("theory_method")
     if not scenario.is_default or scenario.microbatches > 1:
         out["scenario"] = scenario.describe()
     if scenario.microbatches > 1:
