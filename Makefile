@@ -19,7 +19,7 @@ $(TSTAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@ $(STAMP)
 
-run: $(STAMP)  ## the planner's quick answer at N = 600 (about 2-3 minutes on 2 cores): results/ (git-ignored)
+run: $(STAMP)  ## the planner's quick answer at N = 600 (about 5 minutes on 2 cores): results/ (git-ignored)
 	$(PY) -m spare_jax run
 
 quick: run  ## the same as make run (kept for older instructions)

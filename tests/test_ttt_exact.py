@@ -250,3 +250,105 @@ def test_spare_approx_agrees_with_whole_runs(m):
     assert approx["method"] == "closed_form_approx"
     rep = whole_run_ttt(cluster, training, Policy(scheme="spare", redundancy=3), Sampling(count=400, seed=5)).to_json()
     assert abs(rep["mc_ttt_hours"] - approx["ttt_hours"]) < 4 * rep["mc_ttt_stderr_hours"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the one chooser, and optimize on the interval form
+
+
+def test_closed_form_answers_is_the_one_chooser():
+    from spare_jax.ttt.answer import closed_form_answers, ttt_method
+    from spare_jax.ttt.config import Policy
+
+    cluster = Cluster(groups=16, model=_model(200.0))
+    assert closed_form_answers(cluster, Policy("rep", 4)) == "closed_form"
+    assert closed_form_answers(cluster, Policy("none", 1)) == "closed_form"
+    assert closed_form_answers(cluster, Policy("spare", 1)) == "closed_form"  # depth 1 always: checkpointing alone
+    assert closed_form_answers(cluster, Policy("spare", 3)) == "closed_form_approx"
+    assert ttt_method(cluster, Policy("rep", 4), optimum=True) == "closed_form"
+    assert ttt_method(cluster, Policy("spare", 3), optimum=True) == "closed_form_approx"
+    assert ttt_method(cluster, Policy("spare", 3)) == "epoch_pool"  # ttt's own runs answer
+    assert closed_form_answers(cluster, Policy("spare", 3, restart_depth=2.0)) is None
+    assert closed_form_answers(Cluster(groups=16, repair=Repair(repair_time_min=30.0)), Policy("rep", 4)) is None
+    # checkpointing alone with repair and no spare pool is the cluster without repair
+    assert closed_form_answers(Cluster(groups=16, repair=Repair(repair_time_min=30.0)), Policy("none", 1)) == \
+        "closed_form"
+    weibull = Cluster(groups=16, model=FailureModel(distribution="weibull", weibull_shape=0.7))
+    assert closed_form_answers(weibull, Policy("spare", 3, ages="renewed")) is None
+    assert ttt_method(weibull, Policy("spare", 3, ages="renewed"), optimum=True) == "closed_form_approx"
+    assert closed_form_answers(Cluster(groups=16, scenario=Scenario(domains=((4, 1000.0),))), Policy("rep", 4)) is None
+    # spare's chain is computed up to a size (N = 600: r <= 8), the renewal-reward form beyond
+    assert closed_form_answers(Cluster(groups=600), Policy("spare", 8)) == "closed_form_approx"
+    assert closed_form_answers(Cluster(groups=600), Policy("spare", 9)) is None
+    assert closed_form_answers(Cluster(groups=6000), Policy("spare", 4)) is None
+
+
+def test_optimize_takes_r_and_tau_from_the_interval_form():
+    """N = 16 (group MTBF 200 min, W 48 h, C 2, R 10): optimize's answer per scheme is the interval form at
+    its r* and tau*, no r of the refined curve does better, and tau* is the form's optimum."""
+    from spare_jax import ttt
+
+    cluster = Cluster(groups=16, model=_model(200.0))
+    training = Training(work_hours=48.0, ckpt_cost_min=2.0, restart_min=10.0)
+    res = ttt.optimize(cluster, training, ttt.Space(r_max=6, curves=True)).to_json()
+    assert res["schemes"]["rep"]["method"] == "closed_form" and res["schemes"]["none"]["method"] == "closed_form"
+    assert res["schemes"]["spare"]["method"] == "closed_form_approx"
+    for s in ("spare", "rep", "none"):
+        e = res["schemes"][s]
+        at = closed_form_ttt(cluster, dataclasses_replace(training, e["ckpt_interval_min"]), s, e["r_star"])
+        assert e["ttt_hours"] == pytest.approx(at["ttt_hours"], rel=1e-12)
+        for f in (0.9, 1.1):
+            near = closed_form_ttt(cluster, dataclasses_replace(training, f * e["ckpt_interval_min"]), s, e["r_star"])
+            assert near["ttt_hours"] >= e["ttt_hours"] * (1 - 1e-9)
+        assert min(p["ttt_hours"] for p in res["curves"][s]) == pytest.approx(e["ttt_hours"], rel=1e-12)
+    assert any("interval-by-interval" in n for n in res["notes"])
+
+
+def dataclasses_replace(training, tau):
+    import dataclasses
+
+    return dataclasses.replace(training, ckpt_interval_min=tau)
+
+
+def test_ttt_prints_the_interval_form_beside_its_runs():
+    from spare_jax import ttt
+    from spare_jax.ttt.config import Policy
+
+    cluster = Cluster(groups=16, model=_model(200.0))
+    training = Training(work_hours=12.0, ckpt_cost_min=2.0, restart_min=10.0, ckpt_interval_min=60.0)
+    out = ttt.time_to_train(cluster, training, Policy("rep", 4), Sampling(count=50, seed=1)).to_json()
+    assert out["theory_method"] == "closed_form"
+    assert out["theory_ttt_hours"] == pytest.approx(closed_form_ttt(cluster, training, "rep", 4)["ttt_hours"],
+                                                    rel=1e-12)
+
+
+def test_spare_with_one_shard_each_is_checkpointing_alone():
+    """r = 1: the depth is always 1 and the chain's work rate 1, so spare's form is the exact one of none."""
+    cluster = Cluster(groups=16, model=_model(200.0))
+    training = Training(work_hours=48.0, ckpt_cost_min=2.0, restart_min=10.0, ckpt_interval_min=30.0)
+    spare = closed_form_ttt(cluster, training, "spare", 1)["ttt_hours"]
+    assert spare == pytest.approx(closed_form_ttt(cluster, training, "none", 1)["ttt_hours"], rel=1e-9)
+
+
+@pytest.mark.slow
+def test_spare_form_agrees_with_whole_runs_at_the_paper_size():
+    """N = 600, r = 6 (the paper's defaults: group MTBF 3,000 min, W 720 h, C 5, R 60, tau 119): 64 whole
+    runs within 4 standard errors of the form (2,000 runs: docs/validation.md)."""
+    from spare_jax.ttt.config import Policy
+    from spare_jax.ttt.runs import whole_run_ttt
+
+    cluster = Cluster(groups=600)
+    training = Training(ckpt_interval_min=119.0)
+    form = closed_form_ttt(cluster, training, "spare", 6)["ttt_hours"]
+    rep = whole_run_ttt(cluster, training, Policy(scheme="spare", redundancy=6), Sampling(count=64, seed=11)).to_json()
+    assert abs(rep["mc_ttt_hours"] - form) < 4 * rep["mc_ttt_stderr_hours"]
+
+
+def test_run_summary_checks_theory_within_four_standard_errors():
+    """``make run``'s checks: a theory within 4 standard errors of the Monte Carlo passes, with its z."""
+    from spare_jax.suite.summary import verdict
+
+    row = {"quantity": "Rep+CKPT TTT at its r*, tau* (hours)", "paper": "-", "theory": 2595.29,
+           "mc_ci95_low": 2585.0 - 1.96 * 4.5, "mc_ci95_high": 2585.0 + 1.96 * 4.5}
+    assert verdict(row) == "theory within 4 s.e. of the MC (z = +2.3)"
+    assert verdict(dict(row, theory=2605.0)) == "theory off the MC by more than 4 s.e. (z = +4.4)"

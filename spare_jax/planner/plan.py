@@ -205,6 +205,14 @@ def _methods(chosen, n, model, scenario, repair) -> dict:
     return {s: ttt_method(cluster, Policy(scheme=s, redundancy=2), optimum=True) for s in chosen}
 
 
+def _method_at(scheme, r, n, model, scenario) -> str:
+    """The method of the optimum at its r* (``ttt.answer.ttt_method``): spare at r* = 1 is exact."""
+    from ..ttt.answer import ttt_method
+    from ..ttt.config import Policy
+
+    return ttt_method(_cluster(n, model, scenario), Policy(scheme=scheme, redundancy=r), optimum=True)
+
+
 def _overall(methods: dict) -> str:
     """The plan's ``method``: the one its schemes share; when they differ, the approximate closed form if one
     answers, else whole runs if some do, else epoch pools."""
@@ -532,9 +540,13 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
                              "mean (their TTTs are listed)")
         if repair is not None:  # what the runs survived, not the no-repair theory's E[T] - 1
             schemes[s]["failures_endured"] = None
-        if s in extra:  # the whole runs at (r*, tau*) are the answer
+        if s not in extra and hours is not None and methods[s] in ("closed_form", "closed_form_approx"):
+            schemes[s]["method"] = _method_at(s, int(e["r_star"]), n, model, scenario)
+            if schemes[s]["method"] == "closed_form_approx":  # an approximate form chose r*, tau*: runs answer
+                extra[s] = {"method": "epoch_pool"}
+        if s in extra:  # the whole runs (or the runs where the form is approximate) at (r*, tau*) are the answer
             schemes[s].update(extra[s])
-            t = extra[s]["mc_ttt_hours"]
+            t = schemes[s]["mc_ttt_hours"]
             schemes[s].update(ttt_hours=t, ttt_over_w=t / work_hours, gpu_hours=t * gpus,
                               cost=t * gpus * gpu_hour_price)
     sens = []

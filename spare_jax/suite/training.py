@@ -40,16 +40,23 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
             do_mc = mc_rs is None or r in mc_rs or scheme == "none"
             pool = ttt.sample_epochs(Cluster(groups, model), scheme, r,
                                      dataclasses.replace(sampling, count=need)) if do_mc else None
+            cluster = Cluster(groups, model)
+            form = ttt.closed_form_answers(cluster, ttt.Policy(scheme, r)) if do_mc else None
             for c in ckpt_costs:
                 cfg_c = dataclasses.replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)
-                th = ttt.ttt_theory(prof, tau, cfg_c, gpus)
+                if form is not None:  # where the Monte Carlo runs: the interval form, its tau* (optimize's)
+                    th = ttt.closed_form_ttt(cluster, cfg_c, scheme, r, tau_hint=tau)
+                    tau = th["ckpt_interval_min"]
+                else:  # the renewal-reward form (approximate) draws the rest of the curve
+                    th = ttt.ttt_theory(prof, tau, cfg_c, gpus)
                 try:
                     mc = None if pool is None else ttt.simulate_ttt(pool, tau, cfg_c, gpus)
                 except ValueError:
                     mc = None
                 row = {"scheme": scheme, "groups": groups, "redundancy": r, "ckpt_cost_min": c,
                        "ckpt_interval_min": tau, "theory_ttt_hours": th["ttt_hours"],
+                       "theory_method": form or "closed_form_approx",
                        "theory_ttt_over_w": th["ttt_over_w"], "theory_availability_pct": 100.0 * th["availability"],
                        "mc_runs": None if mc is None else mc["runs"],
                        "mc_ttt_hours": None if mc is None else mc["ttt_hours"],

@@ -65,7 +65,7 @@ from .epochs import EpochPool
 from .exact import closed_form_applies, closed_form_ttt, exact_applies
 from .montecarlo import (
     epochs_needed, kept_burn_in, residual_times, sample_epochs, sample_kept_chains, simulate_ttt, simulate_ttt_runs)
-from .answer import Policy, Space, optimize, time_to_train
+from .answer import Policy, Space, closed_form_answers, optimize, time_to_train
 
 __all__ = [
     "AGES", "RESTART_SCALING", "SCHEMES", "TrainingConfig", "check_ages", "scheme_placement",
@@ -75,5 +75,5 @@ __all__ = [
     "closed_form_applies", "closed_form_ttt", "exact_applies",
     "epochs_needed", "kept_burn_in", "residual_times", "sample_epochs", "sample_kept_chains", "simulate_ttt",
     "simulate_ttt_runs",
-    "Policy", "Space", "optimize", "time_to_train",
+    "Policy", "Space", "closed_form_answers", "optimize", "time_to_train",
 ]

@@ -18,6 +18,7 @@ from ..model.training import Training
 from ..results import Report
 from .config import (  # noqa: F401 (Policy, Space: part of this API)
     AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
+from .exact import as_answered, closed_form_answers  # the chooser's closed-form test (ttt_method reads it)
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
@@ -51,6 +52,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     check_work_inputs(groups, sampling, groups * max(r, 2), 8)
     gpus = cluster.gpus
     theory_ttt, tau, yd, renewed_ttt, pool_est = None, training.ckpt_interval_min, None, None, None
+    theory_method = None  # closed_form (exact) or closed_form_approx: how theory_ttt_hours was computed
     # closed form: exponential (kept = renewed) or renewed ages (kept Weibull ages run whole training runs,
     # ``needs_whole_runs``). Domains, ring orders, lemons and the proactive restart have no closed form: a
     # pilot pool of epochs gives tau and the renewal-reward estimate
@@ -74,9 +76,23 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     else:
         prof = epoch_profile(policy.scheme, groups, r, model, ages=policy.ages, job_rate=job_rate,
                              microbatches=scenario.microbatches)
-        if tau is None:
-            tau = best_tau_grid(prof, cfg, gpus)[0]
-        th = ttt_theory(prof, tau, cfg, gpus)
+        form = closed_form_answers(cluster, dataclasses.replace(policy, redundancy=r))
+        th = None
+        if form is not None:  # the interval-by-interval form (exact for rep and none): tau* and the theory
+            from .exact import closed_form_ttt
+
+            try:
+                th = closed_form_ttt(cluster, cfg, policy.scheme, r, tau,
+                                     tau_hint=None if tau is not None else best_tau_grid(prof, cfg, gpus)[0])
+                tau, theory_method = th["ckpt_interval_min"], form
+            except ValueError:  # spare at an interval far below the epoch: too many intervals to sum
+                if policy.scheme != "spare":
+                    raise
+        if th is None:
+            theory_method = "closed_form_approx"  # the renewal-reward form (e.g. Weibull clocks, renewed ages)
+            if tau is None:
+                tau = best_tau_grid(prof, cfg, gpus)[0]
+            th = ttt_theory(prof, tau, cfg, gpus)
         theory_ttt = th["ttt_hours"]
         yd = young_daly(prof, cfg, gpus)
     rate_guess = 1 / th["ttt_over_w"] / th["availability"]
@@ -91,7 +107,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         "ckpt_interval_min": tau, "runs": mc["runs"],
         "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
         "mc_ttt_ci95_low": mc["ttt_hours"] - half, "mc_ttt_ci95_high": mc["ttt_hours"] + half,
-        "theory_ttt_hours": theory_ttt, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
+        "theory_ttt_hours": theory_ttt, "theory_method": theory_method, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
         "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
         "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
         "young_interval_min": None if yd is None else yd["young_min"],
@@ -107,6 +123,8 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
                             else "from the closed form beside them"),
         "elapsed_s": time.perf_counter() - t0,
     }
+    if theory_method is None:  # no closed form beside the runs (a pilot pool's renewal estimate instead)
+        out.pop("theory_method")
     if not scenario.is_default or scenario.microbatches > 1:
         out["scenario"] = scenario.describe()
     if scenario.microbatches > 1:
@@ -142,20 +160,20 @@ def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False) -> str:
     * ``epoch_pool``: epochs sampled by the kernels, without repair: under a scenario with no closed form
       (domains, ring orders, lemons) or with the proactive restart; and ``ttt``'s own runs, assembled from
       sampled epochs (``optimum=False``).
-    * ``closed_form``: the optimum of checkpointing alone (``none``), exact.
-    * ``closed_form_approx``: the optimum of ``spare`` and ``rep`` from the renewal form, an approximation
-      (about 1.6% off at N = 16) until an exact form replaces it.
+    * ``closed_form``: the optimum from the interval-by-interval form (``exact.closed_form_answers``), exact for
+      ``rep`` and ``none``.
+    * ``closed_form_approx``: the same form for ``spare`` (approximate: within 0.1% of whole runs where
+      measured), or the renewal-reward form where the interval form does not apply (Weibull clocks with
+      renewed ages; ``spare`` beyond the size the interval form is computed at).
 
     Checkpointing alone with repair but no finite spare pool is answered as without repair: every failure is
     a global restart that replaces the group, so a repair never completes."""
-    repair = cluster.repair
-    if policy.scheme == "none" and repair is not None and repair.spares is None:
-        cluster = dataclasses.replace(cluster, repair=None)
+    cluster = as_answered(cluster, policy)
     if needs_whole_runs(cluster, policy):
         return "whole_runs"
     if not optimum or cluster.scenario.needs_kernel or policy.restart_depth is not None:
         return "epoch_pool"
-    return "closed_form" if policy.scheme == "none" else "closed_form_approx"
+    return closed_form_answers(cluster, policy) or "closed_form_approx"
 
 
 def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
@@ -310,4 +328,4 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     return Report({**res, **cluster.failure_clock()})
 
 
-__all__ = ["AGES", "METHODS", "Policy", "Space", "optimize", "time_to_train", "ttt_method"]
+__all__ = ["AGES", "METHODS", "Policy", "Space", "closed_form_answers", "optimize", "time_to_train", "ttt_method"]

@@ -60,11 +60,27 @@ of enumeration at N = 16); (2) the form above at the constant work rate ``E[Y] /
 which keeps the cut-short last epoch that the renewal-reward ratio ``W (E[U] + R) / E[Y]`` drops. The one
 further approximation is that the last epoch of a run commits work at that average rate. Measured against
 whole runs in docs/validation.md (N = 16, r = 3: -0.04%, where the renewal-reward form is +1.5%).
+
+Why ``spare`` is not exact here. An exact form would carry across each checkpoint the failed set (the chain
+keeps its size and depth only: a state aggregation, whose error on E[Y] is 5e-5 at N = 16 against
+enumeration) and the committed work, a continuous quantity whose law decides in which interval the run ends
+(the form keeps its mean rate only). Neither error has a bound here; both are measured (tests and
+docs/validation.md: within 0.1% and 4 standard errors of whole runs at N = 16 and 600, m = 1 and 4). So it
+is ``closed_form_approx``: ``closed_form_answers`` (the chooser's test) lets it choose r* and tau*, and Monte Carlo
+runs at that optimum give the answer where they are made.
+
+Cost of ``spare``: the chain once per (N, r, m, clocks, job-wide rate), kept for the process
+(``_law_and_joint``: every tau, C, R and W reuse it): ``spare_form_cells`` = (levels) x N x N x Q x r^2,
+about 3e-8 s a cell on one shared core (N = 600: 10 s at r = 6, 45 s at r = 8; refused above
+``SPARE_FORM_MAX_CELLS``, where the renewal-reward form answers); then per tau ``spare_committed_work``,
+O(t_end / T x nodes x k_max x e) with e the failures a gap holds (0.2 s at N = 600, r = 6), and the renewal sum
+above, O(K t_end / T) with K = W / (rate tau).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -164,6 +180,21 @@ def uptime_law(scheme: str, groups: int, redundancy: int, model: FailureModel = 
     return dataclasses.replace(law, t_end=t_end)
 
 
+@functools.lru_cache(maxsize=64)
+def _law_and_joint(scheme: str, n: int, r: int, m: int, model: FailureModel, job_rate: float):
+    """The epoch law and, for ``spare``, the (failures, depth) chain's joint law (None otherwise): what the
+    form needs that does not depend on tau, C, R or W, kept per (scheme, N, r, m, clocks, job-wide rate)
+    so that a search over tau, and the costs of a sensitivity table, reuse it."""
+    law = uptime_law(scheme, n, r, model, job_rate)
+    if scheme != "spare":
+        return law, None
+    from ..theory.chain import depth_chain_joint
+
+    joint = depth_chain_joint(n, r, m, kmax=law.surv_k.size)
+    joint.setflags(write=False)
+    return law, joint
+
+
 def interval_renewal_ttt(law: UptimeLaw, taus, ckpt: float, restart: float, compute_min: float):
     """The exact expected TTT (minutes) and expected restarts for each tau: ``compute_min`` minutes of
     computing in intervals of tau, each followed by a checkpoint C, under the epoch law ``law`` (see the
@@ -242,6 +273,23 @@ def _check_applies(cluster: Cluster, scheme: str) -> None:
                                  "answer")
 
 
+SPARE_FORM_MAX_CELLS = 1.5e9  # under a minute of the chain's DP on one shared core (N = 600, r = 8: 45 s)
+
+
+def spare_form_cells(groups: int, redundancy: int, microbatches: int = 1) -> float:
+    """The size of ``spare``'s one-off DP (``theory.chain.depth_next_survival``): (levels) x N steps x N
+    failure counts x (queue states Q) x r^2 run states, Q = (r - 1) m + 1: about 3e-8 s per cell on one shared
+    core (N = 600: 10 s at r = 6, 45 s at r = 8)."""
+    q = (int(redundancy) - 1) * int(microbatches) + 1
+    return float(max(q - 1, 1)) * groups * groups * q * redundancy * redundancy
+
+
+def spare_form_affordable(groups: int, redundancy: int, microbatches: int = 1) -> bool:
+    """Whether ``spare``'s form is computed at this size (``SPARE_FORM_MAX_CELLS``): beyond it the
+    renewal-reward form answers, labelled approximate."""
+    return spare_form_cells(groups, redundancy, microbatches) <= SPARE_FORM_MAX_CELLS
+
+
 def closed_form_applies(cluster: Cluster, scheme: str) -> bool:
     """Whether ``closed_form_ttt`` answers for this cluster and scheme (exactly for rep and none)."""
     try:
@@ -256,30 +304,57 @@ def exact_applies(cluster: Cluster, scheme: str) -> bool:
     return scheme in EXACT_SCHEMES and closed_form_applies(cluster, scheme)
 
 
+def as_answered(cluster: Cluster, policy) -> Cluster:
+    """Checkpointing alone with repair but no finite spare pool is the cluster without repair."""
+    repair = cluster.repair
+    if policy.scheme == "none" and repair is not None and repair.spares is None:
+        return dataclasses.replace(cluster, repair=None)
+    return cluster
+
+
+def closed_form_answers(cluster: Cluster, policy) -> str | None:
+    """Whether the interval-by-interval closed form (``ttt.exact.closed_form_ttt``) gives the expected
+    time-to-train of ``policy`` on ``cluster``, and how: ``"closed_form"`` (``rep``, ``none``, and ``spare``
+    at r = 1: exact), ``"closed_form_approx"`` (``spare``: the (failures, depth) chain), or None where it does not
+    apply. The one place that decides it: exponential clocks, no repair, no scenario kernel (domains, ring
+    orders, uneven groups), no proactive restart, no stall (``ttt.exact.closed_form_applies``), and for
+    ``spare`` a size whose chain is computed in about a minute (``ttt.exact.spare_form_affordable``).
+    ``ttt``, ``optimize``, ``plan`` and ``run`` read it through ``ttt.answer.ttt_method`` and
+    ``optimize_r_tau``; a condition that forces whole runs (a stall) belongs here."""
+    cluster = as_answered(cluster, policy)
+    if policy.restart_depth is not None or not closed_form_applies(cluster, policy.scheme):
+        return None
+    if policy.scheme == "spare" and int(policy.redundancy) > 1:  # (r = 1: depth 1 always, checkpointing alone)
+        if not spare_form_affordable(cluster.groups, policy.redundancy, cluster.scenario.microbatches):
+            return None
+        return "closed_form_approx"
+    return "closed_form"
+
+
 def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundancy: int,
-                    tau: float | None = None) -> dict:
+                    tau: float | None = None, tau_hint: float | None = None) -> dict:
     """The expected time-to-train of ``scheme`` at redundancy r on ``cluster`` with the costs of
     ``training``, at checkpoint interval ``tau`` (minutes of computing; None: the training's, else the
-    form's optimum). Exponential clocks, no repair; job-wide failures allowed. ``rep`` and ``none``: exact
+    form's optimum, searched from ``tau_hint`` when given: a log grid over x 0.5 .. 2 of it, then a golden
+    section; else from Daly's interval). Exponential clocks, no repair; job-wide failures allowed. ``rep`` and ``none``: exact
     (``method`` = ``closed_form``); ``spare``: ``spare_ttt_approx`` (``closed_form_approx``) with the
     scenario's micro-batches. Returns the TTT (hours), TTT/W, goodput, the expected restarts, the
     availability (uptime / wall), tau and the mean epoch uptime."""
     _check_applies(cluster, scheme)
     n, model = cluster.groups, cluster.model
     _, r = scheme_placement(scheme, n, redundancy)
-    law = uptime_law(scheme, n, r, model, cluster.scenario.job_rate_per_min(n, model.group_mtbf_min))
+    m = cluster.scenario.microbatches if scheme == "spare" else 1
+    law, joint = _law_and_joint(scheme, n, r, m, model,
+                                float(cluster.scenario.job_rate_per_min(n, model.group_mtbf_min)))
     restart, ckpt = training.restart_for(cluster.gpus), training.ckpt_cost_min
     work = training.work_hours * 60.0
     if scheme == "spare":
-        from ..theory.chain import depth_chain_joint
-
-        joint = depth_chain_joint(n, r, cluster.scenario.microbatches, kmax=law.surv_k.size)
-        evaluate = lambda taus: spare_ttt_approx(law, joint, taus, ckpt, restart, work)  # noqa: E731
+        evaluate = lambda taus: spare_ttt_approx(law, joint, taus, ckpt, restart, work, r)  # noqa: E731
     else:
         evaluate = lambda taus: interval_renewal_ttt(law, taus, ckpt, restart, r * work)  # noqa: E731
     tau = training.ckpt_interval_min if tau is None else tau
     if tau is None:
-        tau = best_tau(law, evaluate, ckpt, restart)[0]
+        tau = best_tau(law, evaluate, ckpt, restart, start=tau_hint)[0]
     ttt, restarts = (float(v[0]) for v in evaluate([tau]))
     uptime = ttt - restarts * restart
     return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / training.work_hours,
@@ -290,15 +365,20 @@ def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundanc
 
 
 def best_tau(law: UptimeLaw, evaluate, ckpt: float, restart: float, points: int = 16,
-             steps: int = 16) -> tuple[float, float]:
+             steps: int = 16, start: float | None = None) -> tuple[float, float]:
     """(tau, TTT minutes) minimising ``evaluate(taus) -> (ttt, restarts)``: a log grid from Daly's interval
-    / 10 to x 6, then a golden-section search in log tau between the best point's neighbours (the TTT is
+    / 10 to x 6 (with ``start``, a near optimum found otherwise: 9 points from x 0.5 to x 2 of it, and 12
+    golden steps), then a golden-section search in log tau between the best point's neighbours (the TTT is
     piecewise smooth in tau, with a small jump where the interval count changes; the best value seen is
     kept)."""
-    mean = float(law.integral(0.0, law.t_end)[0])
-    daly = math.sqrt(2 * max(ckpt, 1e-9) * (mean + restart))
-    low = max(0.05, daly / 10)
-    taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 6, 2 * low)), points))
+    if start is not None and math.isfinite(start) and start > 0:
+        points, steps = 9, 12
+        taus = np.exp(np.linspace(math.log(max(0.05, start / 2)), math.log(max(0.1, start * 2)), points))
+    else:
+        mean = float(law.integral(0.0, law.t_end)[0])
+        daly = math.sqrt(2 * max(ckpt, 1e-9) * (mean + restart))
+        low = max(0.05, daly / 10)
+        taus = np.exp(np.linspace(math.log(low), math.log(max(daly * 6, 2 * low)), points))
     vals = evaluate(taus)[0]
     best = int(np.argmin(vals))
     lo, hi = math.log(taus[max(best - 1, 0)]), math.log(taus[min(best + 1, points - 1)])
@@ -331,15 +411,17 @@ def exact_best_tau(law: UptimeLaw, ckpt: float, restart: float, compute_min: flo
 # spare: an approximation (see the module docstring and ``spare_ttt_approx``)
 
 QUAD_NODES = 24  # Gauss-Legendre nodes per computing window for E[Y]
+SPARE_MAX_INTERVALS = 20_000  # intervals of an epoch summed for E[Y]; beyond (tau tiny) the form is not used
 
 
 def spare_committed_work(law: UptimeLaw, joint: np.ndarray, tau: float, ckpt: float,
-                         nodes: int = QUAD_NODES) -> tuple[float, float]:
+                         nodes: int = QUAD_NODES, max_intervals: int | None = None) -> tuple[float, float]:
     r"""``(E[Y], E[committed computing])`` of one ``spare`` epoch at interval tau: ``E[Y] = \sum_i \int
     E[1/d(u); U > c_i] du`` over the computing window of interval i (checkpoint completing at ``c_i = iT``),
     with ``E[1/d(u); U > c] = e^{-mu c} \sum_{k <= k'} P(k(u) = k) P(k(c) = k' | k(u) = k) D[k, k']``
     (``joint`` = ``theory.chain.depth_chain_joint``), the integral by Gauss-Legendre; the committed
-    computing time is ``tau \sum_i S(iT)``."""
+    computing time is ``tau \sum_i S(iT)``. ``max_intervals``: the most intervals a run holds (an epoch
+    longer than the run is cut there: the intervals beyond it are never computed)."""
     period = tau + ckpt
     x, w = np.polynomial.legendre.leggauss(nodes)
     kk = joint.shape[0]
@@ -365,6 +447,11 @@ def spare_committed_work(law: UptimeLaw, joint: np.ndarray, tau: float, ckpt: fl
             pmf = np.exp(log_binom + extra * math.log(-math.expm1(-lh)) - (left - extra) * lh)
         v[i_node] = np.where(live, pmf * dk, 0.0).sum(axis=1)
     intervals = max(1, int(math.ceil(law.t_end / period)))
+    if max_intervals is not None:
+        intervals = max(1, min(intervals, int(max_intervals)))
+    if intervals > SPARE_MAX_INTERVALS:
+        raise ValueError(f"spare's closed form sums the epoch's intervals: {intervals:,} at tau = {tau:g} min is "
+                         f"over {SPARE_MAX_INTERVALS:,} (the renewal-reward form answers)")
     starts = np.arange(intervals) * period
     u = (starts[:, None] + tau * (x[None, :] + 1.0) / 2.0).ravel()
     pmf_u = law._pmf(u)[:, :kk].reshape(intervals, nodes, kk)
@@ -375,14 +462,16 @@ def spare_committed_work(law: UptimeLaw, joint: np.ndarray, tau: float, ckpt: fl
 
 
 def spare_ttt_approx(law: UptimeLaw, joint: np.ndarray, taus, ckpt: float, restart: float,
-                     work_min: float) -> tuple[np.ndarray, np.ndarray]:
+                     work_min: float, depth_max: float) -> tuple[np.ndarray, np.ndarray]:
     """``spare``'s TTT (minutes) and expected restarts for each tau: the interval renewal of a constant work
     rate equal to the epoch's committed work per committed computing minute, ``E[Y] / E[committed
-    computing]`` (``spare_committed_work``), over spare's exact uptime law."""
+    computing]`` (``spare_committed_work``, over the intervals a run can hold at the deepest depth
+    ``depth_max``), over spare's exact uptime law."""
     taus = np.atleast_1d(np.asarray(taus, np.float64))
     ttt, restarts = np.empty(taus.size), np.empty(taus.size)
     for i, tau in enumerate(taus):
-        work, committed = spare_committed_work(law, joint, float(tau), ckpt)
+        work, committed = spare_committed_work(law, joint, float(tau), ckpt,
+                                               max_intervals=math.ceil(work_min * depth_max / tau) + 1)
         if work <= 0:
             ttt[i] = restarts[i] = math.inf
             continue
