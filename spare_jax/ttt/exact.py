@@ -265,6 +265,9 @@ def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundanc
     scenario's micro-batches. Returns the TTT (hours), TTT/W, goodput, the expected restarts, the
     availability (uptime / wall), tau and the mean epoch uptime."""
     _check_applies(cluster, scheme)
+    if training.stalls and scheme != "none":
+        raise ValueError("the closed-form time-to-train has no stalls (failure_stall_min, rejoin_stall_min): whole "
+                         "runs answer")
     n, model = cluster.groups, cluster.model
     _, r = scheme_placement(scheme, n, redundancy)
     law = uptime_law(scheme, n, r, model, cluster.scenario.job_rate_per_min(n, model.group_mtbf_min))
