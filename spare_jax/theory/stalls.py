@@ -107,6 +107,6 @@ def stalled_share(mtbfs_min, repair_min: float, failure_stall_min: float, rejoin
         if key not in qs:
             qs[key] = quiet_probability(key, repair_min, failure_stall_min, rejoin_stall_min, law, sigma)
         log_quiet += math.log(max(qs[key], 1e-300))
-    f = -math.expm1(log_quiet)
+    f = max(0.0, -math.expm1(log_quiet))  # (never -0.0)
     tau, c = float(tau_min), float(ckpt_cost_min)
     return f * tau / (tau + c * (1.0 - f)) if tau + c * (1.0 - f) > 0 else f
