@@ -13,7 +13,9 @@ its capacity are static: without it none of this state exists and every number i
 pool) also: the free spares; per ring
 position a *ticket* (``WAITING_NONE`` unless the group waits for a spare: tickets are handed out in
 increasing order, so the least ticket is the first come); the next ticket; the node sets away in hardware
-repair as a ring buffer of their return times (head, count); whether the restart in progress is stalling.
+repair as a ring buffer of their return times (head, count); whether the restart in progress waits for spares.
+Always also: the end of the stall in force (``stall_end``; none in force when it is not after t) and whether
+a rejoin set it (``stall_rejoin``, else a failure).
 
 Every step takes, for every run still going, the earliest of four events and applies it exactly as the conventions of
 a run (docs/runs.md#the-conventions-of-a-run) say:
@@ -42,15 +44,26 @@ ticket; a domain event's groups take spares, then tickets, in increasing physica
 earliest return (first at a tie): the pool gains a spare, and the group with the least ticket takes it
 (and starts its repair D then, outside a restart). A job-wide failure breaks nothing. A restart cancels
 repairs in flight: those groups keep their spares (their next time becomes +inf) and are replaced at its
-end. When R has elapsed and some group still waits, the restart *stalls* (its end becomes +inf); the
-return that serves the last waiting group sets the end to that instant, and the restart ends at the next
-step (same time). The stall time is summed per run (``stall``, minutes). Why a ring buffer of N + K:
+end. When R has elapsed and some group still waits, the restart *waits for spares* (its end becomes +inf);
+the return that serves the last waiting group sets the end to that instant, and the restart ends at the next
+step (same time). The wait is summed per run (``spare_wait``, minutes). Why a ring buffer of N + K:
 H is the same for every node set, so they return in the order they left (first in, first out); a group
 can have several node sets away at once (it fails, takes a spare, rejoins and fails again within H), so
 one return time per group would not do; and the node sets away are at most N + K (there are N + K node
 sets, and a group that waits holds none), so N + K slots never overflow (the kernel keeps N + the static
 capacity, ``spare_capacity(K)`` >= K, so that any K within it shares one compiled program). The state per run is O(N + K),
 K bounded like N (``model.bounds``); K <= N is no cap: a group can use up several spares within H.
+
+Stalls (docs/runs.md#stalls; ``params.failure_stall`` S and ``params.rejoin_stall`` S_j, runtime numbers: a new
+value compiles nothing). A group failure or a domain event that downs a group while computing or
+checkpointing, with no wipe-out and no proactive checkpoint started, marked or in progress, sets the stall's
+end to the later of its end and ``t + S``; a rejoin to the later of its end and ``t + S_j``; the cause of the
+later end is kept. While computing, the part of a step before the stall's end is stalled (added to
+``failure_stall`` or ``rejoin_stall`` by that cause) and the rest computes; the next checkpoint and the moment
+the work reaches W are counted from the stall's end. A checkpoint in progress runs on (nothing is counted),
+and computing resumes when both have ended. A restart sets the stall's end to its start (any stall ends).
+The stall's end is not an event: with S = S_j = 0 it is never after t and every step is what it was
+before, bit for bit.
 
 The computing-time counter restarts when a checkpoint or a restart starts. Work accrues at ``1/d`` while
 computing (``shrink``: ``alive/N``); ``slowdown`` = computing time / work computed (committed or lost).
@@ -214,7 +227,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
     per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
-    the stall, minutes, 0 without a finite spare pool) and ``censored`` (bool)."""
+    the wait for spares, minutes, 0 without a finite spare pool; the stalled time by cause, minutes) and
+    ``censored`` (bool)."""
     from .repair import sample_repair
 
     n = shape.groups

@@ -11,7 +11,9 @@ def run_fields(rep: dict) -> dict:
     return {"mc_runs": rep["runs"], "mc_ttt_hours": rep["mc_ttt_hours"],
             "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "mc_ttt_p05_hours": rep["mc_ttt_p05_hours"],
             "mc_ttt_p95_hours": rep["mc_ttt_p95_hours"], "mc_slowdown": rep["mc_slowdown"],
-            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"]}
+            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"],
+            **({k: rep[k] for k in ("failure_stall_hours", "rejoin_stall_hours", "stall_pct")}
+               if "failure_stall_min" in rep else {})}  # (with a stall on)
 
 
 def failures_endured(scheme: str, n: int, r: int) -> float:
