@@ -7,7 +7,7 @@ minutes, at the plan's cluster, each scheme at the configuration the plan chose 
 Command of the committed figures/stall_sweep.csv, .json and .png: ``python experiments/stall_sweep.py``
 (defaults: 600,000 GPUs in 600 groups of 1,000, per-GPU MTBF 50,000 h, a fixed 30-minute repair, R = 60 min,
 C = 5 min, W = 720 h: the with-repair plan of experiments/best_600k.py, whose chosen configurations are read
-from figures/best_600k.json; stalls 0, 0.5, 1, 2, 3, 4, 5 min; 32 runs per point, seed 0).
+from figures/best_600k.json; stalls 0, 0.5, 1, 2, 3, 5 min; 16 runs per point, seed 0).
 
 The plan's configurations (scheme, r, m, D_max, tau) were chosen without a stall; each is re-run as whole
 training runs through the library's ``ttt.time_to_train`` with ``Training.failure_stall_min`` set (the
@@ -35,7 +35,7 @@ from spare_jax.ttt import Policy, time_to_train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIGURES = os.path.join(HERE, "..", "figures")
-STALLS = (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0)
+STALLS = (0.0, 0.5, 1.0, 2.0, 3.0, 5.0)
 NAMES = {"spare": "SPARe", "rep": "replication", "none": "checkpointing alone", "elastic": "elastic"}
 COLOURS = {"spare": "tab:blue", "rep": "tab:orange", "none": "tab:grey", "elastic": "tab:green"}
 
@@ -50,12 +50,13 @@ def _args():
     p.add_argument("--work-hours", type=float, default=720.0)
     p.add_argument("--repair-time", type=float, default=30.0)
     p.add_argument("--stalls", default=",".join(f"{s:g}" for s in STALLS), help="stalls per failure, minutes")
-    p.add_argument("--runs", type=int, default=32, help="whole training runs per point")
+    p.add_argument("--runs", type=int, default=16, help="whole training runs per point")
     p.add_argument("--plan-runs", type=int, default=64, help="runs of the plan's chosen configuration (a new plan)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--plan-json", default=os.path.join(FIGURES, "best_600k.json"),
                    help="a best_600k.py record whose with-repair plan is this cluster's (else the plan runs here)")
     p.add_argument("--out", default=FIGURES)
+    p.add_argument("--replot", action="store_true", help="redraw the figure from the JSON written before")
     return p.parse_args()
 
 
@@ -70,7 +71,7 @@ def the_plan(a) -> dict:
                 and inp["restart_min"] == a.restart and inp["ckpt_cost_min"] == a.ckpt_cost
                 and inp["work_hours"] == a.work_hours and inp.get("repair_time_min") == a.repair_time)
         if same:
-            return {"source": a.plan_json, **record}
+            return {"source": os.path.relpath(a.plan_json, os.path.join(HERE, "..")), **record}
     from spare_jax.planner.plan import Costs, Fleet, PlanOptions, plan
 
     res = plan(Fleet(a.gpus, a.gpus_per_group, a.gpu_mtbf_hours, repair=Repair(a.repair_time, "fixed")),
@@ -124,7 +125,9 @@ def plot(rows: list, a, path: str) -> None:
         cfg += [f"m={p0['m']}"] if p0["m"] > 1 else []
         cfg += [f"D_max={p0['D_max']:g}"] if p0["D_max"] else []
         label = NAMES[scheme] + (f" ({', '.join(cfg)})" if cfg else "") + ("" if scheme != "none" else ": no stall")
-        ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, color=COLOURS[scheme], label=label)
+        dashed = scheme == "spare"  # (it lies on elastic's curve here: drawn dashed over it)
+        ax.errorbar(x, y, yerr=err, marker="s" if dashed else "o", ms=4, capsize=3, color=COLOURS[scheme],
+                    ls="--" if dashed else "-", zorder=3 if dashed else 2, label=label)
     ax.axhline(a.work_hours, ls=":", color="black", lw=1, label=f"W = {a.work_hours:g} h")
     ax.set_yscale("log")
     ax.set_xlabel("stall per failure survived (min)")
@@ -138,12 +141,16 @@ def plot(rows: list, a, path: str) -> None:
 
 def main():
     a = _args()
+    suffix = "" if a.gpus == 600_000 else f"_{a.gpus}"
+    if a.replot:
+        with open(os.path.join(a.out, f"stall_sweep{suffix}.json")) as fh:
+            plot(json.load(fh)["rows"], a, os.path.join(a.out, f"stall_sweep{suffix}.png"))
+        return
     t0 = time.perf_counter()
     record = the_plan(a)
     t1 = time.perf_counter()
     rows = sweep(a, record)
     t2 = time.perf_counter()
-    suffix = "" if a.gpus == 600_000 else f"_{a.gpus}"
     write_csv(os.path.join(a.out, f"stall_sweep{suffix}.csv"), rows)
     with open(os.path.join(a.out, f"stall_sweep{suffix}.json"), "w") as fh:
         json.dump({"command": "python experiments/stall_sweep.py " + " ".join(sys.argv[1:]),
