@@ -29,14 +29,14 @@ def test_ttt_with_spares_answers_by_whole_runs(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["method_detail"] == "whole training runs, event by event" and out["method"] == "whole_runs"
     assert out["spares"] == 2 and out["hardware_repair_min"] == 600.0 and out["repair_time_min"] == 60.0
-    assert out["mc_stall_hours_mean"] > 0 and out["theory_slowdown"] is None
+    assert out["spare_wait_hours"] > 0 and out["theory_slowdown"] is None
     assert main(TTT + ["--spares", "2", "--hardware-repair", "600", "--repair-time", "60", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["mc_ttt_hours"] == out["mc_ttt_hours"]
     argv = ["ttt", "-N", "16", "--runs", "4", "--work-hours", "10", "--ckpt-interval", "60", "--group-mtbf-min",
             "2000", "--quiet", "--scheme", "none", "--spares", "1", "--hardware-repair", "600", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["repair_time_min"] is None and out["spares"] == 1 and out["mc_stall_hours_mean"] > 0
+    assert out["repair_time_min"] is None and out["spares"] == 1 and out["spare_wait_hours"] > 0
 
 
 def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, capsys):

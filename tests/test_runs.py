@@ -135,7 +135,7 @@ def _spares_bind(spares):
 @pytest.mark.parametrize("spares", [0, 5, None])
 def test_spare_pool_against_the_reference_where_it_binds(spares):
     res = _spares_bind(spares)
-    stall = res["kernel"]["stall_mean"]
+    stall = res["kernel"]["spare_wait_mean"]
     assert (stall > 0 and res["reference"]["spare_wait_min"] > 0) if spares is not None else stall == 0
 
 
@@ -146,7 +146,7 @@ def test_spare_pool_orders_the_time_to_train():
     for hi, lo in ((k0, k5), (k5, kinf)):
         gap = (hi["ttt_min"] - lo["ttt_min"]) / math.hypot(hi["ttt_stderr_min"], lo["ttt_stderr_min"])
         assert gap > 4, (gap, hi["ttt_min"], lo["ttt_min"])
-    assert k0["stall_mean"] > k5["stall_mean"] > 0 == kinf["stall_mean"]
+    assert k0["spare_wait_mean"] > k5["spare_wait_mean"] > 0 == kinf["spare_wait_mean"]
 
 
 def test_spare_pool_results_do_not_depend_on_the_chunk():
@@ -155,7 +155,7 @@ def test_spare_pool_results_do_not_depend_on_the_chunk():
     s = _setup(repair=_pool(60.0, "exp", 5), **SPARES_BIND)
     a = simulate_runs(s, Sampling(count=400, seed=3))
     b = simulate_runs(s, Sampling(count=400, seed=3, chunk_size=64))
-    assert a["sums"] == b["sums"] and a["sums"]["stall"] > 0
+    assert a["sums"] == b["sums"] and a["sums"]["spare_wait"] > 0
 
 
 @pytest.mark.parametrize("scheme", ["none", "spare"])
@@ -165,7 +165,7 @@ def test_spare_pool_without_repair(scheme):
     kw = (dict(n=16, scheme="none", group_mtbf=2000.0, repair=_pool(spares=2)) if scheme == "none" else
           dict(n=16, r=3, group_mtbf=600.0, repair=_pool(spares=3)))
     out = _compare(_setup(work_hours=12.0, **kw), 400, 200)
-    assert out["kernel"]["stall_mean"] > 0
+    assert out["kernel"]["spare_wait_mean"] > 0
 
 
 @pytest.mark.slow

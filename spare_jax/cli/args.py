@@ -295,6 +295,19 @@ def training_args(p):
                    help=bound_help("global restart cost R in minutes at the reference size (default 60)", "restart"))
     p.add_argument("--restart-scaling", choices=("none", "linear", "quadratic"), default="none",
                    help="restart cost vs GPU count relative to --reference-gpus (default none)")
+    stall_args(p)
+
+
+def stall_args(p, default=0.0):
+    """The stalls: the whole job's pause per group failure survived without a global restart, and per group's
+    return from repair (docs/runs.md#stalls)."""
+    p.add_argument("--failure-stall", type=bounded("failure_stall"), default=default, metavar="MIN",
+                   help=bound_help("minutes the whole job pauses after each group failure it survives without a "
+                                   "global restart: detection, agreeing on the new membership, reassigning the work "
+                                   "(whole training runs answer when > 0) (default 0)", "failure_stall"))
+    p.add_argument("--rejoin-stall", type=bounded("rejoin_stall"), default=default, metavar="MIN",
+                   help=bound_help("minutes the whole job pauses after each group's return from repair (whole "
+                                   "training runs answer when > 0) (default 0)", "rejoin_stall"))
 
 
 def ages_arg(p):

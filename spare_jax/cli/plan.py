@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from .args import policy_search_args, repair_args, scenario_args
+from .args import policy_search_args, repair_args, scenario_args, stall_args
 from .base import bounded, bound_help
 from .edges import edge_notes
 from .model_from_flags import (
@@ -19,7 +19,8 @@ from ..model.bounds import BOUNDS
 from ..planner import plan as planmod
 
 _BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
-            "restart": 60.0, "ckpt_cost": 5.0, "work_hours": 720.0, "gpu_hour_price": planmod.DEFAULT_PRICE}
+            "restart": 60.0, "ckpt_cost": 5.0, "work_hours": 720.0, "gpu_hour_price": planmod.DEFAULT_PRICE,
+            "failure_stall": 0.0, "rejoin_stall": 0.0}
 
 
 PLAN_DESCRIPTION = """\
@@ -100,6 +101,7 @@ def add_plan_parser(sub) -> None:
     t.add_argument("--work-hours", type=bounded("work_hours"), default=None,
                    help=bound_help("failure-free work W in hours at depth 1 (default 720; with --preset: the preset's)",
                               "work_hours"))
+    stall_args(t, default=None)
     t.add_argument("--gpu-hour-price", type=bounded("gpu_hour_price"), default=None,
                    help=bound_help(f"price of one GPU-hour (default {planmod.DEFAULT_PRICE:g}, a placeholder: give "
                               "yours; the cost column is in the same currency)", "gpu_hour_price"))
@@ -208,7 +210,7 @@ def _resolve(args):
 
     out["gpus"] = pick("gpus", ps.get("reference_gpus"))
     out["gpus_per_group"] = pick("gpus_per_group", ps.get("gpus_per_group"))
-    for name in ("restart", "ckpt_cost", "work_hours"):
+    for name in ("restart", "ckpt_cost", "work_hours", "failure_stall", "rejoin_stall"):
         out[name] = pick(name, ps.get(name))
     out["gpu_hour_price"] = pick("gpu_hour_price")
     for name in ("gpus", "gpus_per_group"):
@@ -271,7 +273,7 @@ def cmd_plan(args) -> dict:
                           mtbf_src if gpu_mtbf is not None and args.gpu_mtbf_hours is None else None,  # the preset's
                           scenario, repair)
     costs = planmod.Costs(s["restart"][0], s["ckpt_cost"][0], s["work_hours"][0], s["gpu_hour_price"][0],
-                          args.deadline_hours, args.currency)
+                          args.deadline_hours, args.currency, s["failure_stall"][0], s["rejoin_stall"][0])
     if (args.global_batch_seqs or args.max_microbatches) and args.microbatch_set is not None:
         raise ValueError("give --microbatches or the batch (--global-batch-seqs, --max-microbatches), not both: "
                          "the batch sets the micro-batch counts searched")
@@ -319,6 +321,9 @@ def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
             ("restart cost R", f"{inp['restart_min']:g} min", s["restart"][1]),
             ("checkpoint cost C", f"{inp['ckpt_cost_min']:g} min", s["ckpt_cost"][1]),
             ("work W", f"{inp['work_hours']:g} h", s["work_hours"][1]),
+            *([("stall per failure", f"{inp['failure_stall_min']:g} min", s["failure_stall"][1]),
+               ("stall per rejoin", f"{inp['rejoin_stall_min']:g} min", s["rejoin_stall"][1])]
+              if "failure_stall_min" in inp else []),
             ("price per GPU-hour", planmod.price_text(inp), s["gpu_hour_price"][1]),
             ("deadline", "-" if inp["deadline_hours"] is None else f"{inp['deadline_hours']:g} h",
              "user input" if inp["deadline_hours"] is not None else "none given")]

@@ -13,7 +13,9 @@ its capacity are static: without it none of this state exists and every number i
 pool) also: the free spares; per ring
 position a *ticket* (``WAITING_NONE`` unless the group waits for a spare: tickets are handed out in
 increasing order, so the least ticket is the first come); the next ticket; the node sets away in hardware
-repair as a ring buffer of their return times (head, count); whether the restart in progress is stalling.
+repair as a ring buffer of their return times (head, count); whether the restart in progress waits for spares.
+Always also: the end of the stall in force (``stall_end``; none in force when it is not after t) and whether
+a rejoin set it (``stall_rejoin``, else a failure).
 
 Every step takes, for every run still going, the earliest of four events and applies it exactly as the conventions of
 a run (docs/runs.md#the-conventions-of-a-run) say:
@@ -42,15 +44,26 @@ ticket; a domain event's groups take spares, then tickets, in increasing physica
 earliest return (first at a tie): the pool gains a spare, and the group with the least ticket takes it
 (and starts its repair D then, outside a restart). A job-wide failure breaks nothing. A restart cancels
 repairs in flight: those groups keep their spares (their next time becomes +inf) and are replaced at its
-end. When R has elapsed and some group still waits, the restart *stalls* (its end becomes +inf); the
-return that serves the last waiting group sets the end to that instant, and the restart ends at the next
-step (same time). The stall time is summed per run (``stall``, minutes). Why a ring buffer of N + K:
+end. When R has elapsed and some group still waits, the restart *waits for spares* (its end becomes +inf);
+the return that serves the last waiting group sets the end to that instant, and the restart ends at the next
+step (same time). The wait is summed per run (``spare_wait``, minutes). Why a ring buffer of N + K:
 H is the same for every node set, so they return in the order they left (first in, first out); a group
 can have several node sets away at once (it fails, takes a spare, rejoins and fails again within H), so
 one return time per group would not do; and the node sets away are at most N + K (there are N + K node
 sets, and a group that waits holds none), so N + K slots never overflow (the kernel keeps N + the static
 capacity, ``spare_capacity(K)`` >= K, so that any K within it shares one compiled program). The state per run is O(N + K),
 K bounded like N (``model.bounds``); K <= N is no cap: a group can use up several spares within H.
+
+Stalls (docs/runs.md#stalls; ``params.failure_stall`` S and ``params.rejoin_stall`` S_j, runtime numbers: a new
+value compiles nothing). A group failure or a domain event that downs a group while computing or
+checkpointing, with no wipe-out and no proactive checkpoint started, marked or in progress, sets the stall's
+end to the later of its end and ``t + S``; a rejoin to the later of its end and ``t + S_j``; the cause of the
+later end is kept. While computing, the part of a step before the stall's end is stalled (added to
+``failure_stall`` or ``rejoin_stall`` by that cause) and the rest computes; the next checkpoint and the moment
+the work reaches W are counted from the stall's end. A checkpoint in progress runs on (nothing is counted),
+and computing resumes when both have ended. A restart sets the stall's end to its start (any stall ends).
+The stall's end is not an event: with S = S_j = 0 it is never after t and every step is what it was
+before, bit for bit.
 
 The computing-time counter restarts when a checkpoint or a restart starts. Work accrues at ``1/d`` while
 computing (``shrink``: ``alive/N``); ``slowdown`` = computing time / work computed (committed or lost).
@@ -92,7 +105,7 @@ WIDE_STREAM = 0x60000000  # + event index: one draw per group (a domain event's 
 INIT_STREAM = 0x4FFFFF00  # the initial clocks (+1 domains, +2 job-wide)
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
-           "proactive_restarts", "ckpts", "events", "stall")
+           "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")
 WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
 
 
@@ -160,6 +173,8 @@ class RunParams(NamedTuple):
     hardware_repair: np.ndarray  # float32[]: H
     ring: np.ndarray  # int32[N]: ring position -> physical group
     pos_of: np.ndarray  # int32[N]: physical group -> ring position
+    failure_stall: np.ndarray  # float32[]: S, the job's pause after a group failure survived without a restart
+    rejoin_stall: np.ndarray  # float32[]: S_j, the job's pause after a group's return from repair
 
 
 def spare_capacity(spares: int) -> int:
@@ -204,14 +219,16 @@ def run_params(setup: RunSetup) -> RunParams:
         work=f32(setup.work_min), d_max=f32(np.inf if setup.restart_depth is None else setup.restart_depth),
         spares=np.int32(0 if setup.spares is None else setup.spares),
         hardware_repair=f32(0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min),
-        ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32))
+        ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32),
+        failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min))
 
 
 def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
     per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
-    the stall, minutes, 0 without a finite spare pool) and ``censored`` (bool)."""
+    the wait for spares, minutes, 0 without a finite spare pool; the stalled time by cause, minutes) and
+    ``censored`` (bool)."""
     from .repair import sample_repair
 
     n = shape.groups
@@ -225,6 +242,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     repair_nums = jnp.asarray(params.repair, jnp.float32)
     tau, work_total, d_max = (jnp.asarray(x, jnp.float32) for x in (params.tau, params.work, params.d_max))
     cost, restart = jnp.asarray(params.ckpt_cost, jnp.float32), jnp.asarray(params.restart, jnp.float32)
+    stall_f, stall_j = jnp.asarray(params.failure_stall, jnp.float32), jnp.asarray(params.rejoin_stall, jnp.float32)
     renewed = shape.renewed
     inf = jnp.float32(jnp.inf)
     positions = jnp.arange(n, dtype=jnp.int32)
@@ -260,12 +278,12 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
           "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.full((c,), rate0),
           "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
-          "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf,
+          "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
     if finite:
         zi = jnp.zeros((c,), jnp.int32)
         st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
-                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, stalling=zb)
+                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, spare_waiting=zb)
 
     def cond(s):
         return jnp.any((s["phase"] != DONE) & (s["k"] < max_events))
@@ -279,8 +297,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         jt = s["job"]
         computing = phase == COMPUTE
         working = computing | (phase == CKPT)
-        t_ck = t + jnp.maximum(tau - s["comp"], 0.0)
-        t_w = t + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
+        # a stall in force (its end after t) holds computing back until it ends; none in force: resume = t
+        resume = jnp.maximum(t, s["stall_end"])
+        t_ck = resume + jnp.maximum(tau - s["comp"], 0.0)
+        t_w = resume + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
         t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
         t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
         if finite:  # a node set's return from hardware repair goes first at a tie
@@ -297,10 +317,17 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         tn = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
         dt = jnp.maximum(tn - t, 0.0)
         if finite:
-            s["stall"] = jnp.where(act & (phase == RESTART) & s["stalling"], s["stall"] + dt, s["stall"])
-        gain = jnp.where(act & computing, dt * s["rate"], 0.0)
-        s["comp"] = jnp.where(act & computing, s["comp"] + dt, s["comp"])
-        s["compute"] = jnp.where(act & computing, s["compute"] + dt, s["compute"])
+            s["spare_wait"] = jnp.where(act & (phase == RESTART) & s["spare_waiting"], s["spare_wait"] + dt,
+                                        s["spare_wait"])
+        # while computing, the part of [t, tn] before the stall's end is stalled (counted under the cause of
+        # that end), the rest computes
+        stalled = jnp.where(act & computing, jnp.maximum(jnp.minimum(tn, s["stall_end"]) - t, 0.0), 0.0)
+        s["failure_stall"] = s["failure_stall"] + jnp.where(s["stall_rejoin"], 0.0, stalled)
+        s["rejoin_stall"] = s["rejoin_stall"] + jnp.where(s["stall_rejoin"], stalled, 0.0)
+        dt_comp = jnp.maximum(tn - resume, 0.0)
+        gain = jnp.where(act & computing, dt_comp * s["rate"], 0.0)
+        s["comp"] = jnp.where(act & computing, s["comp"] + dt_comp, s["comp"])
+        s["compute"] = jnp.where(act & computing, s["compute"] + dt_comp, s["compute"])
         s["wu"] = s["wu"] + gain
         s["work"] = s["work"] + gain
         s["t"] = tn
@@ -397,9 +424,9 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
             nxt = jnp.where(sel, serve_repair[:, None], nxt)
             # during the stall, the last waiting group served ends the restart now (its end is the next event)
-            serve_last = serve & s["stalling"] & ~jnp.any(ticket != no_ticket, axis=1)
+            serve_last = serve & s["spare_waiting"] & ~jnp.any(ticket != no_ticket, axis=1)
             s["free"], s["ticket"], s["tickets"] = free, ticket, tickets
-            s["stalling"] = (s["stalling"] | stall_now) & ~rs_end
+            s["spare_waiting"] = (s["spare_waiting"] | stall_now) & ~rs_end
 
         # depth after a change of the groups up while computing or checkpointing
         changed = (is_g | dom_hit) & working
@@ -412,6 +439,19 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["pro"] = s["pro"] | pro_ck | (hit_max & (phase == CKPT) & ~s["final"])
         job_hit = is_j & working
 
+        # stalls: a failure survived without a restart (nor a proactive checkpoint, started or in progress)
+        # pauses the job until S after it, a return from repair until S_j after it, whichever end is later
+        # (the later end's cause is charged); a restart ends any stall
+        survived = changed & ~wiped & ~s["pro"]
+        downed = fail | (jnp.any(members, axis=1) if nd else False)  # a group's failure, or a domain event's
+        fail_stall = survived & downed
+        rejoin_stall = survived & rejoin
+        end_f = jnp.where(fail_stall, tn + stall_f, -inf)
+        end_j = jnp.where(rejoin_stall, tn + stall_j, -inf)
+        later_j = end_j > jnp.maximum(s["stall_end"], end_f)
+        later_f = (end_f >= s["stall_end"]) & fail_stall
+        s["stall_rejoin"] = jnp.where(later_j, True, jnp.where(later_f, False, s["stall_rejoin"]))
+        s["stall_end"] = jnp.maximum(s["stall_end"], jnp.maximum(end_f, end_j))
         # phase changes
         to_restart = wipe | job_hit | pro_restart
         new_phase = phase
@@ -424,6 +464,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         if finite:
             s["pend"] = jnp.where(stall_now, inf, jnp.where(serve_last, tn, s["pend"]))
         s["comp"] = jnp.where(start_ck | pro_ck | to_restart | rs_end, 0.0, s["comp"])
+        s["stall_end"] = jnp.where(to_restart, jnp.minimum(s["stall_end"], tn), s["stall_end"])
         s["lost"] = s["lost"] + jnp.where(to_restart, s["wu"], 0.0)
         s["wu"] = jnp.where(to_restart, 0.0, s["wu"])
         s["final"] = s["final"] & ~to_restart

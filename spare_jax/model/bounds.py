@@ -25,6 +25,8 @@ library functions use ``check`` for the same values where it is cheap. Why each 
   (``theory.repair.TRANSIENT_CLI_WORK``: beyond it the CLI reports the theory as skipped, with the reason).
 * ``spares``: K <= 200,000 (as N): the whole-run kernel keeps N + K hardware-repair return times per run;
   ``hardware_repair``: H in minutes, the range of ``repair_time``.
+* ``failure_stall``, ``rejoin_stall``: 0..1,440 min (a day): a pause of the whole job per failure or rejoin,
+  far below any group MTBF the model resolves; longer is an outage, which the restart R models.
 * ``chunk_size``: at most 2^24 trials, and its working set (``chunk_bytes``) must fit half the RAM.
 """
 
@@ -78,6 +80,9 @@ BOUNDS = {
     # a finite spare pool (docs/runs.md#spare-pool): the whole-run kernel keeps N + K return times per run
     "spares": ("int", 0, 200_000, ""),
     "hardware_repair": ("float", 1e-3, 1e12, "min"),
+    # stalls per failure and per rejoin (docs/runs.md#stalls): up to a day, the range of a pause, not an outage
+    "failure_stall": ("float", 0.0, 1440.0, "min"),
+    "rejoin_stall": ("float", 0.0, 1440.0, "min"),
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
     # ring search (spare-jax place)
     "search_steps": ("int", 0, 1_000_000, "swap steps"),

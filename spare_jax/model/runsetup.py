@@ -45,8 +45,8 @@ class RunSetup:
       work_min: W, failure-free computing. ckpt_cost_min: C. restart_min: R (already scaled to the cluster).
       ckpt_interval_min: tau, in computing time. restart_depth: D_max (None: never restart on purpose).
       elastic_data: ``rebalance`` or ``shrink`` (``elastic`` only).
-      failure_stall_min, rejoin_stall_min: the pause of the whole job after a survived failure and after a
-        group's return from repair (0: none).
+      failure_stall_min, rejoin_stall_min: the wall time the whole job pauses after a group failure that does
+        not end in a global restart, and after a group's return from repair (docs/runs.md#stalls).
     """
 
     scheme: str
@@ -109,7 +109,9 @@ class RunSetup:
                    hardware_repair_min=None if rep is None else rep.hardware_repair_min,
                    work_min=60.0 * training.work_hours, ckpt_cost_min=float(training.ckpt_cost_min),
                    restart_min=float(training.restart_for(cluster.gpus)), ckpt_interval_min=float(tau_min),
-                   restart_depth=None if restart_depth is None else float(restart_depth), elastic_data=elastic_data)
+                   restart_depth=None if restart_depth is None else float(restart_depth), elastic_data=elastic_data,
+                   failure_stall_min=float(training.failure_stall_min),
+                   rejoin_stall_min=float(training.rejoin_stall_min))
 
     def weibull_scale(self) -> np.ndarray:
         """Per physical group: the Weibull scale with the group's mean (the mean itself when k = 1)."""

@@ -194,7 +194,7 @@ def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
                               progress=progress)
 
 
-def _methods(chosen, n, model, scenario, repair) -> dict:
+def _methods(chosen, n, model, scenario, repair, cfg=None) -> dict:
     """Each scheme's method (``ttt.answer.ttt_method``) for the optimum on this cluster."""
     from ..model.cluster import Cluster
     from ..model.scenario import Scenario
@@ -202,7 +202,7 @@ def _methods(chosen, n, model, scenario, repair) -> dict:
     from ..ttt.config import Policy
 
     cluster = Cluster(n, model, Scenario() if scenario is None else scenario, repair)
-    return {s: ttt_method(cluster, Policy(scheme=s, redundancy=2), optimum=True) for s in chosen}
+    return {s: ttt_method(cluster, Policy(scheme=s, redundancy=2), optimum=True, training=cfg) for s in chosen}
 
 
 def _method_at(scheme, r, n, model, scenario) -> str:
@@ -343,7 +343,8 @@ class Fleet:
 @dataclasses.dataclass(frozen=True)
 class Costs:
     """The training and its price: restart R and checkpoint C (minutes), work W and the deadline (hours), the
-    price per GPU-hour and its ``currency`` (a label; None: the price's own unit)."""
+    price per GPU-hour and its ``currency`` (a label; None: the price's own unit), and the stalls per failure
+    and per rejoin (minutes, docs/runs.md#stalls)."""
 
     restart_min: float = 60.0
     ckpt_cost_min: float = 5.0
@@ -351,6 +352,8 @@ class Costs:
     gpu_hour_price: float = DEFAULT_PRICE
     deadline_hours: float | None = None
     currency: str | None = None
+    failure_stall_min: float = 0.0  # the job's pause per group failure survived without a restart
+    rejoin_stall_min: float = 0.0  # the job's pause per group's return from repair
 
 
 @dataclasses.dataclass(frozen=True)
@@ -427,7 +430,10 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     if scenario is not None:
         scenario.check(n)
         scenario.ring_order(n)
-    cfg = TrainingConfig(work_hours, ckpt_cost_min, restart_min, "none", float(gpus))
+    failure_stall = _check("failure_stall_min", costs.failure_stall_min, 0.0, high=1440.0)
+    rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=1440.0)
+    cfg = TrainingConfig(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
+                         failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
     notes = []
     if fit is not None and fit.weibull is not None and fit.weibull.p_exponential < 0.05:
         notes.append(f"the log rejects the exponential law (Weibull shape {fit.weibull.shape:.3g}, 95% CI "
@@ -451,15 +457,21 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         sensitivity = False
         notes.append("no sensitivity table with repair: each row would need its own joint search on whole training "
                      "runs; run plan again with the input changed (e.g. --gpu-mtbf-hours, --restart)")
+    if sensitivity and cfg.stalls:  # the optimiser behind each row has no stall
+        sensitivity = False
+        notes.append("no sensitivity table with a stall per failure or rejoin: its rows come from the closed-form "
+                     "optimiser, which has no stall; run plan again with the input changed")
     n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
     # whole training runs where repair, a spare pool or the proactive restart changes the run; checkpointing
     # alone ignores repair and D_max (every failure is a global restart that replaces the group), so its
     # exact closed form answers unless a finite spare pool makes the restart wait
     # (with repair: ``ttt.answer.ttt_method`` decides, as for ttt and optimize; without repair, D_max is
     # answered by whole runs at the optimiser's r* and tau* for every scheme but checkpointing alone)
-    methods = _methods(chosen, n, model, scenario, repair)
+    # (a stall per failure or rejoin: whole runs for every scheme but checkpointing alone, which has none; without
+    # repair at the optimiser's r* and tau*)
+    methods = _methods(chosen, n, model, scenario, repair, cfg)
     whole_set = {x for x in chosen if methods[x] == "whole_runs"} if repair is not None else \
-        ({x for x in chosen if x != "none"} if restart_depth is not None else set())
+        ({x for x in chosen if x != "none"} if restart_depth is not None or cfg.stalls else set())
     rest = [x for x in chosen if repair is None or x not in whole_set]
     searching = repair is not None and len(rest) < len(chosen)
     from ..ttt.search import SearchSpace as _Space
@@ -564,13 +576,17 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         "restart_min": restart_min, "ckpt_cost_min": ckpt_cost_min, "work_hours": work_hours,
         "gpu_hour_price": gpu_hour_price, "deadline_hours": deadline_hours, "runs": runs, "seed": seed,
         "r_max": r_max, "method": _overall({s: "whole_runs" if s in whole_set else methods[s] for s in chosen}),
-        "method_detail": base.get("method", "closed form"),
+        "method_detail": base.get("method", "closed form") + (
+            "; then whole training runs at each r* and tau* with the stall (no closed form or epoch pool models "
+            "one)" if repair is None and cfg.stalls and whole_set else ""),
         "job_mtbf_min": base.get("job_mtbf_min"),
         "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
         else scenario.describe(),
     }
     if epochs is not None and needs_kernel:
         inputs["pool_epochs"] = epochs
+    if cfg.stalls:
+        inputs.update(failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
     if repair is not None:
         inputs.update(repair.describe())
     if restart_depth is not None:

@@ -15,7 +15,9 @@ def run_fields(rep: dict, run_hours=None) -> dict:
            "mc_ttt_stderr_hours": rep["mc_ttt_stderr_hours"], "mc_ttt_p05_hours": rep["mc_ttt_p05_hours"],
            "mc_ttt_p95_hours": rep["mc_ttt_p95_hours"], "mc_slowdown": rep["mc_slowdown"],
            "mc_slowdown_stderr": rep["mc_slowdown_stderr"], "theory_slowdown": rep["theory_slowdown"],
-           "failures_survived_per_run": failures_survived(rep)}
+           "failures_survived_per_run": failures_survived(rep),
+           **({k: rep[k] for k in ("failure_stall_hours", "rejoin_stall_hours", "stall_pct")}
+              if "failure_stall_min" in rep else {})}  # (with a stall on)
     if run_hours is not None:
         out.update(quantile_fields(run_hours))
     return out

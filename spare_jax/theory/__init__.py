@@ -6,6 +6,7 @@
 * ``theory.runs``: the longest circular run of failed groups (the paper's r* formula explained).
 * ``theory.repair``: the wipe-out with repair (first order, transient hazard, exact chain on small N).
 * ``theory.chain``: the depth and the wipe-out one failure apart (exact), the (failures, depth) chain.
+* ``theory.stalls``: the stationary share of wall time stalled after failures and rejoins, with repair.
 
 May import ``model``; not ``kernels`` (its sibling: the Monte Carlo is checked against these forms) nor any
 wing above.

@@ -37,7 +37,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
                          "restart replaces the group, so a repair never completes and the repair time changes "
                          "nothing; drop --repair-time (with a finite pool, --spares and --hardware-repair, the "
                          "restart waits for spares and the run is simulated)")
-    if ttt_method(cluster, policy) == "whole_runs":
+    if ttt_method(cluster, policy, training=training) == "whole_runs":
         from .runs import whole_run_ttt
 
         return whole_run_ttt(cluster, training, policy, sampling)
@@ -133,6 +133,9 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         vol = pool.voluntary
         out["restart_depth"] = policy.restart_depth
         out["voluntary_restart_fraction"] = 0.0 if vol is None else float(vol.mean())
+    if training.stalls:  # checkpointing alone: every failure is a global restart, nothing stalls
+        out.update(failure_stall_hours=0.0, rejoin_stall_hours=0.0, stall_pct=0.0,
+                   failure_stall_min=training.failure_stall_min, rejoin_stall_min=training.rejoin_stall_min)
     if pool_est is not None:
         # the renewal-reward estimate W (mean U + R) / mean committed work on the pilot pool (no closed form)
         out["renewal_ttt_hours"] = pool_est["ttt_hours"]
@@ -151,12 +154,14 @@ def check_elastic(cluster: Cluster) -> None:
 METHODS = ("closed_form", "closed_form_approx", "epoch_pool", "whole_runs")
 
 
-def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False) -> str:
-    """How a time-to-train of ``policy`` on ``cluster`` is computed, one of ``METHODS``: the one place that
-    decides it for ``ttt``, ``optimize``, ``plan`` and the joint search (each result says it in ``method``).
+def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False, training: Training | None = None) -> str:
+    """How a time-to-train of ``policy`` on ``cluster`` (with the costs of ``training``, where given) is
+    computed, one of ``METHODS``: the one place that decides it for ``ttt``, ``optimize``, ``plan`` and the
+    joint search (each result says it in ``method``).
 
     * ``whole_runs``: the whole-run kernel (``needs_whole_runs``: repair or a spare pool, elastic, Weibull
-      clocks that no epoch pool follows). Bounded by construction: a run ends when its work W is committed.
+      clocks that no epoch pool follows, a stall per failure or rejoin for any scheme but checkpointing
+      alone). Bounded by construction: a run ends when its work W is committed.
     * ``epoch_pool``: epochs sampled by the kernels, without repair: under a scenario with no closed form
       (domains, ring orders, lemons) or with the proactive restart; and ``ttt``'s own runs, assembled from
       sampled epochs (``optimum=False``).
@@ -169,35 +174,39 @@ def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False) -> str:
     Checkpointing alone with repair but no finite spare pool is answered as without repair: every failure is
     a global restart that replaces the group, so a repair never completes."""
     cluster = as_answered(cluster, policy)
-    if needs_whole_runs(cluster, policy):
+    if needs_whole_runs(cluster, policy, training):
         return "whole_runs"
     if not optimum or cluster.scenario.needs_kernel or policy.restart_depth is not None:
         return "epoch_pool"
     return closed_form_answers(cluster, policy) or "closed_form_approx"
 
 
-def needs_whole_runs(cluster: Cluster, policy: Policy) -> bool:
+def needs_whole_runs(cluster: Cluster, policy: Policy, training: Training | None = None) -> bool:
     """Whether no closed form or epoch pool follows a training run as it happens and the whole-run kernel
     answers: repair or a finite spare pool; Weibull clocks under domains, lemons or a ring order; Weibull
     clocks with kept ages (a run starts with every clock new and the clocks keep running during a restart,
-    which the pool of epochs cut from a stationary chain does not follow)."""
+    which the pool of epochs cut from a stationary chain does not follow); a stall per failure or per rejoin
+    (``training.stalls``: the job pauses between restarts, which no epoch of uptime follows), except for
+    checkpointing alone, where every failure is a global restart and nothing stalls."""
     scen, model = cluster.scenario, cluster.model
     weibull = model.distribution != "exponential"
     kept = weibull and policy.ages == "kept"
+    stalls = training is not None and training.stalls and policy.scheme != "none"
     return (policy.scheme == "elastic" or cluster.repair is not None or (weibull and scen.needs_kernel)
-            or kept)
+            or kept or stalls)
 
 
 def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Report:
-    """Weibull clocks with kept ages, or under a scenario with no closed form: r and tau screened on whole
-    training runs. Without a scenario kernel the renewed model's closed-form r* per scheme centres the
+    """Weibull clocks with kept ages, or under a scenario with no closed form, or a stall per failure or rejoin:
+    r and tau screened on whole training runs. Without a scenario kernel the renewed model's closed-form r* per scheme centres the
     window (r* - 2 .. r* + 2); otherwise r = 2 .. 8."""
     from .closed_form import optimize_r_tau
     from .runs import screen_whole_runs
 
     ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
     if len(ms) > 1 or len(ds) > 1:
-        raise ValueError("with Weibull clocks (kept ages, or under domains, lemons or a ring order), give one "
+        raise ValueError("with Weibull clocks (kept ages, or under domains, lemons or a ring order) or a stall "
+                         "(--failure-stall, --rejoin-stall) without repair, give one "
                          "--microbatches and one --restart-depth (optimize screens r and tau on whole training "
                          "runs for one of each; run it once per value to compare)")
     n, scenario = cluster.groups, cluster.scenario
@@ -303,11 +312,11 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     from .closed_form import optimize_r_tau
 
     scenario = cluster.scenario
-    methods = {s: ttt_method(cluster, Policy(scheme=s, redundancy=2, ages=space.ages), optimum=True)
-               for s in SCHEMES}
+    methods = {s: ttt_method(cluster, Policy(scheme=s, redundancy=2, ages=space.ages), optimum=True,
+                             training=training) for s in SCHEMES}
     if cluster.repair is not None:  # whole training runs: the joint search (bounded: a run ends at W)
         return _optimize_searched(cluster, training, space, progress)
-    if "whole_runs" in methods.values():  # Weibull clocks that no epoch pool follows
+    if "whole_runs" in methods.values():  # Weibull clocks that no epoch pool follows, or a stall
         return _optimize_weibull(cluster, training, space)
     ms = list(space.microbatches) or [1]
     if len(ms) > 1 or space.restart_depths is not None:
@@ -317,7 +326,8 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
         if not space.curves:
             res["policy"].pop("restart_curves", None)
         spare = res["schemes"].get("spare", {})  # the proactive restart found on its epoch pools
-        methods["spare"] = ttt_method(cluster, Policy("spare", 2, spare.get("restart_depth"), space.ages), optimum=True)
+        methods["spare"] = ttt_method(cluster, Policy("spare", 2, spare.get("restart_depth"), space.ages), optimum=True,
+                                      training=training)
     else:
         res = optimize_r_tau(cluster, training, space, progress=progress)
     _label(res, {s: methods[s] for s in res.get("schemes", methods)})

@@ -341,6 +341,9 @@ def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundanc
     scenario's micro-batches. Returns the TTT (hours), TTT/W, goodput, the expected restarts, the
     availability (uptime / wall), tau and the mean epoch uptime."""
     _check_applies(cluster, scheme)
+    if training.stalls and scheme != "none":
+        raise ValueError("the closed-form time-to-train has no stalls (failure_stall_min, rejoin_stall_min): whole "
+                         "runs answer")
     n, model = cluster.groups, cluster.model
     _, r = scheme_placement(scheme, n, redundancy)
     m = cluster.scenario.microbatches if scheme == "spare" else 1

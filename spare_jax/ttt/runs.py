@@ -6,8 +6,11 @@ proactive restart with kept Weibull ages, Weibull clocks under a scenario, the e
 whole-run kernel (``kernels.run``) and reports the mean time-to-train with its standard error and 95%
 interval, the slowdown (computing time / work computed) with its standard error, and with repair the
 stationary ``theory_slowdown`` = 1/E[1/d(S)] (S: each group down independently with p = D/(MTBF + D));
-with a finite spare pool the mean stall per run (``mc_stall_hours_mean``: restarts waiting for spares
-beyond R, unavailable time like R) and the pool (``spares``, ``hardware_repair_min``).
+with a finite spare pool the mean wait per run of restarts for spares (``spare_wait_hours``: beyond R,
+unavailable time like R) and the pool (``spares``, ``hardware_repair_min``); the stalls per run
+(``failure_stall_hours``, ``rejoin_stall_hours``: the job paused after a failure survived without a restart
+or a group's return, while no checkpoint runs) and their share of the time-to-train (``stall_pct``), with
+the stationary estimate ``theory_stall_pct`` where ``theory_slowdown`` has one.
 
 The checkpoint interval, when not given: Daly's interval ``sqrt(2 C M) - C`` (``M`` the mean computing
 time between interruptions) with M measured on a pilot of runs at a first interval (Young's, from the
@@ -19,6 +22,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+
+import numpy as np
 
 from ..model.cluster import Cluster, Sampling
 from ..model.runsetup import RunSetup
@@ -110,6 +115,29 @@ def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int, elastic_data
     return 1.0 / inv
 
 
+def theory_stall_pct(cluster: Cluster, training: Training, scheme: str, redundancy: int,
+                     elastic_data: str = "rebalance", tau_min: float | None = None) -> float | None:
+    """The stationary share of wall time stalled, percent (``theory.stalls.stalled_share``: each group down
+    independently, a stall in force when some group failed within S or returned within S_j, counted outside
+    checkpoints; restarts left out). 0 for checkpointing alone (nothing stalls); None where
+    ``theory_slowdown`` has no stationary form (no repair, a finite pool, groups not alike, domains) or the
+    clocks are Weibull."""
+    from ..theory.stalls import stalled_share
+
+    if scheme == "none":
+        return 0.0
+    if theory_slowdown(cluster, scheme, redundancy, elastic_data) is None or \
+            cluster.model.distribution != "exponential":
+        return None
+    rep = cluster.repair
+    tau = training.ckpt_interval_min if tau_min is None else tau_min
+    if tau is None:
+        return None
+    mtbfs = np.full(cluster.groups, cluster.model.group_mtbf_min)
+    return 100.0 * stalled_share(mtbfs, rep.repair_time_min, training.failure_stall_min, training.rejoin_stall_min,
+                                 tau, training.ckpt_cost_min, rep.law, rep.sigma)
+
+
 def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampling) -> Report:
     """``sampling.count`` whole training runs of ``policy`` on ``cluster``; see the module docstring."""
     from ..kernels.run import simulate_runs, summarize, ttt_quantiles
@@ -131,7 +159,9 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     restart = training.restart_for(gpus)
     wall = res["ttt_min"]
     spares = cluster.repair is not None and cluster.repair.spares is not None
-    down_wall = res["restarts_mean"] * restart + (res["stall_mean"] if spares else 0.0)  # restarts (+ stalls)
+    stalled = res["failure_stall_mean"] + res["rejoin_stall_mean"]
+    # restarts, their waits for spares and the stalls: the wall time the job is not up
+    down_wall = res["restarts_mean"] * restart + (res["spare_wait_mean"] if spares else 0.0) + stalled
     q05, q50, q90, q95, q99 = (None if x is None else x / 60.0  # None: beyond the histogram (256 W)
                                for x in ttt_quantiles(raw, (0.05, 0.5, 0.9, 0.95, 0.99)))
     out = {
@@ -144,6 +174,7 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         "theory_ttt_hours": None,
         "mc_slowdown": res["slowdown"], "mc_slowdown_stderr": res["slowdown_stderr"],
         "theory_slowdown": theory_slowdown(cluster, policy.scheme, r, policy.elastic_data),
+        "theory_stall_pct": theory_stall_pct(cluster, training, policy.scheme, r, policy.elastic_data, tau),
         "availability_pct": max(0.0, 100.0 * (wall - down_wall) / wall),  # float32 sums: never below 0
         "goodput": 60.0 * w / wall, "ttt_over_w": ttt_h / w, "restarts_mean": res["restarts_mean"],
         "wipeouts_mean": res["wipeouts_mean"], "job_failures_mean": res["job_failures_mean"],
@@ -153,14 +184,22 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         # per day of wall time (ratios of sums): every group failure, those absorbed during a restart included
         # (a hardware rate), and the global restarts by cause (what a job's log counts as interruptions)
         **{k: res[m] * 1440.0 / wall for k, m in PER_DAY},
+        "failure_stall_hours": res["failure_stall_mean"] / 60.0, "rejoin_stall_hours": res["rejoin_stall_mean"] / 60.0,
+        "stall_pct": 100.0 * stalled / wall,
         "work_hours": w, "ckpt_cost_min": training.ckpt_cost_min, "restart_min": restart,
         "distribution": cluster.model.distribution, "ages": policy.ages,
-        "method": "whole_runs", "method_detail": "whole training runs, event by event",
+        "method": "whole_runs",
+        "method_detail": "whole training runs, event by event" + (
+            "; the stalls per failure or rejoin need them (no closed form or epoch pool models a pause of the "
+            "whole job between restarts)" if training.stalls and policy.scheme != "none" else ""),
     }
     if cluster.repair is not None:
         out.update(cluster.repair.describe())
     if spares:  # the wall time restarts waited for spares beyond R (docs/runs.md#spare-pool), per run
-        out["mc_stall_hours_mean"] = res["stall_mean"] / 60.0
+        out["spare_wait_hours"] = res["spare_wait_mean"] / 60.0
+    if training.stalls:  # the pauses per failure and per rejoin (docs/runs.md#stalls)
+        out["failure_stall_min"] = training.failure_stall_min
+        out["rejoin_stall_min"] = training.rejoin_stall_min
     if not cluster.scenario.is_default or cluster.scenario.microbatches > 1:
         out["scenario"] = cluster.scenario.describe()
     if cluster.scenario.microbatches > 1:
