@@ -78,6 +78,8 @@ BOUNDS = {
     # a finite spare pool (docs/runs.md#spare-pool): the whole-run kernel keeps N + K return times per run
     "spares": ("int", 0, 200_000, ""),
     "hardware_repair": ("float", 1e-3, 1e12, "min"),
+    "max_spare_wait": ("float", 1e-3, 1e12, "min"),  # plan --spares auto: the longest wait for a spare allowed
+    "spare_runs": ("int", 299, 100_000, "whole runs per pool size"),  # 299: the fewest that can meet the wait bound
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
     # ring search (spare-jax place)
     "search_steps": ("int", 0, 1_000_000, "swap steps"),

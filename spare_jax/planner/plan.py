@@ -76,12 +76,15 @@ class PlanResult:
     preset: dict | None = None  # the preset's description, sources and assumptions, when one was used
     verdict: dict | None = None  # ``planner.verdict.verdict``: what to run, by how much, with uncertainty
     bound: dict | None = None  # the TTT of a run whose group failures cost nothing (``planner.verdict.bound``)
+    spares: dict | None = None  # ``plan --spares auto``: the pool chosen (``planner.spares.spares_block``)
 
     def as_json(self) -> dict:
         out = {} if self.verdict is None else {"verdict": self.verdict, "bound": self.bound}
         out.update({"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity})
         if self.fit is not None:
             out["fit"] = self.fit
+        if self.spares is not None:
+            out["spares"] = self.spares
         out["notes"] = self.notes
         return out
 
@@ -356,6 +359,7 @@ class PlanOptions:
     schemes: tuple | None = None
     search: object = None
     preset: object = None
+    spares_auto: object = None  # a ``planner.spares.SpareAuto``: choose the spare pool (the repair has none)
 
 
 def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = PlanOptions(),
@@ -421,6 +425,9 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     from ..stages import Stages
 
     chosen = _check_schemes(schemes, repair)
+    if options.spares_auto is not None and (repair is None or not repair.has_repair or repair.spares is not None):
+        raise ValueError("--spares auto needs --repair-time D (the swap: a failed group rejoins D after it takes a "
+                         "spare) and no --spares K of its own")
     if search is not None and repair is None:
         raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
                          "runs: it needs repair (a repair time, or a finite spare pool)")
@@ -510,6 +517,16 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             t = extra[s]["mc_ttt_hours"]
             schemes[s].update(ttt_hours=t, ttt_over_w=t / work_hours, gpu_hours=t * gpus,
                               cost=t * gpus * gpu_hour_price)
+    spares = None
+    if options.spares_auto is not None:  # the pool size K at each scheme's configuration (planner.spares)
+        from ..model.cluster import Cluster
+        from ..model.scenario import Scenario
+        from .spares import plan_spares
+
+        spares, more = plan_spares(Cluster(n, model, Scenario() if scenario is None else scenario, repair), cfg,
+                                   schemes, options.spares_auto, gpu_hour_price, seed, stages,
+                                   DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node))
+        notes += more
     sens = []
     if sensitivity:
         from .. import ttt
@@ -561,7 +578,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
                   "assumptions": list(preset.assumptions)}
     return PlanResult(inputs, schemes, sens, None if fit is None else fit.as_dict(), curves, runs_hours,
-                      notes, preset=preset, verdict=verdict(schemes, best_possible), bound=best_possible)
+                      notes, preset=preset, verdict=verdict(schemes, best_possible), bound=best_possible,
+                      spares=spares)
 
 
 SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2.0, "restart x2"),
