@@ -136,3 +136,37 @@ def test_spares_auto_refuses_too_few_runs_and_a_bad_wait():
         spares.SpareAuto(H, 0.0)
     with pytest.raises(ValueError, match="--hardware-repair"):
         spares.SpareAuto(0.0)
+
+
+def _synthetic_sweeps():
+    def point(k, ttt, exceed):
+        p = spares.pool_point({"ttt": np.full(300, 60.0 * ttt) + np.arange(300) * 1e-3,
+                               "spare_wait_max": np.where(np.arange(300) < exceed, 90.0, 10.0)}, k, 60.0,
+                              lambda k, t: 2.0 * (N * GPG + (k or 0) * GPG) * t)
+        return p
+
+    pts = [point(2, 17.0, 200), point(3, 15.6, 60), point(4, 15.3, 1), point(5, 15.2, 0), point(6, 15.19, 0)]
+    return {"spare": {"chosen": 5, "within_1pct": 4, "unlimited": point(None, 15.15, 0), "points": pts,
+                      "capacity": 16, "start": 4}}
+
+
+def test_the_spare_pool_block_speaks_the_vocabulary_and_renders():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from vocabulary_keys import problems, read_vocabulary
+
+    from spare_jax.planner.report import _png
+
+    block = spares.spares_block(_cluster(), spares.SpareAuto(H), _synthetic_sweeps())
+    assert block["scheme"] == "spare" and block["spares_chosen"] == 5
+    assert block["spare_wait_p_upper95"] <= 0.01 and block["spare_wait_runs"] == 300
+    row = {"spares_chosen": 5, "spares_cost": 1.0, "spares_ttt_hours": 1.0, "spare_wait_p_exceed": 0.0,
+           "spare_wait_p_upper95": 0.009, "spare_wait_runs": 300, "spares_within_1pct_of_unlimited": 4}
+    assert problems({"spare_pool": block, "schemes": {"spare": row}}, "plan", read_vocabulary()) == []
+    text = spares.spares_text(block)
+    assert "K = 5" in text and "ByteRobust" in text
+    head, rows, words = spares.report_rows(block)
+    assert rows[0][:2] == ["spare", 5] and "Clopper" in words
+    assert _png(spares.figure_spares(block)).startswith("data:image/png;base64,")

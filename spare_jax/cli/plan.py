@@ -148,7 +148,7 @@ def spare_pool_args(p) -> None:
     g.add_argument("--max-spare-wait", type=bounded("max_spare_wait"), default=None,
                    help=bound_help(f"with --spares auto: the longest wait of a failed group for a spare allowed in a "
                                    f"run, minutes; the pool must keep P(a run's longest wait is longer) at most "
-                                   f"{spares.WAIT_LEVEL:.0%} (its Clopper-Pearson 95% upper bound) (default "
+                                   f"{100 * spares.WAIT_LEVEL:g}%% (its Clopper-Pearson 95%% upper bound) (default "
                                    f"{spares.MAX_SPARE_WAIT_MIN:g})", "max_spare_wait"))
     g.add_argument("--spare-runs", type=bounded("spare_runs"), default=None,
                    help=bound_help(f"with --spares auto: whole training runs per pool size K (default "

@@ -84,7 +84,7 @@ class PlanResult:
         if self.fit is not None:
             out["fit"] = self.fit
         if self.spares is not None:
-            out["spares"] = self.spares
+            out["spare_pool"] = self.spares
         out["notes"] = self.notes
         return out
 

@@ -354,11 +354,15 @@ def figure_spares(block: dict):
             c = min(chosen, key=lambda p: (p["cost"], p["spares"]))
             ax_c.plot([c["spares"]], [c["cost"]], "*", color=line.get_color(), ms=14)
             ax_t.plot([c["spares"]], [c["ttt_hours"]], "*", color=line.get_color(), ms=14)
+    from matplotlib.ticker import MaxNLocator
+
+    for ax in (ax_t, ax_c):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_t.set_xlabel("spares K (node sets)")
     ax_t.set_ylabel("time-to-train (h)")
     ax_t.set_title("time-to-train (dashed: unlimited pool)")
     ax_c.set_xlabel("spares K (node sets)")
-    ax_c.set_ylabel("total cost (price × (GPUs + K × GPUs per group) × TTT)")
+    ax_c.set_ylabel("price × (GPUs + K × GPUs per group) × TTT")
     ax_c.set_title("cost (×: longest wait constraint not met)")
     ax_t.legend()
     return fig
@@ -366,10 +370,10 @@ def figure_spares(block: dict):
 
 def spares_text(block: dict) -> str:
     """The lines ``plan`` prints under its table for ``--spares auto``."""
-    lines = [f"spare pool (--spares auto): hardware repair {block['hardware_repair_min']:g} min; the longest wait "
-             f"for a spare must stay over {block['max_spare_wait_min']:g} min in at most "
+    lines = [f"spare pool (--spares auto): hardware repair {block['hardware_repair_min']:g} min; a run's longest wait "
+             f"for a spare may exceed {block['max_spare_wait_min']:g} min in at most "
              f"{block['spare_wait_level_pct']:g}% of runs (Clopper-Pearson 95% upper bound, "
-             f"{block['spare_wait_runs']} whole runs per K)"]
+             f"{block['spare_wait_runs']} whole runs per K); cost = price x (GPUs + K x GPUs per group) x TTT"]
     head = f"{'scheme':8}{'K':>6}{'cost':>18}{'TTT h':>10}{'P(wait>max)':>13}{'upper 95%':>11}{'K within 1%':>13}" \
            f"{'unlimited TTT h':>17}"
     lines.append(head)
@@ -388,3 +392,31 @@ def spares_text(block: dict) -> str:
                      f"count of our node sets ({block['byterobust_p99_spare_nodes']:,} nodes), a quantile of the pool "
                      "at one moment where K bounds the longest wait over a whole run")
     return "\n".join(lines)
+
+
+def report_rows(block: dict) -> tuple:
+    """``(head, rows, text)`` of the report's spare-pool section: per scheme the chosen K, its cost and TTT,
+    the wait's estimate, the least K within 1% of the unlimited pool; the text says the constraint, the runs
+    behind it and ByteRobust's cross-check."""
+    head = ["scheme", "K chosen", "cost", "TTT (h)", "P(longest wait > max)", "95% upper bound",
+            "least K within 1% of unlimited", "unlimited pool TTT (h)"]
+    rows = []
+    for s, sw in block["sweeps"].items():
+        pts = [p for p in sw["points"] if p["meets_wait"]]
+        c = min(pts, key=lambda p: (p["cost"], p["spares"])) if pts else None
+        within = sw.get("spares_within_1pct_of_unlimited")
+        rows.append([s] + ([c["spares"], f"{c['cost']:,.0f}", f"{c['ttt_hours']:,.1f}",
+                            f"{c['spare_wait_p_exceed']:.4f}", f"{c['spare_wait_p_upper95']:.4f}"]
+                           if c else ["none meets", "-", "-", "-", "-"])
+                    + ["-" if within is None else within, f"{sw['unlimited_ttt_hours']:,.1f}"])
+    text = (f"A spare is one group's node set ({block['nodes_per_group']} nodes). K minimises price × (GPUs + K × "
+            f"GPUs per group) × TTT among the pools whose runs keep P(the longest wait of a group for a spare > "
+            f"{block['max_spare_wait_min']:g} min) at most {block['spare_wait_level_pct']:g}% (its one-sided "
+            f"Clopper–Pearson 95% upper bound), from {block['spare_wait_runs']} whole training runs per K at each "
+            f"scheme's chosen configuration, hardware repair {block['hardware_repair_min']:g} min. Cross-check: "
+            f"ByteRobust's P99 binomial pool is {block['byterobust_p99_nodes']} nodes "
+            f"({block['byterobust_p99_per_1024_nodes']:.2f} per 1,024 nodes), the number of nodes in hardware "
+            f"repair at once; each of them takes a whole node set away here, so it is "
+            f"{block['byterobust_p99_spares']} node sets ({block['byterobust_p99_spare_nodes']:,} nodes). It is a "
+            "quantile at one moment; K bounds the longest wait over a whole run, so it is larger.")
+    return head, rows, text
