@@ -17,6 +17,13 @@ PLAN = ["plan", "--gpus", "16384", "--gpus-per-group", "1024", "--runs", "4", "-
 ROWS = [
     # the spare pool
     *[row(PLAN + extra, word, id=f"plan: {' '.join(extra)}") for extra, word in BAD_SPARES],
+    # --spares auto: the hardware repair H has no default, the swap is the repair time, the wait and runs go with it
+    row(PLAN + ["--spares", "auto", "--repair-time", "30"], ["--spares auto", "--hardware-repair"]),
+    row(PLAN + ["--spares", "auto", "--hardware-repair", "1440"], ["--spares auto", "--repair-time"]),
+    row(PLAN + ["--max-spare-wait", "30"], ["--max-spare-wait", "--spares auto"]),
+    row(PLAN + ["--spares", "auto", "--hardware-repair", "1440", "--repair-time", "30", "--spare-runs", "100"],
+        "--spare-runs"),
+    row(PLAN + ["--spares", "autox", "--hardware-repair", "1440"], "--spares"),
     # a list of micro-batch counts is searched with repair only
     row(["plan", "--microbatches", "1,2", "--quiet"], "--microbatches"),
     row(["plan", "--job-scaling", "per-job"], ["--job-scaling per-job", "drop --job-scaling"]),

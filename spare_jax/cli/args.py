@@ -230,10 +230,11 @@ def policy_search_args(p, plan: bool = False):
     p.set_defaults(microbatches=None)
 
 
-def repair_args(p, spares: bool = False, listed: bool = False):
+def repair_args(p, spares: bool = False, listed: bool = False, spares_auto: bool = False):
     """Repair without a global restart; off by default (the paper's model). ``spares``: also the finite spare
     pool (``--spares``, ``--hardware-repair``), where whole training runs answer (ttt, optimize, plan).
-    ``listed``: ``--repair-time`` takes a comma list, searched with the rest (optimize, plan)."""
+    ``listed``: ``--repair-time`` takes a comma list, searched with the rest (optimize, plan). ``spares_auto``:
+    ``--spares`` also takes ``auto`` (plan: the pool size is chosen)."""
     g = p.add_argument_group("repair without a global restart (default off)")
     g.add_argument("--repair-time", type=_number_list("repair_time", "--repair-time") if listed else
                    bounded("repair_time"), default=None,
@@ -245,10 +246,19 @@ def repair_args(p, spares: bool = False, listed: bool = False):
     g.add_argument("--repair-sigma", type=bounded("repair_sigma"), default=None,
                    help=bound_help("log-sd of the lognormal repair law (default 1.0)", "repair_sigma"))
     if spares:
-        g.add_argument("--spares", type=bounded("spares"), default=None,
+        number = bounded("spares")
+
+        def spares_type(text):
+            return "auto" if spares_auto and str(text).strip() == "auto" else number(text)
+
+        spares_type.kind, spares_type.bound = number.kind, number.bound
+        g.add_argument("--spares", type=spares_type, default=None,
                        help=bound_help("a finite pool of K spare node sets: a failed group takes a free one or waits "
                                        "for one, first come first served, and a global restart waits until every "
-                                       "down group has one (default: unlimited; with --hardware-repair)", "spares"))
+                                       "down group has one (default: unlimited; with --hardware-repair)"
+                                       + ("; auto: choose K, the cheapest pool whose longest wait for a spare "
+                                          "meets --max-spare-wait (needs --hardware-repair and --repair-time)"
+                                          if spares_auto else ""), "spares"))
         g.add_argument("--hardware-repair", type=bounded("hardware_repair"), default=None,
                        help=bound_help("minutes a failed group's node set spends in hardware repair before it returns "
                                        "to the pool as a spare (with --spares; default: none)", "hardware_repair"))

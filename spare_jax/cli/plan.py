@@ -113,7 +113,8 @@ def add_plan_parser(sub) -> None:
                                    "deadline_hours"))
     scenario_args(p, mtbf_flags=False)
     policy_search_args(p, plan=True)
-    repair_args(p, spares=True, listed=True)
+    repair_args(p, spares=True, listed=True, spares_auto=True)
+    spare_pool_args(p)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--schemes", type=scheme_list, default=None, metavar="LIST",
                    help="strategies compared, comma-separated from spare, rep, none, elastic (default "
@@ -163,6 +164,45 @@ def _positive_int(flag: str):
             raise argparse.ArgumentTypeError(f"{flag} must be a whole number >= 1, got {text!r}")
         return v
     return parse
+
+
+def spare_pool_args(p) -> None:
+    """The flags of ``--spares auto`` (``planner.spares``)."""
+    from ..planner import spares
+
+    g = p.add_argument_group("choosing the spare pool (--spares auto)")
+    g.add_argument("--max-spare-wait", type=bounded("max_spare_wait"), default=None,
+                   help=bound_help(f"with --spares auto: the longest wait of a failed group for a spare allowed in a "
+                                   f"run, minutes; the pool must keep P(a run's longest wait is longer) at most "
+                                   f"{100 * spares.WAIT_LEVEL:g}%% (its Clopper-Pearson 95%% upper bound) (default "
+                                   f"{spares.MAX_SPARE_WAIT_MIN:g})", "max_spare_wait"))
+    g.add_argument("--spare-runs", type=bounded("spare_runs"), default=None,
+                   help=bound_help(f"with --spares auto: whole training runs per pool size K (default "
+                                   f"{spares.DEFAULT_SPARE_RUNS}; at least {spares.fewest_runs()}, the fewest that "
+                                   "can meet the wait bound)", "spare_runs"))
+
+
+def spares_auto_from_flags(args):
+    """``--spares auto`` as a ``planner.spares.SpareAuto`` (None without it), refused in one line without
+    ``--hardware-repair`` or ``--repair-time``; the repair then has no pool of its own (``args.spares`` and
+    ``args.hardware_repair`` are cleared)."""
+    from ..planner.spares import DEFAULT_SPARE_RUNS, MAX_SPARE_WAIT_MIN, SpareAuto
+
+    if args.spares != "auto":
+        given = [f for f, v in (("--max-spare-wait", args.max_spare_wait), ("--spare-runs", args.spare_runs))
+                 if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} go(es) with --spares auto")
+        return None
+    if args.hardware_repair is None:
+        raise ValueError("--spares auto needs --hardware-repair H: the minutes a failed group's node set spends in "
+                         "hardware repair before it returns to the pool (no default: give your own)")
+    if args.repair_time is None:
+        raise ValueError("--spares auto needs --repair-time D: the swap, from taking a spare to rejoining")
+    auto = SpareAuto(args.hardware_repair, MAX_SPARE_WAIT_MIN if args.max_spare_wait is None else args.max_spare_wait,
+                     DEFAULT_SPARE_RUNS if args.spare_runs is None else args.spare_runs)
+    args.spares, args.hardware_repair = None, None
+    return auto
 
 
 CURRENCY_MAX = 12  # characters: a code (USD), a symbol or a short word, as the cost column's title shows it
@@ -236,6 +276,7 @@ def cmd_plan(args) -> dict:
     preset, s = _resolve(args)
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
     n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
+    spares_auto = spares_auto_from_flags(args)
     repair = repair_from_flags(args)
     search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair,
                                                              repair_times_from_flags(args))
@@ -278,7 +319,8 @@ def cmd_plan(args) -> dict:
         raise ValueError("give --microbatches or the batch (--global-batch-seqs, --max-microbatches), not both: "
                          "the batch sets the micro-batch counts searched")
     options = planmod.PlanOptions(args.runs, args.seed, args.r_max, args.epochs, not args.no_sensitivity, depth,
-                                  args.schemes, search, preset, args.global_batch_seqs, args.max_microbatches)
+                                  args.schemes, search, preset, args.global_batch_seqs, args.max_microbatches,
+                                  spares_auto)
     result = planmod.plan(fleet, costs, options, progress=not args.quiet)
     result.notes = list(result.notes) + edge_notes({"schemes": result.schemes, "search": result.inputs.get("search")},
                                                    n, result.inputs["r_max"], args.microbatch_set)
@@ -293,6 +335,10 @@ def cmd_plan(args) -> dict:
             out["report"] = args.report
         return out
     print(planmod.format_table(result))
+    if result.spares is not None:
+        from ..planner.spares import spares_text
+
+        print(spares_text(result.spares))
     if args.report is not None:
         print(f"report: {args.report}")
     args.printed = True

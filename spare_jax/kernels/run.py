@@ -46,7 +46,8 @@ earliest return (first at a tie): the pool gains a spare, and the group with the
 repairs in flight: those groups keep their spares (their next time becomes +inf) and are replaced at its
 end. When R has elapsed and some group still waits, the restart *waits for spares* (its end becomes +inf);
 the return that serves the last waiting group sets the end to that instant, and the restart ends at the next
-step (same time). The wait is summed per run (``spare_wait``, minutes). Why a ring buffer of N + K:
+step (same time). The wait is summed per run (``spare_wait``, minutes), and the longest wait of any group
+for a spare is kept per run (``spare_wait_max``: each waiting group's ticket time in ``wait_from``). Why a ring buffer of N + K:
 H is the same for every node set, so they return in the order they left (first in, first out); a group
 can have several node sets away at once (it fails, takes a spare, rejoins and fails again within H), so
 one return time per group would not do; and the node sets away are at most N + K (there are N + K node
@@ -183,15 +184,16 @@ def spare_capacity(spares: int) -> int:
     return max(8, 1 << max(0, int(spares) - 1).bit_length())
 
 
-def run_shape(setup: RunSetup) -> RunShape:
-    """The static part of ``setup``."""
+def run_shape(setup: RunSetup, capacity: int | None = None) -> RunShape:
+    """The static part of ``setup``; ``capacity``: a spare pool's static size at least this (a sweep over K
+    up to it then shares one compiled program)."""
     return RunShape(
         scheme=setup.scheme, groups=int(setup.groups), redundancy=int(setup.redundancy),
         microbatches=int(setup.microbatches), weibull=setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
         domain_counts=tuple(int(np.asarray(members).max()) + 1 for members, _ in setup.domains),
         job_wide=setup.job_mtbf_min is not None,
         repair_law=None if setup.repair_time_min is None else setup.repair_law,
-        spare_capacity=None if setup.spares is None else spare_capacity(setup.spares),
+        spare_capacity=None if setup.spares is None else spare_capacity(max(setup.spares, capacity or 0)),
         elastic_data=setup.elastic_data)
 
 
@@ -228,7 +230,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
     per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
     the wait for spares, minutes, 0 without a finite spare pool; the stalled time by cause, minutes) and
-    ``censored`` (bool)."""
+    ``censored`` (bool) and ``spare_wait_max`` (float32
+    minutes: the run's longest wait of a group for a spare, from its failure, or from its node set's return
+    to the pool, to the moment it takes one; a wait still going at the run's end counts up to the end; 0
+    without a finite pool; kept per run, not summed by ``simulate_runs``)."""
     from .repair import sample_repair
 
     n = shape.groups
@@ -283,7 +288,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     if finite:
         zi = jnp.zeros((c,), jnp.int32)
         st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
-                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, spare_waiting=zb)
+                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, spare_waiting=zb,
+                  wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
 
     def cond(s):
         return jnp.any((s["phase"] != DONE) & (s["k"] < max_events))
@@ -425,6 +431,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             nxt = jnp.where(sel, serve_repair[:, None], nxt)
             # during the stall, the last waiting group served ends the restart now (its end is the next event)
             serve_last = serve & s["spare_waiting"] & ~jnp.any(ticket != no_ticket, axis=1)
+            # the longest wait for a spare: the served group's wait ends now; a new ticket's starts now
+            waited = jnp.max(jnp.where(sel, tn[:, None] - s["wait_from"], 0.0), axis=1)
+            s["wait_max"] = jnp.maximum(s["wait_max"], waited)
+            s["wait_from"] = jnp.where((ticket != no_ticket) & (s["ticket"] == no_ticket), tn[:, None], s["wait_from"])
             s["free"], s["ticket"], s["tickets"] = free, ticket, tickets
             s["spare_waiting"] = (s["spare_waiting"] | stall_now) & ~rs_end
 
@@ -484,6 +494,11 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     out["events"] = s["k"].astype(jnp.float32)
     out["censored"] = (s["phase"] != DONE)
     out["work_min"] = jnp.broadcast_to(work_total, (c,))
+    if finite:  # a wait still going when the run ends counts up to its end
+        going = jnp.where(s["ticket"] != no_ticket, s["t"][:, None] - s["wait_from"], 0.0)
+        out["spare_wait_max"] = jnp.maximum(s["wait_max"], jnp.max(going, axis=1))
+    else:
+        out["spare_wait_max"] = zf
     return out
 
 
@@ -588,17 +603,18 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
             "ttt_hist": totals["ttt_hist"], "work_min": setup.work_min}
 
 
-def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
+def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS, capacity: int | None = None) -> dict:
     """Each run's own outputs, as host arrays (``OUTPUTS`` in float32 and ``censored``), through the driver's
     per-trial path (``run_chunked``): for comparisons run by run (common random numbers) where
     ``simulate_runs``'s exact sums are not needed. It compiles the kernel alone (no device sums), so a
     search over many layouts compiles faster. Same runs, same numbers per run as ``simulate_runs`` (seeded by
-    run id)."""
+    run id). Also ``spare_wait_max`` per run. ``capacity``: the spare pool's static size at least this
+    (``run_shape``), so that a sweep over K shares one compile."""
     from .driver import Execution, as_uint32_key_words, run_chunked
 
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
-    shape = run_shape(setup)
+    shape = run_shape(setup, capacity)
     fn = jitted_run_kernel(shape, int(max_events))
     params = run_params(setup)
     parts = []

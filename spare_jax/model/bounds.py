@@ -83,6 +83,8 @@ BOUNDS = {
     # stalls per failure and per rejoin (docs/runs.md#stalls): up to a day, the range of a pause, not an outage
     "failure_stall": ("float", 0.0, 1440.0, "min"),
     "rejoin_stall": ("float", 0.0, 1440.0, "min"),
+    "max_spare_wait": ("float", 1e-3, 1e12, "min"),  # plan --spares auto: the longest wait for a spare allowed
+    "spare_runs": ("int", 299, 100_000, "whole runs per pool size"),  # 299: the fewest that can meet the wait bound
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
     # ring search (spare-jax place)
     "search_steps": ("int", 0, 1_000_000, "swap steps"),

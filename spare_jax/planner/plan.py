@@ -79,12 +79,15 @@ class PlanResult:
     verdict: dict | None = None  # ``planner.verdict.verdict``: what to run, by how much, with uncertainty
     bound: dict | None = None  # the TTT of a run whose group failures cost nothing (``planner.verdict.bound``)
     limit: dict | None = None  # the TTT of the ideal scheme at alive/N (``planner.verdict.limit``)
+    spares: dict | None = None  # ``plan --spares auto``: the pool chosen (``planner.spares.spares_block``)
 
     def as_json(self) -> dict:
         out = {} if self.verdict is None else {"verdict": self.verdict, "bound": self.bound, "limit": self.limit}
         out.update({"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity})
         if self.fit is not None:
             out["fit"] = self.fit
+        if self.spares is not None:
+            out["spare_pool"] = self.spares
         out["notes"] = self.notes
         return out
 
@@ -376,6 +379,7 @@ class PlanOptions:
     preset: object = None
     global_batch_seqs: int | None = None
     max_microbatches: int | None = None
+    spares_auto: object = None  # a ``planner.spares.SpareAuto``: choose the spare pool (the repair has none)
 
 
 def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = PlanOptions(),
@@ -450,6 +454,9 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     from ..stages import Stages
 
     chosen = _check_schemes(schemes, repair)
+    if options.spares_auto is not None and (repair is None or not repair.has_repair or repair.spares is not None):
+        raise ValueError("--spares auto needs --repair-time D (the swap: a failed group rejoins D after it takes a "
+                         "spare) and no --spares K of its own")
     if search is not None and repair is None:
         raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
                          "runs: it needs repair (a repair time, or a finite spare pool)")
@@ -561,6 +568,16 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             t = schemes[s]["mc_ttt_hours"]
             schemes[s].update(ttt_hours=t, ttt_over_w=t / work_hours, gpu_hours=t * gpus,
                               cost=t * gpus * gpu_hour_price)
+    spares = None
+    if options.spares_auto is not None:  # the pool size K at each scheme's configuration (planner.spares)
+        from ..model.cluster import Cluster
+        from ..model.scenario import Scenario
+        from .spares import plan_spares
+
+        spares, more = plan_spares(Cluster(n, model, Scenario() if scenario is None else scenario, repair), cfg,
+                                   schemes, options.spares_auto, gpu_hour_price, seed, stages,
+                                   DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node))
+        notes += more
     sens = []
     if sensitivity:
         from .. import ttt
@@ -633,7 +650,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     context = {"batch": batch["text"], "trade": _trade_text(n, model, repair, lim), "work_hours": work_hours}
     return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.as_dict(), **seen}, curves, runs_hours,
                       notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
-                      bound=best_possible, limit=lim)
+                      bound=best_possible, limit=lim, spares=spares)
 
 
 def _batch(global_batch_seqs, max_microbatches, n: int, repair, space) -> dict:

@@ -237,6 +237,18 @@ def render_html(result: PlanResult) -> str:
                   "<figcaption>(b) Empirical CDF of the time-to-train of the Monte Carlo runs at (r*, τ*)"
                   + (", with the deadline" if deadline is not None else "") + ".</figcaption>", "</figure>"]
 
+    if result.spares is not None:
+        from .spares import figure_spares, report_rows
+
+        head, rows, text = report_rows(result.spares)
+        parts += ["<h2>Spare pool (--spares auto)</h2>", f"<p>{_e(text)}</p>", _table(head, rows)]
+        fig = figure_spares(result.spares)
+        if fig is not None:
+            parts += ["<figure>", f'<img src="{_png(fig)}" alt="time-to-train and cost against the spares"/>',
+                      "<figcaption>Time-to-train and total cost against the spares K per scheme; stars: the "
+                      "cheapest K that meets the wait; ×: K whose longest wait is too often too long.</figcaption>",
+                      "</figure>"]
+
     if result.sensitivity:
         head, rows = sensitivity_rows(result, ("r*", "TTT (h)", "TTT keeping r* (h)"), ": ")
         parts += ["<h2>Sensitivity</h2>",

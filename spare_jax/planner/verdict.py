@@ -75,8 +75,9 @@ def sample_of(entry: dict, source: str | None = None) -> Sample:
     """A scheme's ``Sample``: its exact closed form where that answers (no sampling error; the table's number),
     else its listed runs (``mc_ttt_runs_hours``) where there are at least 2, else its
     Monte Carlo mean and standard error (``mc_runs`` runs), else its closed form (not measured)."""
-    if entry.get("method") == "closed_form":  # exact: the table's number, no sampling error
-        return Sample(float(entry["ttt_hours"]), 0.0, UNKNOWN_RUNS)
+    if entry.get("method") == "closed_form":  # exact: the table's number, no sampling error; a margin against
+        # it is printed only where runs at the same configuration were made too (a measured side)
+        return Sample(float(entry["ttt_hours"]), 0.0, UNKNOWN_RUNS if int(entry.get("mc_runs") or 0) >= 2 else 0)
     runs = entry.get("mc_ttt_runs_hours")
     if runs is not None and len(runs) >= 2:
         x = np.asarray(runs, np.float64)
