@@ -51,8 +51,9 @@ def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, caps
         rep = {"redundancy": 2, "microbatches": 1, "restart_depth": None, "repair_time_min": None,
                "ckpt_interval_min": 60.0, "mc_ttt_hours": 12.0, "mc_ttt_stderr_hours": 0.1, "runs": 4,
                "mc_ttt_p05_hours": 11.0, "mc_ttt_p95_hours": 13.0, "mc_slowdown": 1.0, "mc_slowdown_stderr": 0.0,
-               "theory_slowdown": None, "availability_pct": 90.0, "restarts_mean": 1.0, "elastic_data": "rebalance"}
-        out = {s: dict(rep, redundancy=1 if s in ("none", "elastic") else 2) for s in space.schemes}
+               "theory_slowdown": None, "availability_pct": 90.0, "restarts_mean": 1.0, "elastic_data": "rebalance",
+               "group_failures_mean": 2.0, "wipeouts_mean": 1.0}
+        out = {s: dict(rep, scheme=s, redundancy=1 if s in ("none", "elastic") else 2) for s in space.schemes}
         return {"schemes": out, "chosen": space.schemes[0], "curves": {s: [] for s in space.schemes},
                 "search": {"stub": True}}
 
