@@ -104,6 +104,7 @@ FIGURE_FUNCTIONS = {
     ("spare_jax.suite.repair", "_plot"), ("spare_jax.suite.rings", "_plot"), ("spare_jax.suite.scenarios", "_plot"),
     ("spare_jax.suite.training", "_plot_rstar"), ("spare_jax.suite.training", "_plot_ttt"),
     ("spare_jax.suite.wipeout", "_plot_wipeout"),
+    ("spare_jax.planner.report", "render_html"),  # the spare pool's figure (plan --spares auto) is drawn inline
 }
 INTEGER_AXES = ("redundancy r", "r*", "failed groups k", "failure number", "depth d*")
 ASCII_STAND_INS = ("Omega", "+-", "tau*", "tau =", "log2", "$")  # Ω, ±, τ*, τ, log₂; no mathtext

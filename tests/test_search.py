@@ -87,7 +87,8 @@ def test_the_budget_is_what_the_stages_spent(searched):
     assert info["runs_total"] == sum(s["candidates"] * s["runs_each"] for s in stages)
     assert info["run_hours_total"] == pytest.approx(sum(s["candidates"] * s["runs_each"] * s["work_hours_each"]
                                                         for s in stages))
-    assert stages[2]["candidates"] == stages[1]["kept"] * 3  # every survivor at three intervals
+    # every survivor at three intervals, and at W (a single final checkpoint) where its runs saw few interruptions
+    assert stages[1]["kept"] * 3 <= stages[2]["candidates"] <= stages[1]["kept"] * 4
     assert stages[3]["candidates"] <= 3 * 3  # at most three finalists per scheme
     chosen = searched["schemes"][searched["chosen"]]
     assert chosen["runs"] == 48 and chosen["mc_ttt_stderr_hours"] > 0
