@@ -491,8 +491,8 @@ def _interval_form_optimum(cluster: Cluster, cfg: TrainingConfig, scheme: str, c
     note = None
     if scheme == "spare":
         lo, hi = rs[min(window)], rs[max(window)]
-        note = (f"spare: r = {lo}..{hi} from the interval-by-interval form (approximate, within 0.1% of whole "
-                "runs where measured); the other r of the curve from the renewal-reward form, a screen")
+        note = (f"spare: r = {lo}..{hi} from the interval-by-interval form (approx., within 0.1% of whole runs); "
+                "other r: renewal-reward")
     return rs[j_best], best, note
 
 
