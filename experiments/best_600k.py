@@ -42,8 +42,9 @@ from spare_jax.plotting import new_figure, save, write_csv
 NAMES = {"spare": "SPARe", "rep": "replication", "none": "checkpointing alone", "elastic": "elastic"}
 
 
-def _args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def cluster_args(p) -> None:
+    """The 600k cluster's flags and defaults (the paper's settings, a 30-min repair); experiments that re-run
+    this script's configurations (stall_sweep.py) take the same ones."""
     p.add_argument("--gpus", type=int, default=600_000)
     p.add_argument("--gpus-per-group", type=int, default=1000)
     p.add_argument("--gpu-mtbf-hours", type=float, default=50_000.0)
@@ -51,6 +52,11 @@ def _args():
     p.add_argument("--ckpt-cost", type=float, default=5.0)
     p.add_argument("--work-hours", type=float, default=720.0)
     p.add_argument("--repair-time", type=float, default=30.0)
+
+
+def _args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    cluster_args(p)
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "figures"))

@@ -41,14 +41,10 @@ COLOURS = {"spare": "tab:blue", "rep": "tab:orange", "none": "tab:grey", "elasti
 
 
 def _args():
+    from best_600k import cluster_args  # the same cluster, flags and defaults as the plan it re-runs
+
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--gpus", type=int, default=600_000)
-    p.add_argument("--gpus-per-group", type=int, default=1000)
-    p.add_argument("--gpu-mtbf-hours", type=float, default=50_000.0)
-    p.add_argument("--restart", type=float, default=60.0)
-    p.add_argument("--ckpt-cost", type=float, default=5.0)
-    p.add_argument("--work-hours", type=float, default=720.0)
-    p.add_argument("--repair-time", type=float, default=30.0)
+    cluster_args(p)
     p.add_argument("--stalls", default=",".join(f"{s:g}" for s in STALLS), help="stalls per failure, minutes")
     p.add_argument("--runs", type=int, default=16, help="whole training runs per point")
     p.add_argument("--plan-runs", type=int, default=64, help="runs of the plan's chosen configuration (a new plan)")
