@@ -17,7 +17,8 @@ from spare_jax.model.scenario import Scenario
 from spare_jax.model.training import Training
 from spare_jax.ttt.closed_form import none_ttt_exact
 from spare_jax.ttt.exact import (
-    closed_form_applies, closed_form_ttt, exact_applies, exact_best_tau, interval_renewal_ttt, uptime_law)
+    closed_form_applies, closed_form_ttt, exact_applies, exact_best_tau, interval_renewal_ttt, renewal_solution,
+    uptime_law)
 
 
 def _model(group_mtbf_min: float) -> FailureModel:
@@ -146,6 +147,26 @@ def test_cost_stays_bounded_at_the_paper_size():
     t0 = time.perf_counter()
     interval_renewal_ttt(law, np.linspace(60.0, 200.0, 10), 5.0, 60.0, 6 * 720 * 60)
     assert time.perf_counter() - t0 < 5.0  # 10 intervals tau: milliseconds each (2 cores shared: loose)
+
+
+def test_renewal_solution_by_ffts_equals_the_filter(monkeypatch):
+    """Past the filter's size the renewal equations are solved by Newton's series inversion with FFTs: the
+    same impulse response as the recursive filter (and as the recursion written out), to rounding."""
+    import spare_jax.ttt.exact as exact
+
+    rng = np.random.default_rng(5)
+    for n, terms in ((7, 40), (600, 1500)):
+        p = rng.random(n) * 0.9 / n
+        den = np.concatenate([[1.0 - p[0]], -p[1:]])
+        by_filter = renewal_solution(den, terms)
+        f = np.zeros(terms)  # f_i (1 - p_0) = [i = 0] + sum_{j>=1} p_j f_{i-j}
+        for i in range(terms):
+            f[i] = ((i == 0) + sum(p[j] * f[i - j] for j in range(1, min(i, n - 1) + 1))) / den[0]
+        monkeypatch.setattr(exact, "RENEWAL_FILTER_MAX_CELLS", 0)
+        by_fft = renewal_solution(den, terms)
+        monkeypatch.undo()
+        assert np.allclose(by_filter, f, rtol=1e-12, atol=1e-15)
+        assert np.allclose(by_fft, f, rtol=1e-10, atol=1e-13)
 
 
 def test_exact_agrees_with_whole_runs():

@@ -84,7 +84,7 @@ import functools
 import math
 
 import numpy as np
-from scipy.signal import lfilter
+from scipy.signal import fftconvolve, lfilter
 from scipy.special import betainc, betaln, gammaln
 
 from .. import theory
@@ -233,9 +233,7 @@ def _one_tau(law: UptimeLaw, tau: float, ckpt: float, restart: float, compute: f
     if survive_full <= 0.0:
         return math.inf, math.inf
     # f_1..f_{K-1}: (1 - p_0) f_i - sum_{j>=1} p_j f_{i-j} = [i = 1]
-    impulse = np.zeros(k - 1)
-    impulse[0] = 1.0
-    f = lfilter([1.0], np.concatenate([[survive_full], -p[1:]]), impulse)
+    f = renewal_solution(np.concatenate([[survive_full], -p[1:]]), k - 1)
     # full intervals: sum_i sum_j f_{i-j} c_j = sum_m f_m C_{K-1-m}, C the cumulative cost (zero past jmax)
     ccum = np.cumsum(cost_full)
     idx = np.minimum(k - 1 - np.arange(1, k), jmax - 1)  # K-1-m for m = 1..K-1
@@ -248,6 +246,29 @@ def _one_tau(law: UptimeLaw, tau: float, ckpt: float, restart: float, compute: f
     cont = float(np.dot(f[k - 1 - js], cost_last[js]))
     total = full + cont + f_last * cost_last[0]
     return total, float(f.sum() + f_last - 1.0)
+
+
+RENEWAL_FILTER_MAX_CELLS = 2e7  # beyond (terms x denominator length), the series is inverted with FFTs
+
+
+def renewal_solution(den: np.ndarray, terms: int) -> np.ndarray:
+    """The first ``terms`` coefficients of ``1 / D(z)``, ``D(z) = sum_j den[j] z^j`` (``den[0] > 0``): the
+    renewal equations' impulse response. A recursive filter (``terms x len(den)`` steps) where that is
+    small; otherwise Newton's iteration for the power-series inverse, ``g <- g (2 - D g) mod z^2m``, with
+    FFT products: O(terms log terms), so an interval far shorter than the epochs (millions of intervals
+    per epoch) costs seconds, not hours."""
+    den = np.asarray(den, np.float64)
+    if terms * den.size <= RENEWAL_FILTER_MAX_CELLS:
+        impulse = np.zeros(terms)
+        impulse[0] = 1.0
+        return lfilter([1.0], den, impulse)
+    g, have = np.array([1.0 / den[0]]), 1
+    while have < terms:
+        have = min(2 * have, terms)
+        correction = -fftconvolve(den[:have], g)[:have]
+        correction[0] += 2.0
+        g = fftconvolve(g, correction)[:have]
+    return g
 
 
 CLOSED_FORM_SCHEMES = ("spare",) + EXACT_SCHEMES
