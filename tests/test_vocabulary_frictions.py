@@ -127,12 +127,12 @@ def test_ctrl_c_on_a_resumable_run_prints_what_was_saved_and_the_command(tmp_pat
 
 # ---------------------------------------------------------------------------------- floors and edges
 def test_optimize_says_a_tau_at_its_floor_and_an_r_star_at_r_max(capsys):
-    code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--json", "--quiet"])
+    code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--work-hours", "48", "--json", "--quiet"])
     assert code == 0, err
     notes = json.loads(out)["notes"]
     assert any(n.startswith("none: tau* = 0.05 min is the floor") for n in notes), notes
     assert any(n.startswith("spare: r* = 2 is the largest r searched") and "--r-max" in n for n in notes), notes
-    code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--quiet"])
+    code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--work-hours", "48", "--quiet"])
     assert "  note: none: tau* = 0.05 min is the floor" in out
     assert out.strip().splitlines()[-1].startswith("units: h = hours; min = minutes")
 
