@@ -38,26 +38,31 @@ def failures_survived(rep: dict) -> float:
     return max(0.0, float(rep["group_failures_mean"]) - float(rep["wipeouts_mean"]))
 
 
+def row_setup(cluster, training, row: dict, scheme: str, redundancy: int):
+    """The ``RunSetup`` of one searched configuration ``row`` (its m, repair time, tau, D_max, ages and
+    elastic data, where given) of ``scheme`` at redundancy r on ``cluster`` with the costs of ``training``."""
+    from ..model.repair import Repair
+    from ..model.runsetup import RunSetup
+
+    scen = dataclasses.replace(cluster.scenario, microbatches=int(row.get("microbatches") or 1))
+    repair, d = cluster.repair, row.get("repair_time_min")
+    if d is not None and repair is not None and d != repair.repair_time_min:
+        repair = dataclasses.replace(repair, repair_time_min=d)
+    elif d is not None and repair is None:
+        repair = Repair(d)
+    tau = float(row["ckpt_interval_min"])
+    return RunSetup.build(dataclasses.replace(cluster, scenario=scen, repair=repair),
+                          dataclasses.replace(training, ckpt_interval_min=tau), scheme, int(redundancy), tau,
+                          row.get("restart_depth"), row.get("ages") or "kept", row.get("elastic_data") or "rebalance")
+
+
 def run_hours_each(cluster, training, rep: dict, runs: int, seed: int) -> np.ndarray:
     """Each run's TTT (hours) of the configuration ``rep`` (``whole_run_ttt``'s report: scheme, r, m, D_max,
     tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run.run_each``."""
     from ..kernels.run import run_each
     from ..model.cluster import Sampling
-    from ..model.runsetup import RunSetup
-    from ..model.repair import Repair
 
-    scen = dataclasses.replace(cluster.scenario, microbatches=int(rep.get("microbatches") or 1))
-    repair = cluster.repair
-    d = rep.get("repair_time_min")
-    if d is not None and repair is not None and d != repair.repair_time_min:
-        repair = dataclasses.replace(repair, repair_time_min=d)
-    elif d is not None and repair is None:
-        repair = Repair(d)
-    one = dataclasses.replace(cluster, scenario=scen, repair=repair)
-    tau = float(rep["ckpt_interval_min"])
-    setup = RunSetup.build(one, dataclasses.replace(training, ckpt_interval_min=tau), rep["scheme"],
-                           int(rep["redundancy"]), tau, rep.get("restart_depth"), rep.get("ages", "kept"),
-                           rep.get("elastic_data", "rebalance"))
+    setup = row_setup(cluster, training, rep, rep["scheme"], rep["redundancy"])
     out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=8))
     return np.asarray(out["ttt"], np.float64) / 60.0
 

@@ -204,18 +204,14 @@ def search_spares(evaluate, start: int, top: int, cost) -> dict:
 
 def _setup_for(cluster, cfg, row: dict, scheme: str, spares, hardware_repair_min: float):
     """The ``RunSetup`` of ``scheme``'s chosen configuration (``row``) with a pool of ``spares`` (None:
-    unlimited)."""
-    from ..model.runsetup import RunSetup
+    unlimited); D_max only for spare."""
+    from .searched_rows import row_setup
 
-    scen = dataclasses.replace(cluster.scenario, microbatches=int(row.get("microbatches") or 1))
-    rep = dataclasses.replace(cluster.repair, spares=spares,
-                              hardware_repair_min=None if spares is None else hardware_repair_min,
-                              repair_time_min=row.get("repair_time_min") or cluster.repair.repair_time_min)
-    tau = float(row["ckpt_interval_min"])
-    return RunSetup.build(dataclasses.replace(cluster, scenario=scen, repair=rep),
-                          dataclasses.replace(cfg, ckpt_interval_min=tau), scheme, int(row["r_star"]), tau,
-                          row.get("restart_depth") if scheme == "spare" else None, "kept",
-                          row.get("elastic_data") or "rebalance")
+    pool = dataclasses.replace(cluster.repair, spares=spares,
+                               hardware_repair_min=None if spares is None else hardware_repair_min)
+    row = {**row, "repair_time_min": row.get("repair_time_min") or None, "ages": "kept",
+           "restart_depth": row.get("restart_depth") if scheme == "spare" else None}
+    return row_setup(dataclasses.replace(cluster, repair=pool), cfg, row, scheme, row["r_star"])
 
 
 def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: float, seed: int = 0,
