@@ -36,7 +36,7 @@ def test_library_refuses_the_same():
     for bad in (["\uff13"], [math.inf], [True], "3,4"):
         with pytest.raises(ValueError, match="failed"):
             check_failures(bad, 20)
-    with pytest.raises(ValueError, match="--failed"):
+    with pytest.raises(ValueError, match="`failed`"):
         parse_failed_list("3,17,")
     assert parse_failed_list(" 3, 17 ,4") == [3, 17, 4]
     with pytest.raises(ValueError, match="time_min"):
@@ -65,15 +65,15 @@ def test_repair_model_validation():
                              "hardware_repair_min": 600.0}
     pool_only = Repair(None, spares=0, hardware_repair_min=60.0)
     assert pool_only.describe() == {"repair_time_min": None, "spares": 0, "hardware_repair_min": 60.0}
-    for kw, word in [(dict(spares=-1, hardware_repair_min=60.0), "--spares"),
-                     (dict(spares=True, hardware_repair_min=60.0), "--spares"),
-                     (dict(spares=1.5, hardware_repair_min=60.0), "--spares"),
-                     (dict(spares=2), "--spares needs --hardware-repair"),
-                     (dict(hardware_repair_min=60.0), "--hardware-repair goes with --spares"),
-                     (dict(spares=2, hardware_repair_min=0.0), "--hardware-repair"),
-                     (dict(spares=2, hardware_repair_min=math.inf), "--hardware-repair"),
-                     (dict(spares=2, hardware_repair_min=math.nan), "--hardware-repair"),
-                     (dict(spares=2, hardware_repair_min="soon"), "--hardware-repair")]:
+    for kw, word in [(dict(spares=-1, hardware_repair_min=60.0), "`spares`"),
+                     (dict(spares=True, hardware_repair_min=60.0), "`spares`"),
+                     (dict(spares=1.5, hardware_repair_min=60.0), "`spares`"),
+                     (dict(spares=2), "`spares` needs `hardware_repair_min`"),
+                     (dict(hardware_repair_min=60.0), "`hardware_repair_min` goes with `spares`"),
+                     (dict(spares=2, hardware_repair_min=0.0), "`hardware_repair_min`"),
+                     (dict(spares=2, hardware_repair_min=math.inf), "`hardware_repair_min`"),
+                     (dict(spares=2, hardware_repair_min=math.nan), "`hardware_repair_min`"),
+                     (dict(spares=2, hardware_repair_min="soon"), "`hardware_repair_min`")]:
         with pytest.raises(ValueError, match=word):
             Repair(30.0, **kw)
     with pytest.raises(ValueError, match="repair time"):

@@ -130,11 +130,11 @@ def test_a_sweep_over_k_compiles_once():
 
 
 def test_spares_auto_refuses_too_few_runs_and_a_bad_wait():
-    with pytest.raises(ValueError, match="--spare-runs"):
+    with pytest.raises(ValueError, match=r"`SpareAuto.runs`"):
         spares.SpareAuto(H, 60.0, 298)
-    with pytest.raises(ValueError, match="--max-spare-wait"):
+    with pytest.raises(ValueError, match=r"`SpareAuto.max_wait_min`"):
         spares.SpareAuto(H, 0.0)
-    with pytest.raises(ValueError, match="--hardware-repair"):
+    with pytest.raises(ValueError, match="`hardware_repair_min`"):
         spares.SpareAuto(0.0)
 
 

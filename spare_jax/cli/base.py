@@ -117,3 +117,28 @@ def explicit_dests(parser, argv) -> set:
         elif name[:2] in shorts:
             out.add(shorts[name[:2]])
     return out
+
+
+# The library names its own parameters in its errors, in backquotes (`repair_time_min`, `Sampling.out_dir`);
+# the command line prints the flag that sets each. A name not listed here is its flag with dashes
+# (`restart_depth` is --restart-depth); tests/test_library_errors.py checks that every name the library
+# quotes is a flag of the command line.
+PARAM_FLAGS = {
+    "repair_time_min": "--repair-time", "hardware_repair_min": "--hardware-repair",
+    "ckpt_interval_min": "--ckpt-interval", "ckpt_cost_min": "--ckpt-cost", "restart_min": "--restart",
+    "failure_stall_min": "--failure-stall", "rejoin_stall_min": "--rejoin-stall",
+    "window_hours": "--log-window-hours",
+    "Sampling.out_dir": "--state-dir", "Sampling.chunk_size": "--chunk-size", "Sampling.count": "--runs",
+    "SpareAuto.max_wait_min": "--max-spare-wait", "SpareAuto.runs": "--spare-runs",
+}
+_QUOTED_PARAM = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?)`")
+
+
+def param_flag(name: str) -> str:
+    """The flag that sets the library parameter ``name`` (``PARAM_FLAGS``, else ``--name-with-dashes``)."""
+    return PARAM_FLAGS.get(name) or "--" + name.replace("_", "-")
+
+
+def as_flags(message: str) -> str:
+    """A library error as the command line says it: each backquoted parameter name becomes its flag."""
+    return _QUOTED_PARAM.sub(lambda m: param_flag(m.group(1)), message)

@@ -8,7 +8,7 @@ import time
 import warnings
 
 from ..kernels import compile_cache
-from .base import CLIError
+from .base import CLIError, as_flags
 from .config import apply_config
 from .output import emit
 from .model_from_flags import failure_model_from_flags
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
         _leave_processes(coord)
         return 0
     except (CLIError, ValueError) as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        msg = as_flags(str(exc).strip().splitlines()[0]) if str(exc).strip() else exc.__class__.__name__
         if not msg.startswith("spare-jax"):
             msg = f"spare-jax: error: {msg}"
         print(msg, file=sys.stderr)

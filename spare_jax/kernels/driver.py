@@ -182,16 +182,16 @@ class ChunkStore:
     def check_dir(out_dir: str) -> None:
         """Cheap up-front check that ``out_dir`` can hold a run (ValueError naming what is wrong)."""
         if not isinstance(out_dir, str) or not out_dir:
-            raise ValueError(f"--state-dir must be a directory path, got {out_dir!r}")
+            raise ValueError(f"`Sampling.out_dir` must be a directory path, got {out_dir!r}")
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            raise ValueError(f"--state-dir {out_dir} exists and is not a directory")
+            raise ValueError(f"`Sampling.out_dir` {out_dir} exists and is not a directory")
         meta = os.path.join(out_dir, "run.json")
         if os.path.lexists(meta) and not os.path.isfile(meta):
-            raise ValueError(f"--state-dir {out_dir}: {meta} is not a file")
+            raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a file")
         chunks = os.path.join(out_dir, "chunks")
         if os.path.lexists(chunks) and not os.path.isdir(chunks):
-            raise ValueError(f"--state-dir {out_dir}: {chunks} is not a directory")
-        check_writable_dir(out_dir, "--state-dir")
+            raise ValueError(f"`Sampling.out_dir` {out_dir}: {chunks} is not a directory")
+        check_writable_dir(out_dir, "`Sampling.out_dir`")
 
     def __init__(self, out_dir: str, params: dict):
         self.out_dir = out_dir
@@ -201,7 +201,7 @@ class ChunkStore:
         try:
             os.makedirs(os.path.join(out_dir, "chunks"), exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"--state-dir {out_dir}: cannot create it: {exc.strerror}") from None
+            raise ValueError(f"`Sampling.out_dir` {out_dir}: cannot create it: {exc.strerror}") from None
         self._acquire_lock()
         try:
             self._check_meta(params)
@@ -216,12 +216,12 @@ class ChunkStore:
         try:
             fh = open(path, "a+")
         except OSError as exc:
-            raise ValueError(f"--state-dir {self.out_dir}: cannot open its lock file: {exc.strerror}") from None
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir}: cannot open its lock file: {exc.strerror}") from None
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             fh.close()
-            raise ValueError(f"--state-dir {self.out_dir} is in use: another run holds its lock ({path})") from None
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir} is in use: another run holds its lock ({path})") from None
         self._lock = fh
 
     def close(self) -> None:
@@ -242,14 +242,14 @@ class ChunkStore:
                 with open(meta) as fh:
                     saved = json.load(fh)
             except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-                raise ValueError(f"--state-dir {out_dir}: {meta} is not a run record (unreadable or not JSON)") from None
+                raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a run record (unreadable or not JSON)") from None
             if not isinstance(saved, dict) or not isinstance(saved.get("params", {}), dict):
-                raise ValueError(f"--state-dir {out_dir}: {meta} is not a run record (not a JSON object with params)")
+                raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a run record (not a JSON object with params)")
             if saved.get("digest") != digest:
                 diff = sorted(k for k in set(saved.get("params", {})) | set(params)
                               if saved.get("params", {}).get(k) != json.loads(json.dumps(params, default=str)).get(k))
-                raise ValueError(f"--state-dir {out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
-                                 "use another --state-dir or the same parameters")
+                raise ValueError(f"`Sampling.out_dir` {out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
+                                 "use another `Sampling.out_dir` or the same parameters")
         else:
             tmp = self._tmp_name(meta, ".json")
             with open(tmp, "w") as fh:
@@ -351,8 +351,8 @@ def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Exe
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
     if out_dir and jax.process_count() > 1:
-        raise ValueError("--state-dir with several processes resumes the device-reduced runs (wipeout, overhead, "
-                         "whole training runs); this run keeps per-chunk files on one host: drop --state-dir")
+        raise ValueError("`Sampling.out_dir` with several processes resumes the device-reduced runs (wipeout, overhead, "
+                         "whole training runs); this run keeps per-chunk files on one host: drop `Sampling.out_dir`")
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
@@ -432,11 +432,11 @@ def check_distributed_args(coordinator, num_processes, process_id) -> None:
     """ValueError naming the flag unless all three are None or form a valid multi-process address."""
     if coordinator is not None:
         if not isinstance(coordinator, str) or ":" not in coordinator:
-            raise ValueError(f"--coordinator must be HOST:PORT, got {coordinator!r}")
+            raise ValueError(f"`coordinator` must be HOST:PORT, got {coordinator!r}")
         if isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 1:
-            raise ValueError(f"--num-processes must be an integer >= 1, got {num_processes!r}")
+            raise ValueError(f"`num_processes` must be an integer >= 1, got {num_processes!r}")
         if isinstance(process_id, bool) or not isinstance(process_id, int) or not 0 <= process_id < num_processes:
-            raise ValueError(f"--process-id must be an integer in 0..{num_processes - 1}, got {process_id!r}")
+            raise ValueError(f"`process_id` must be an integer in 0..{num_processes - 1}, got {process_id!r}")
 
 
 def as_uint32_key_words(key) -> jnp.ndarray:
@@ -487,7 +487,7 @@ class RunState:
         try:
             os.makedirs(out_dir, exist_ok=True)
         except OSError as exc:
-            raise ValueError(f"--state-dir {out_dir}: cannot create it: {exc.strerror}") from None
+            raise ValueError(f"`Sampling.out_dir` {out_dir}: cannot create it: {exc.strerror}") from None
         ChunkStore._acquire_lock(self)
         try:
             self._check_foreign()
@@ -503,19 +503,19 @@ class RunState:
         meta = os.path.join(self.out_dir, "run.json")
         chunks = os.path.join(self.out_dir, "chunks")
         if not os.path.exists(meta) and os.path.isdir(chunks) and os.listdir(chunks):
-            raise ValueError(f"--state-dir {self.out_dir} holds chunk files without their run record (run.json): "
-                             "their parameters are unknown; use another --state-dir")
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir} holds chunk files without their run record (run.json): "
+                             "their parameters are unknown; use another `Sampling.out_dir`")
         if os.path.exists(meta):
             try:
                 with open(meta) as fh:
                     saved = json.load(fh)
                 other = saved.get("params", {})
             except Exception:
-                raise ValueError(f"--state-dir {self.out_dir}: {meta} is not a run record (unreadable or not JSON)") \
+                raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {meta} is not a run record (unreadable or not JSON)") \
                     from None
             if other.get("kind") != self.params.get("kind") or any(
                     other.get(k) != self.params.get(k) for k in ("groups", "redundancy", "seed", "placement")):
-                raise ValueError(f"--state-dir {self.out_dir} holds a run with other parameters; use another --state-dir")
+                raise ValueError(f"`Sampling.out_dir` {self.out_dir} holds a run with other parameters; use another `Sampling.out_dir`")
 
     def load(self):
         """``(trials_done, totals)`` of a valid saved state, or None when there is none."""
@@ -526,16 +526,16 @@ class RunState:
                 data = json.load(fh)
             body, check = data["body"], data["sha256"]
         except Exception:
-            raise ValueError(f"--state-dir {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
                              "start over") from None
         if _checksum(body) != check or body.get("format") != STATE_FORMAT:
-            raise ValueError(f"--state-dir {self.out_dir}: {self.path} fails its checksum (damaged); remove it to "
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {self.path} fails its checksum (damaged); remove it to "
                              "start over")
         if body.get("digest") != self.digest:
             saved = body.get("params", {})
             diff = sorted(k for k in set(saved) | set(self.params) if saved.get(k) != self.params.get(k))
-            raise ValueError(f"--state-dir {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
-                             "use another --state-dir or the same parameters")
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
+                             "use another `Sampling.out_dir` or the same parameters")
         return int(body["trials_done"]), body["totals"]
 
     def save(self, trials_done: int, totals: dict) -> None:
@@ -676,7 +676,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
         if others:
             raise multiproc.IncompleteRun(
                 f"process {', '.join(map(str, others))} started with other parameters than process 0 (every "
-                "process of a run needs the same command, --state-dir given to all or none)")
+                "process of a run needs the same command, `Sampling.out_dir` given to all or none)")
     # with several processes, process 0 owns the state file (its --state-dir); the others take its state from it
     state = RunState(out_dir, run_params) if out_dir and (coord is None or coord.process_id == 0) else None
     n_chunks = -(-trials // chunk_size)
@@ -705,7 +705,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
         if loaded is not None:
             done, totals = loaded
             if not 0 <= done <= trials or done % chunk_size and done != trials:
-                raise ValueError(f"--state-dir {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
+                raise ValueError(f"`Sampling.out_dir` {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
                                  f"(trials done {done})")
             resumed = done
             if state is not None:
@@ -768,11 +768,11 @@ def check_work_inputs(groups: int, sampling, width: int, bytes_per_item: int) ->
     chunk = sampling.chunk_size
     if chunk is not None and chunk_bytes(chunk, width, bytes_per_item) > budget:
         fit = budget // chunk_bytes(1, width, bytes_per_item)
-        raise ValueError(f"--chunk-size {chunk}: a chunk needs about "
+        raise ValueError(f"`Sampling.chunk_size` {chunk}: a chunk needs about "
                          f"{chunk_bytes(chunk, width, bytes_per_item) / 2**30:.3g} GiB here, more than half the RAM "
                          f"({budget / 2**30:.3g} GiB); use at most {fit}")
     if chunk_bytes(64, width, bytes_per_item) > budget:
-        raise ValueError(f"--groups {groups} (with --redundancy): even a 64-trial chunk needs about "
+        raise ValueError(f"`groups` {groups} (with `redundancy`): even a 64-trial chunk needs about "
                          f"{chunk_bytes(64, width, bytes_per_item) / 2**30:.3g} GiB, more than half the RAM")
     if sampling.out_dir is not None:
         ChunkStore.check_dir(sampling.out_dir)

@@ -559,7 +559,7 @@ def ft_hsdp_elastic_estimate(repair_min: float = FT_HSDP_REPLICA_RESTART_MIN, st
 
 def get_preset(name: str) -> Preset:
     if name not in PRESETS:
-        raise ValueError(f"--preset must be one of {', '.join(PRESETS)}, got {name!r}")
+        raise ValueError(f"`preset` must be one of {', '.join(PRESETS)}, got {name!r}")
     return PRESETS[name]
 
 

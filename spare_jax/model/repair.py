@@ -44,8 +44,8 @@ class Repair:
     def __post_init__(self):
         if self.repair_time_min is None:
             if self.spares is None:
-                raise ValueError("a repair needs a repair time (--repair-time); without one it only describes a "
-                                 "finite spare pool (--spares with --hardware-repair)")
+                raise ValueError("a repair needs a repair time (`repair_time_min`); without one it only describes a "
+                                 "finite spare pool (`spares` with `hardware_repair_min`)")
         else:
             object.__setattr__(self, "repair_time_min",
                                check_positive("repair time (minutes)", self.repair_time_min))
@@ -58,15 +58,15 @@ class Repair:
         object.__setattr__(self, "sigma", float(s))
         if self.spares is None:
             if self.hardware_repair_min is not None:
-                raise ValueError("--hardware-repair goes with --spares: it is the time a failed group's node set "
-                                 "takes to come back to a finite spare pool; give --spares K or drop it")
+                raise ValueError("`hardware_repair_min` goes with `spares`: it is the time a failed group's node set "
+                                 "takes to come back to a finite spare pool; give `spares` K or drop it")
             return
-        object.__setattr__(self, "spares", check_bound("spares", self.spares, "--spares"))
+        object.__setattr__(self, "spares", check_bound("spares", self.spares, "`spares`"))
         if self.hardware_repair_min is None:
-            raise ValueError("--spares needs --hardware-repair H: the minutes a failed group's node set spends in "
+            raise ValueError("`spares` needs `hardware_repair_min` H: the minutes a failed group's node set spends in "
                              "hardware repair before it returns to the pool as a spare")
         object.__setattr__(self, "hardware_repair_min",
-                           float(check_bound("hardware_repair", self.hardware_repair_min, "--hardware-repair")))
+                           float(check_bound("hardware_repair", self.hardware_repair_min, "`hardware_repair_min`")))
 
     @property
     def has_repair(self) -> bool:
@@ -76,7 +76,7 @@ class Repair:
     def check_epochs(self, what: str) -> None:
         """Refuse a finite spare pool where epochs with rejoins (``kernels.repair``) would ignore it."""
         if self.spares is not None:
-            raise ValueError(f"{what}: a finite spare pool (--spares, --hardware-repair) is simulated by whole "
+            raise ValueError(f"{what}: a finite spare pool (`spares`, `hardware_repair_min`) is simulated by whole "
                              "training runs only (spare-jax ttt, optimize, plan); drop it here")
 
     def sample(self, u):

@@ -150,7 +150,7 @@ def parse_failure_log(text: str, window_hours: float | None = None, nodes: int |
         for t, line in entries:
             if t > window:
                 raise ValueError(f"{path} line {line}: time {t:g} h is beyond the observation window "
-                                 f"({window:g} h; --log-window-hours / '# window_hours')")
+                                 f"({window:g} h; `window_hours` / '# window_hours')")
         out[node] = tuple(t for t, _ in entries)
     count = nodes if nodes is not None else directives.get("nodes", len(out))
     if isinstance(count, bool) or int(count) != count or count < 1:

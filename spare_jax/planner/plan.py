@@ -147,7 +147,7 @@ def check_fitted_mtbf(gpus_per_group: int, node_mtbf_hours: float, gpus_per_node
     per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
     group_mtbf_min = node_mtbf_hours * per_node * 60.0 / gpus_per_group
     if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
-        raise ValueError(f"--failure-log: the fitted per-node MTBF {node_mtbf_hours:.4g} h gives a group MTBF of "
+        raise ValueError(f"`failure_log`: the fitted per-node MTBF {node_mtbf_hours:.4g} h gives a group MTBF of "
                          f"{group_mtbf_min:.4g} min ({gpus_per_group // per_node if gpus_per_group >= per_node else 1}"
                          f" nodes per group), outside {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
 
@@ -260,7 +260,7 @@ def _check_schemes(schemes, repair) -> tuple:
         raise ValueError(f"schemes must be a non-empty list of {', '.join(ALL_SCHEMES)}, got "
                          f"{','.join(map(str, schemes)) or 'nothing'}")
     if "elastic" in chosen and not has_repair:
-        raise ValueError("the elastic scheme needs a repair time (--repair-time: replacing and restarting one "
+        raise ValueError("the elastic scheme needs a repair time (`repair_time_min`: replacing and restarting one "
                          "replica); without it a failed group never rejoins")
     return tuple(x for x in ALL_SCHEMES if x in chosen)
 
@@ -306,8 +306,8 @@ def policy_search(microbatches, restart_depths, repair, repair_times=None):
                            restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS),
                            repair_times=repair_times), None, None
     if len(microbatches or [1]) > 1 or (restart_depths is not None and len(restart_depths) != 1):
-        raise ValueError("a list of --microbatches or --restart-depth values (or auto) is searched on whole training "
-                         "runs, with --repair-time; without repair give one value of each")
+        raise ValueError("a list of `microbatches` or `restart_depth` values (or auto) is searched on whole training "
+                         "runs, with `repair_time_min`; without repair give one value of each")
     return None, (microbatches or [None])[0], None if restart_depths is None else restart_depths[0]
 
 
@@ -455,8 +455,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
 
     chosen = _check_schemes(schemes, repair)
     if options.spares_auto is not None and (repair is None or not repair.has_repair or repair.spares is not None):
-        raise ValueError("--spares auto needs --repair-time D (the swap: a failed group rejoins D after it takes a "
-                         "spare) and no --spares K of its own")
+        raise ValueError("`spares` auto needs `repair_time_min` D (the swap: a failed group rejoins D after it takes a "
+                         "spare) and no `spares` K of its own")
     if search is not None and repair is None:
         raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
                          "runs: it needs repair (a repair time, or a finite spare pool)")

@@ -303,4 +303,4 @@ def write_report(result: PlanResult, path: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
     except OSError as exc:
-        raise ValueError(f"--report: cannot write {path}: {exc.strerror}") from None
+        raise ValueError(f"`report`: cannot write {path}: {exc.strerror}") from None

@@ -79,13 +79,13 @@ class SpareAuto:
         from ..model.bounds import check as check_bound
 
         object.__setattr__(self, "hardware_repair_min",
-                           float(check_bound("hardware_repair", self.hardware_repair_min, "--hardware-repair")))
+                           float(check_bound("hardware_repair", self.hardware_repair_min, "`hardware_repair_min`")))
         w = self.max_wait_min
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0:
-            raise ValueError(f"--max-spare-wait must be a finite number of minutes > 0, got {w!r}")
+            raise ValueError(f"`SpareAuto.max_wait_min` must be a finite number of minutes > 0, got {w!r}")
         low = fewest_runs()
         if isinstance(self.runs, bool) or not isinstance(self.runs, int) or not low <= self.runs <= 100_000:
-            raise ValueError(f"--spare-runs must be a whole number in {low}..100000 (with fewer runs, even none "
+            raise ValueError(f"`SpareAuto.runs` must be a whole number in {low}..100000 (with fewer runs, even none "
                              f"over the wait leaves the 95% upper bound above {WAIT_LEVEL:.0%}), got {self.runs!r}")
 
 

@@ -125,7 +125,7 @@ def search_ring(cluster: Cluster, redundancy: int, placement: str = "stacked", s
             raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
     if search_trials * n * (proposals + 1) > 2e9:
         raise ValueError(f"search_trials x N x (proposals + 1) = {search_trials * n * (proposals + 1):.3g} keys "
-                         "per step is too large (limit 2e9); lower --search-trials or --proposals")
+                         "per step is too large (limit 2e9); lower `search_trials` or `proposals`")
     f = _evaluator(as_uint32_key_words(seed), int(search_trials), n, r, placement, model, scenario)
 
     starts = {"contiguous": np.arange(n, dtype=np.int32)}

@@ -62,14 +62,14 @@ _ASCII_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 def parse_failed_list(text: str) -> list[int]:
     """``'3,17,4'`` -> ``[3, 17, 4]``: ASCII digits only, no empty entries (a trailing comma is refused)."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("--failed: the failure list is empty")
+        raise ValueError("`failed`: the failure list is empty")
     out = []
     for i, part in enumerate(text.split(","), 1):
         item = part.strip()
         if not item:
-            raise ValueError(f"--failed: entry {i} of {text!r} is empty (a stray comma?)")
+            raise ValueError(f"`failed`: entry {i} of {text!r} is empty (a stray comma?)")
         if not _ASCII_INT.fullmatch(item):
-            raise ValueError(f"--failed: entry {i} ({item!r}) is not an integer group id (ASCII digits 0-9 only)")
+            raise ValueError(f"`failed`: entry {i} ({item!r}) is not an integer group id (ASCII digits 0-9 only)")
         out.append(int(item))
     return out
 

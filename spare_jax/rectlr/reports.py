@@ -37,7 +37,7 @@ def _microbatches(placement, failed, times, solver: str, microbatches: int) -> R
     from .reorder_mb import replay_microbatches
 
     if solver == "scipy":
-        raise ValueError("--solver scipy has no capacities: use ortools or networkx with --microbatches")
+        raise ValueError("`solver` scipy has no capacities: use ortools or networkx with `microbatches`")
     records, ctl = replay_microbatches(placement, failed, microbatches, times, solver=solver)
     last = records[-1]
     return Report({

@@ -313,7 +313,7 @@ def bench_report(groups: int = 600, redundancy: int = 8, full: bool = False, chu
     check_groups_redundancy(groups, redundancy)
     check_work_inputs(groups, Sampling(1, chunk_size=chunk_size, devices=devices), groups, 16)
     if chunk_bytes(1024, groups * redundancy, 8) > memory_budget_bytes():  # the overhead kernel's chunk
-        raise ValueError(f"--groups {groups} x --redundancy {redundancy}: the overhead kernel's "
+        raise ValueError(f"`groups` {groups} x `redundancy` {redundancy}: the overhead kernel's "
                          "1024-trial chunk does not fit half the RAM; lower either")
     return Report(run_bench(groups, redundancy, seconds=10.0 if full else 3.0, des_trials=200 if full else 60,
                             devices=devices, chunk_size=chunk_size, progress=progress))

@@ -75,8 +75,8 @@ def run_report(out_dir: str | None = None, full: bool = False, seed: int = 0, pr
 
     out = out_dir or ("figures" if full else "results")
     if os.path.exists(out) and not os.path.isdir(out):
-        raise ValueError(f"--out-dir {out} exists and is not a directory")
-    check_writable_dir(out, "--out-dir")
+        raise ValueError(f"`out_dir` {out} exists and is not a directory")
+    check_writable_dir(out, "`out_dir`")
     return Report(run_suite(out, full=full, seed=seed, progress=progress))
 
 

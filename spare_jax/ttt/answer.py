@@ -26,16 +26,16 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     """``sampling.count`` training runs of ``policy`` on ``cluster`` with the costs of ``training`` (its
     checkpoint interval, or the optimum when it is None)."""
     if policy.restart_depth is not None and policy.scheme != "spare":
-        raise ValueError(f"--restart-depth applies to --scheme spare only ({policy.scheme} has a constant depth)")
+        raise ValueError(f"`restart_depth` applies to `scheme` spare only ({policy.scheme} has a constant depth)")
     if cluster.scenario.microbatches > 1 and policy.scheme not in ("spare", "elastic"):
-        raise ValueError(f"--microbatches applies to --scheme spare and elastic only ({policy.scheme} computes "
+        raise ValueError(f"`microbatches` applies to `scheme` spare and elastic only ({policy.scheme} computes "
                          "whole replicas)")
     if policy.scheme == "elastic":
         check_elastic(cluster)
     if policy.scheme == "none" and cluster.repair is not None and cluster.repair.spares is None:
-        raise ValueError("--scheme none with --repair-time: every group failure is a wipe-out, whose global "
+        raise ValueError("`scheme` none with `repair_time_min`: every group failure is a wipe-out, whose global "
                          "restart replaces the group, so a repair never completes and the repair time changes "
-                         "nothing; drop --repair-time (with a finite pool, --spares and --hardware-repair, the "
+                         "nothing; drop `repair_time_min` (with a finite pool, `spares` and `hardware_repair_min`, the "
                          "restart waits for spares and the run is simulated)")
     if ttt_method(cluster, policy, training=training) == "whole_runs":
         from .runs import whole_run_ttt
@@ -147,7 +147,7 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
 def check_elastic(cluster: Cluster) -> None:
     """Elastic training needs a repair time: a failed group that never rejoins makes it a slow ``none``."""
     if cluster.repair is None or cluster.repair.repair_time_min is None:
-        raise ValueError("--scheme elastic needs --repair-time (the time to replace and restart one replica): "
+        raise ValueError("`scheme` elastic needs `repair_time_min` (the time to replace and restart one replica): "
                          "without it a failed group never rejoins and the run is a slower checkpointing alone")
 
 
@@ -206,8 +206,8 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
     if len(ms) > 1 or len(ds) > 1:
         raise ValueError("with Weibull clocks (kept ages, or under domains, lemons or a ring order) or a stall "
-                         "(--failure-stall, --rejoin-stall) without repair, give one "
-                         "--microbatches and one --restart-depth (optimize screens r and tau on whole training "
+                         "(`failure_stall_min`, `rejoin_stall_min`) without repair, give one "
+                         "`microbatches` and one `restart_depth` (optimize screens r and tau on whole training "
                          "runs for one of each; run it once per value to compare)")
     n, scenario = cluster.groups, cluster.scenario
     scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
@@ -293,15 +293,15 @@ def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> No
     if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
         raise ValueError(f"ttt: {runs} run(s) would sample about {max(need, epochs):.3g} epochs of "
                          f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
-                         "lower --runs")
+                         "lower `Sampling.count`")
     if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
         ttt_h = th["ttt_hours"]
         why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else
                "no checkpoint completes in a typical epoch (the closed form gives TTT = inf)")
         raise ValueError(f"ttt: {runs} run(s) would need about {need:.3g} epochs (limit {TTT_EPOCHS_MAX:,}): "
-                         f"{why} with --ckpt-interval {tau:g}, --ckpt-cost {cfg.ckpt_cost_min:g}, --restart "
-                         f"{cfg.restart_for(gpus):g}, --work-hours {cfg.work_hours:g}, mean epoch uptime "
-                         f"{prof.mean_uptime_min:.3g} min; lower --runs or --work-hours or change the others")
+                         f"{why} with `ckpt_interval_min` {tau:g}, `ckpt_cost_min` {cfg.ckpt_cost_min:g}, `restart_min` "
+                         f"{cfg.restart_for(gpus):g}, `work_hours` {cfg.work_hours:g}, mean epoch uptime "
+                         f"{prof.mean_uptime_min:.3g} min; lower `Sampling.count` or `work_hours` or change the others")
 
 
 def optimize(cluster: Cluster, training: Training, space: Space = Space(), progress: bool = False) -> Report:

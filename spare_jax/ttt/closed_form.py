@@ -381,9 +381,8 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
         raise ValueError(f"r_max must be >= 1, got {r_max!r}")
     if model.distribution != "exponential" and ages == "kept":
         raise ValueError("optimize uses the closed form, which has no kept-ages version for non-exponential "
-                         "failures: use ages='renewed' (--ages renewed) for the optimum of the renewed model, "
-                         "then check it with the kept-ages Monte Carlo (spare-jax ttt --ages kept -r R "
-                         "--ckpt-interval TAU)")
+                         "failures: use `ages` renewed for the optimum of the renewed model, then check it "
+                         "with the kept-ages Monte Carlo at that r and tau (`ages` kept)")
     gpus = n * model.gpus_per_group
     scenario.check(n)
     job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
