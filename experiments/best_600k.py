@@ -134,7 +134,7 @@ def main():
     write_csv(os.path.join(a.out, "best_600k.csv"), rows)
     with open(os.path.join(a.out, "best_600k.json"), "w") as f:
         json.dump({"command": "python experiments/best_600k.py " + " ".join(sys.argv[1:]),
-                   "paper_model": paper.as_json(), "with_repair": repaired.as_json(),
+                   "paper_model": paper.to_json(), "with_repair": repaired.to_json(),
                    "stationary_slowdown_by_m": slow,
                    "elapsed_s": {"paper_model": round(t1 - t0, 1), "with_repair": round(t2 - t1, 1)}},
                   f, indent=1, default=str)

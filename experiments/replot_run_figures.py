@@ -6,7 +6,7 @@ from the CSVs beside them, without recomputing anything: python experiments/repl
 import sys
 import numpy as np
 from spare_jax.model.failures import FailureModel
-from spare_jax.ttt import TrainingConfig
+from spare_jax.ttt import Training
 from spare_jax.plotting import read_csv
 from spare_jax.suite import training, wipeout, overhead
 
@@ -16,7 +16,7 @@ dst = sys.argv[2] if len(sys.argv) > 2 else src
 def load(name):
     return read_csv(f"{src}/{name}")
 
-m, cfg = FailureModel(), TrainingConfig()
+m, cfg = FailureModel(), Training()
 rows = load("rstar_vs_n.csv"); training._plot_rstar(rows, m, f"{dst}/rstar_vs_n.png")
 rows = load("ttt_vs_r.csv")
 for r in rows:

@@ -73,7 +73,7 @@ def the_plan(a) -> dict:
     res = plan(Fleet(a.gpus, a.gpus_per_group, a.gpu_mtbf_hours, repair=Repair(a.repair_time, "fixed")),
                Costs(a.restart, a.ckpt_cost, a.work_hours), PlanOptions(runs=a.plan_runs, seed=a.seed,
                                                                         sensitivity=False), progress=True)
-    return {"source": "planned here", **res.as_json()}
+    return {"source": "planned here", **res.to_json()}
 
 
 def sweep(a, record: dict) -> list[dict]:

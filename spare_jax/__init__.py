@@ -13,6 +13,6 @@ from .kernels.wipeout import WipeoutResult, simulate_wipeout, wipeout_kernel  # 
 from .kernels.depth import depth_block, depth_host, depth_kernel, depth_stacked, feasible_stacked  # noqa: F401
 from .kernels.overhead import OverheadResult, depth_thresholds, overhead_kernel, simulate_overhead  # noqa: F401
 from .rectlr.reorder import ReorderController, read_trace, replay  # noqa: F401
-from .ttt import (TrainingConfig, epoch_profile, optimize, optimize_tau, sample_epochs,  # noqa: F401
+from .ttt import (Training, epoch_profile, optimize, optimize_tau, sample_epochs,  # noqa: F401
                   simulate_ttt, ttt_theory, young_daly)
 from . import theory  # noqa: F401

@@ -53,7 +53,7 @@ def test_plan_compares_the_schemes_asked_for_with_elastic():
     assert e["mc_runs"] == 10 and e["mc_ttt_stderr_hours"] > 0 and e["elastic_data"] == "rebalance"
     assert res.verdict["scheme"] in ("none", "elastic")
     assert res.bound["ttt_hours"] < e["ttt_hours"]
-    out = res.as_json()
+    out = res.to_json()
     assert set(out["schemes"]) == {"none", "elastic"} and list(out)[0] == "verdict"
 
 

@@ -308,14 +308,14 @@ def _brute_ttt(walk, tau, cfg):
 
 
 def test_proactive_restart_pool_agrees_with_a_brute_force_walk():
-    from spare_jax.ttt import TrainingConfig
+    from spare_jax.ttt import Training
     from spare_jax.ttt.montecarlo import _sample_epochs_iid
     from spare_jax.ttt.epochs import apply_restart_depth
     from spare_jax.ttt.pool import pool_ttt
 
     n, r, m, d_max = 12, 3, 2, 2.0  # about 73% of the epochs end voluntarily
     model = FailureModel()
-    cfg = TrainingConfig(restart_min=20.0)
+    cfg = Training(restart_min=20.0)
     tau = 60.0
     pool = apply_restart_depth(_sample_epochs_iid("spare", n, r, 3000, 4, model, microbatches=m), d_max)
     ttt, se, _ = pool_ttt(pool, [tau], cfg, n * model.gpus_per_group)

@@ -113,7 +113,7 @@ def test_malformed_logs_are_refused_naming_the_line(text, where):
 def test_plan_small_cluster_keys_and_what_the_model_guarantees():
     res = plan(SMALL[0], Costs(work_hours=100.0, deadline_hours=400.0, gpu_hour_price=3.0),
                PlanOptions(r_max=4, runs=20, sensitivity=False))
-    out = res.as_json()
+    out = res.to_json()
     assert set(out["schemes"]) == {"spare", "rep", "none"}
     n = 16
     for s, e in out["schemes"].items():
@@ -145,7 +145,7 @@ def test_mtbf_sensitivity_by_time_scaling_equals_the_scaled_model():
     from spare_jax.model.scenario import Scenario
 
     model = _model(1536, 96, 300.0)
-    cfg = ttt.TrainingConfig(100.0, 5.0, 60.0, "none", 1536.0)
+    cfg = ttt.Training(100.0, 5.0, 60.0, "none", 1536.0)
     sc = Scenario(job_mtbf_min=200.0)
     f = 2.0
     scaled_model = dataclasses.replace(model, system_mtbf_min=model.system_mtbf_min * f)

@@ -69,12 +69,12 @@ def test_ttt_with_repair_matches_brute_force_runs():
     epochs ~8 checkpoint periods long, so the start at depth 1 weighs heavily): the pool's TTT is ~1.8 % high
     (z ~ +5 on its own); we allow 4 s.e. plus 3 % of TTT. At N = 600 the epochs are far longer than the start
     transient and the bias is smaller."""
-    from spare_jax.ttt.config import TrainingConfig
+    from spare_jax.ttt.config import Training
     from spare_jax.ttt.montecarlo import simulate_ttt
     from spare_jax.ttt.pool import pool_ttt, sample_repair_epochs
 
     n, r, tau = 8, 3, 20.0
-    cfg = TrainingConfig(work_hours=10.0, ckpt_cost_min=2.0, restart_min=10.0)
+    cfg = Training(work_hours=10.0, ckpt_cost_min=2.0, restart_min=10.0)
     model = model_with_group_mtbf(100.0)
     pool = sample_repair_epochs(Cluster(n, model, repair=Repair(30.0, "exp")), "spare", r, Sampling(8000, 3))
     mc = simulate_ttt(pool, tau, cfg, gpus=600_000.0)

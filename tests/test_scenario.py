@@ -349,7 +349,7 @@ def test_ttt_none_with_job_wide_failures_is_the_classical_formula():
     from spare_jax import ttt
 
     n, mu, tau = 16, 1 / 900.0, 30.0
-    cfg = ttt.TrainingConfig()
+    cfg = ttt.Training()
     prof = ttt.epoch_profile("none", n, 1, MODEL, job_rate=mu)
     lam_total = n * MODEL.group_rate_per_min + mu
     want = (cfg.work_hours * 60 / tau) * (1 / lam_total + cfg.restart_min) * math.expm1(lam_total * (tau + cfg.ckpt_cost_min))
@@ -361,7 +361,7 @@ def test_ttt_spare_with_job_wide_failures_closed_form_vs_mc_and_uptime():
     from spare_jax import ttt
 
     n, r, mu = 60, 3, 1 / 2000.0
-    cfg = ttt.TrainingConfig(work_hours=200.0)
+    cfg = ttt.Training(work_hours=200.0)
     prof = ttt.epoch_profile("spare", n, r, MODEL, job_rate=mu)
     up, _ = job_wide_uptime(theory.survival_stacked(n, r), n, MODEL.group_rate_per_min, mu)
     assert prof.mean_uptime_min == pytest.approx(up, rel=2e-3)
@@ -476,7 +476,7 @@ def test_scenario_ttt_pool_against_brute_force(scheme, r, ring, job, uneven):
     from spare_jax.ttt.pool import pool_theory, sample_scenario_epochs
 
     n, tau = 8, 40.0
-    cfg = ttt.TrainingConfig(work_hours=100.0)
+    cfg = ttt.Training(work_hours=100.0)
     mtbfs = tuple(MODEL.group_mtbf_min / (4.0 if g in (1, 6) else 1.0) for g in range(n)) if uneven else None
     sc = Scenario(domains=(DomainLevel(2, 3000.0),), ring=ring, job_mtbf_min=job, group_mtbf_min=mtbfs)
     pool = sample_scenario_epochs(scheme, n, r, 40_000, seed=5, model=MODEL, scenario=sc)
@@ -502,7 +502,7 @@ def test_scenario_ttt_runs_agree_with_the_renewal_estimate_and_the_limits():
     from spare_jax.ttt.pool import best_tau_pool, pool_theory, sample_scenario_epochs
 
     n, r = 60, 3
-    cfg = ttt.TrainingConfig(work_hours=200.0)
+    cfg = ttt.Training(work_hours=200.0)
     sc = Scenario(domains=(DomainLevel(5, 20_000.0),), ring="interleaved")
     pilot = sample_scenario_epochs("spare", n, r, 20_000, seed=1, model=MODEL, scenario=sc)
     tau = best_tau_pool(pilot, cfg)[0]

@@ -12,14 +12,14 @@ from spare_jax.model.failures import FailureModel
 from spare_jax.model.repair import Repair
 from spare_jax.model.runsetup import RunSetup
 from spare_jax.model.scenario import Scenario
-from spare_jax.ttt import TrainingConfig
+from spare_jax.ttt import Training
 from spare_jax.ttt.search import Budget, Candidate, SearchSpace, candidates, joint_search
 
 # 8 groups, group MTBF 400 min, 30-min repair, W = 8 h: every scheme has failures to absorb
 N = 8
 MODEL = FailureModel("exponential", 400.0 / N, float(N), 1.0)
 CLUSTER = Cluster(N, MODEL, Scenario(), Repair(30.0, "fixed"))
-CFG = TrainingConfig(8.0, 2.0, 10.0, "none", float(N))
+CFG = Training(8.0, 2.0, 10.0, "none", float(N))
 SPACE = SearchSpace(schemes=("spare", "rep", "elastic"), r_max=3, microbatches=(1, 2), restart_depths=(1.5,),
                     tau_factors=(0.7, 1.0, 1.4))
 

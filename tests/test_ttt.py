@@ -12,7 +12,7 @@ from spare_jax.model.failures import FailureModel
 
 
 def test_none_closed_form_equals_classical_formula():
-    cfg = ttt.TrainingConfig(work_hours=100.0, ckpt_cost_min=2.0, restart_min=30.0)
+    cfg = ttt.Training(work_hours=100.0, ckpt_cost_min=2.0, restart_min=30.0)
     prof = ttt.epoch_profile("none", 60, 1)
     lam = 60 / FailureModel().group_mtbf_min  # system rate
     for tau in (3.0, 10.0, 25.0):
@@ -44,7 +44,7 @@ def test_committed_work_counts_exact_checkpoint_boundaries_once():
 
 @pytest.mark.parametrize("scheme,r", [("spare", 4), ("spare", 12), ("rep", 2), ("rep", 6), ("none", 1)])
 def test_mc_agrees_with_closed_form_within_3_percent(scheme, r):
-    cfg = ttt.TrainingConfig(work_hours=300.0)
+    cfg = ttt.Training(work_hours=300.0)
     prof = ttt.epoch_profile(scheme, 600, r)
     tau = ttt.best_tau_grid(prof, cfg)[0]
     th = ttt.ttt_theory(prof, tau, cfg)
@@ -59,7 +59,7 @@ def test_mc_agrees_with_closed_form_within_3_percent(scheme, r):
 
 
 def test_optax_tau_matches_grid_and_mc_best():
-    cfg = ttt.TrainingConfig(work_hours=300.0)
+    cfg = ttt.Training(work_hours=300.0)
     prof = ttt.epoch_profile("spare", 200, 6)
     opt = ttt.optimize_tau(prof, cfg)
     grid_tau, grid_ttt = ttt.best_tau_grid(prof, cfg)
@@ -77,12 +77,12 @@ def test_optax_tau_matches_grid_and_mc_best():
 
 def test_training_config_validation():
     with pytest.raises(ValueError, match="work_hours"):
-        ttt.TrainingConfig(work_hours=0)
+        ttt.Training(work_hours=0)
     with pytest.raises(ValueError, match="restart_scaling"):
-        ttt.TrainingConfig(restart_scaling="cubic")
+        ttt.Training(restart_scaling="cubic")
     with pytest.raises(ValueError, match="scheme"):
         ttt.scheme_placement("raid", 10, 2)
-    assert ttt.TrainingConfig(restart_scaling="linear").restart_for(1_200_000) == pytest.approx(120.0)
+    assert ttt.Training(restart_scaling="linear").restart_for(1_200_000) == pytest.approx(120.0)
 
 
 def test_optimize_small(capsys):

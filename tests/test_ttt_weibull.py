@@ -96,7 +96,7 @@ def test_renewed_closed_form_against_mc():
 
 
 def test_renewed_weibull_ttt_closed_form_against_mc():
-    model, cfg = weib(1.5), ttt.TrainingConfig(work_hours=200.0)
+    model, cfg = weib(1.5), ttt.Training(work_hours=200.0)
     prof = ttt.epoch_profile("spare", 100, 4, model, ages="renewed")
     tau = ttt.best_tau_grid(prof, cfg)[0]
     th = ttt.ttt_theory(prof, tau, cfg)
@@ -222,7 +222,7 @@ def test_cli_ages(capsys):
 
 def test_closed_form_sums_every_checkpoint_tiny_interval():
     """tau + C = 0.001 min against a 375-min mean epoch: ~10^7 checkpoints (the old 200,000 cap gave 2,020 h)."""
-    cfg = ttt.TrainingConfig(ckpt_cost_min=0.0, restart_min=60.0)
+    cfg = ttt.Training(ckpt_cost_min=0.0, restart_min=60.0)
     prof = ttt.epoch_profile("none", 8, 1)
     lam = 8 / FailureModel().group_mtbf_min
     tau = 0.001

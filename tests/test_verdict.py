@@ -133,11 +133,11 @@ def test_the_limit_is_elastic_shrink_at_its_best_tau():
     from spare_jax.model.runsetup import RunSetup
     from spare_jax.model.scenario import Scenario
     from spare_jax.planner.plan import _model
-    from spare_jax.ttt import TrainingConfig
+    from spare_jax.ttt import Training
 
     model = _model(16 * 1024, 1024, 50_000.0)
     cluster = Cluster(16, model, Scenario(job_mtbf_min=600.0), Repair(30.0, spares=2, hardware_repair_min=300.0))
-    cfg = TrainingConfig(50.0, 5.0, 60.0, "none", float(16 * 1024))
+    cfg = Training(50.0, 5.0, 60.0, "none", float(16 * 1024))
     runs = 48
     lim = limit(cluster, cfg, runs, 0)
     assert lim["restart_depth"] is None and lim["mc_runs"] == runs

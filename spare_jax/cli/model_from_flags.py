@@ -158,10 +158,10 @@ def failure_model_from_flags(args):
 
 
 def training_from_flags(args):
-    """The ``TrainingConfig`` of the flags: W, C, R, its scaling, the reference GPU count and the stalls."""
-    from ..ttt import TrainingConfig
+    """The ``Training`` of the flags: W, C, R, its scaling, the reference GPU count and the stalls."""
+    from ..ttt import Training
 
-    return TrainingConfig(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
+    return Training(args.work_hours, args.ckpt_cost, args.restart, args.restart_scaling,
                           args.reference_gpus, failure_stall_min=getattr(args, "failure_stall", 0.0),
                           rejoin_stall_min=getattr(args, "rejoin_stall", 0.0))
 

@@ -130,7 +130,7 @@ def add_plan_parser(sub) -> None:
                                    f"{planmod.DEFAULT_RUNS}; fewer when one run needs too many epochs)", "ttt_trials"))
     m.add_argument("--epochs", type=bounded("pool_epochs", "--epochs"), default=None,
                    help=bound_help(f"epochs sampled per scheme and r under a scenario with no closed form (domains, a "
-                                   f"ring order, lemons; default {planmod.DEFAULT_POOL_EPOCHS})", "pool_epochs"))
+                                   f"ring order, lemons; default {planmod.PLAN_POOL_EPOCHS})", "pool_epochs"))
     batch = m.add_mutually_exclusive_group()
     batch.add_argument("--global-batch-seqs", type=_positive_int("--global-batch-seqs"), default=None, metavar="B",
                        help="the global batch in sequences, with repair: a shard cannot be cut into more micro-batches "

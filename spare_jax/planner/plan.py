@@ -58,14 +58,14 @@ DEFAULT_PRICE = 2.0  # per GPU-hour: a placeholder, not a quote
 DEFAULT_RUNS = 200
 DEFAULT_R_MAX = 16
 DEFAULT_R_MAX_POOL = 8  # under a scenario with no closed form: one compiled kernel per (scheme, r)
-DEFAULT_POOL_EPOCHS = 5000  # per (scheme, r) under a scenario with no closed form (the optimiser's: 20,000)
+PLAN_POOL_EPOCHS = 5000  # per (scheme, r) under a scenario with no closed form (ttt and optimize: ttt.pool.POOL_EPOCHS)
 PLAN_CELLS_MAX = 5e8  # Monte Carlo sampling per scheme: epochs x N x max(r, 2) failure times (~10 s on 2 cores)
 FIT_LAWS = ("exponential", "weibull")
 
 
 @dataclasses.dataclass
 class PlanResult:
-    """What ``plan`` found. ``as_json`` gives the ``spare-jax plan --json`` object."""
+    """What ``plan`` found. ``to_json()`` gives the ``spare-jax plan --json`` object."""
 
     inputs: dict
     schemes: dict  # scheme -> {r_star, ckpt_interval_min, ttt_hours, mc_ttt_p05_hours, ...}
@@ -81,7 +81,8 @@ class PlanResult:
     limit: dict | None = None  # the TTT of the ideal scheme at alive/N (``planner.verdict.limit``)
     spares: dict | None = None  # ``plan --spares auto``: the pool chosen (``planner.spares.spares_block``)
 
-    def as_json(self) -> dict:
+    def to_json(self) -> dict:
+        """What ``spare-jax plan --json`` prints (the name every command's result shares)."""
         out = {} if self.verdict is None else {"verdict": self.verdict, "bound": self.bound, "limit": self.limit}
         out.update({"inputs": self.inputs, "schemes": self.schemes, "sensitivity": self.sensitivity})
         if self.fit is not None:
@@ -90,10 +91,6 @@ class PlanResult:
             out["spare_pool"] = self.spares
         out["notes"] = self.notes
         return out
-
-    def to_json(self) -> dict:
-        """What ``spare-jax plan --json`` prints (the name every command's result shares)."""
-        return self.as_json()
 
 
 def _check(name: str, value, low: float, integer: bool = False, high: float = math.inf):
@@ -393,7 +390,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     ``scenario.Scenario`` (None: the paper's model). Costs in minutes, work and deadline in hours. ``runs``
     Monte Carlo training runs per scheme (seeded by ``seed``), ``r_max`` the largest r searched (default
     ``DEFAULT_R_MAX``, or ``DEFAULT_R_MAX_POOL`` under a scenario with no closed form), ``epochs``
-    the pool per (scheme, r) under a scenario with no closed form (default ``DEFAULT_POOL_EPOCHS``).
+    the pool per (scheme, r) under a scenario with no closed form (default ``PLAN_POOL_EPOCHS``).
     ``repair`` (a ``model.repair.Repair``): each scheme's configuration (r, m, D_max, tau; the repair time
     where ``search`` lists several) from the joint search on whole training runs (``ttt.search``; ``search``
     a ``ttt.search.SearchSpace``, default: m in 1, 2, 4, 8 unless the scenario fixes one, D_max never or
@@ -403,7 +400,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     ``schemes``: which strategies to compare (default ``spare``, ``rep``, ``none``, and ``elastic`` where
     ``repair`` has a repair time; ``elastic``'s data policy is rebalance).
     """
-    from ..ttt import TrainingConfig
+    from ..ttt import Training
 
     gpus, gpus_per_group, gpu_mtbf_hours = fleet.gpus, fleet.gpus_per_group, fleet.gpu_mtbf_hours
     node_mtbf_hours, gpus_per_node, fit, fit_law = fleet.node_mtbf_hours, fleet.gpus_per_node, fleet.fit, fleet.fit_law
@@ -430,13 +427,13 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     r_max = _check("r_max", r_max, 1, True, 64)
     if epochs is not None:
         epochs = _check("epochs", epochs, 100, True, 10_000_000)
-    epochs = epochs or (DEFAULT_POOL_EPOCHS if needs_kernel else None)
+    epochs = epochs or (PLAN_POOL_EPOCHS if needs_kernel else None)
     if scenario is not None:
         scenario.check(n)
         scenario.ring_order(n)
     failure_stall = _check("failure_stall_min", costs.failure_stall_min, 0.0, high=1440.0)
     rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=1440.0)
-    cfg = TrainingConfig(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
+    cfg = Training(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
                          failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
     notes = []
     if fit is not None and fit.weibull is not None and fit.weibull.p_exponential < 0.05:

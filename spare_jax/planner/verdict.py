@@ -180,7 +180,7 @@ def _ideal_runs(ideal, cfg, data: str, depth, tau: float, count: int, seed: int)
 
 def limit(cluster, cfg, runs: int, seed: int) -> dict:
     """The limit (module docstring) on ``cluster`` (``model.cluster.Cluster``, its repair and spare pool)
-    with the costs of ``cfg`` (a ``ttt.TrainingConfig``): ``runs`` runs at the best candidate, seeded by
+    with the costs of ``cfg`` (a ``ttt.Training``): ``runs`` runs at the best candidate, seeded by
     ``seed`` (run i of the ideal uses run id i: the same random numbers as every scheme's whole runs).
     Returns ``{ttt_hours, mc_ttt_stderr_hours, mc_ttt_ci95_low, mc_ttt_ci95_high, mc_runs, ckpt_interval_min,
     restart_depth, what, mc_ttt_runs_hours}``; ``ttt_hours`` None (with ``what`` saying why) where one run of the

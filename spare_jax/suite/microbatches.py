@@ -75,7 +75,7 @@ def microbatches(out_dir: str = "figures", groups: int = 600, ms=(1, 2, 4, 8, 16
                 + f" (bound {bound:.4f})")
     plotting.write_csv(os.path.join(out_dir, "microbatches_omega.csv"), omega_rows)
 
-    cfg = ttt.TrainingConfig()
+    cfg = ttt.Training()
     gpus = groups * model.gpus_per_group
     ttt_rows = []
     for scheme, m_list in (("spare", ms), ("rep", (1,)), ("none", (1,))):

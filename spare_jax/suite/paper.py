@@ -42,7 +42,7 @@ def paper_numbers(out_dir: str = "figures", groups=(100, 600, 2000, 6000), sweep
     from ..model.failures import FailureModel
 
     sweeps = PAPER_NUMBERS_SWEEPS if sweeps is None else sweeps
-    base_model, base_cfg = FailureModel(), ttt.TrainingConfig()
+    base_model, base_cfg = FailureModel(), ttt.Training()
     csv_rstar = {}
     csv_path = os.path.join(out_dir, "rstar_vs_n.csv")
     if os.path.exists(csv_path):

@@ -55,7 +55,7 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
     from ..model.scenario import Scenario
     from ..theory.repair import first_order_uptime, transient_uptime
     from ..model.cluster import Cluster
-    from ..ttt.config import Space, TrainingConfig
+    from ..ttt.config import Space, Training
     from ..ttt.pool import optimize_pool
     from ..kernels.wipeout import simulate_wipeout
 
@@ -91,7 +91,7 @@ def repair_experiment(out_dir="figures", n=600, rs=tuple(range(2, 9)),
                 f"{'-' if mc is None else f'{mc / 60:.4g} +- {se / 60:.2g} h'} ({time.perf_counter() - t0:.1f} s)")
     plotting.write_csv(os.path.join(out_dir, "repair_wipeout.csv"), rows)
     # (b) r*, TTT, SPARe vs the best Rep
-    cfg = TrainingConfig(work_hours=work_hours)
+    cfg = Training(work_hours=work_hours)
     opt_rows = []
     for d in list(opt_ds) + [NEVER]:
         t0 = time.perf_counter()

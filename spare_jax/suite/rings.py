@@ -50,7 +50,7 @@ def ring_ttt(out_dir: str = "figures", groups: int = 600, rs=(2, 3, 4, 6, 8, 12)
     domain_size, domain_mtbf_min = domain.size, domain.mtbf_min
     preset, r_max = job_shares.preset, job_shares.r_max
     model = FailureModel()
-    cfg = ttt.TrainingConfig()
+    cfg = ttt.Training()
     gpus = groups * model.gpus_per_group
     domains = (domain,)
     rows = []
@@ -173,7 +173,7 @@ def replot_ring_ttt(out_dir: str = "figures", groups: int = 600, domain_size: in
         return rows
 
     s = get_preset(preset).settings
-    pcfg = dataclasses.replace(ttt.TrainingConfig(), restart_min=s["restart"], work_hours=s["work_hours"])
+    pcfg = dataclasses.replace(ttt.Training(), restart_min=s["restart"], work_hours=s["work_hours"])
     _plot(read("ring_ttt.csv"), read("ring_ttt_job_share.csv"),
           _ttt_title(groups, domain_size, domain_mtbf_min, job_mtbf_min), preset, pcfg,
           os.path.join(out_dir, "ring_ttt.png"))

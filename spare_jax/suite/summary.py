@@ -148,7 +148,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
 
     opt = state["opt"]
     ttt_rows, wipe_rows, ovh_rows = stage("time-to-train"), stage("wipe-out"), stage("overhead")
-    work_h = ttt.TrainingConfig().work_hours
+    work_h = ttt.Training().work_hours
 
     def mc_at(scheme, r):
         sel = [row for row in ttt_rows if row["scheme"] == scheme and row["redundancy"] == r
@@ -219,8 +219,8 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
                "setting": {"groups": n, "gpus": round(n * model.gpus_per_group),
                            "gpus_per_group": round(model.gpus_per_group),
                            "group_mtbf_min": model.group_mtbf_min, "cluster_mtbf_min": model.cluster_mtbf_min(n),
-                           "work_hours": work_h, "ckpt_cost_min": ttt.TrainingConfig().ckpt_cost_min,
-                           "restart_min": ttt.TrainingConfig().restart_min},
+                           "work_hours": work_h, "ckpt_cost_min": ttt.Training().ckpt_cost_min,
+                           "restart_min": ttt.Training().restart_min},
                "plan": plan, "rows": rows,
                "optimize": {k: v for k, v in opt.items() if k != "curves"}}
     plotting.write_json(os.path.join(out_dir, "summary.json"), summary)

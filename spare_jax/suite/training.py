@@ -26,7 +26,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
     from ..model.failures import FailureModel
 
     model = model or FailureModel()
-    cfg = cfg or ttt.TrainingConfig()
+    cfg = cfg or ttt.Training()
     gpus = groups * model.gpus_per_group
     rows = []
     for scheme in ttt.SCHEMES:
@@ -174,7 +174,7 @@ def rstar_vs_n(out_dir: str = "figures", groups=(100, 200, 600, 2000, 6000, 2000
     from ..model.failures import FailureModel
 
     model = model or FailureModel()
-    cfg = cfg or ttt.TrainingConfig()
+    cfg = cfg or ttt.Training()
     rows = []
     for n in groups:
         res = ttt.optimize_r_tau(Cluster(n, model), cfg, ttt.Space(min(r_max, n)), ("spare", "rep"), progress)

@@ -58,7 +58,7 @@ proactive restart). May import ``model``, ``kernels`` and ``theory``; not ``rect
 wing above.
 """
 
-from .config import AGES, RESTART_SCALING, SCHEMES, TrainingConfig, check_ages, scheme_placement
+from .config import AGES, RESTART_SCALING, SCHEMES, Training, check_ages, scheme_placement
 from .closed_form import (
     EpochProfile, JAX_MAX_CKPTS, best_tau_grid, epoch_profile, optimize_r_tau, optimize_tau, ttt_theory, young_daly)
 from .epochs import EpochPool
@@ -68,7 +68,7 @@ from .montecarlo import (
 from .answer import Policy, Space, closed_form_answers, optimize, time_to_train
 
 __all__ = [
-    "AGES", "RESTART_SCALING", "SCHEMES", "TrainingConfig", "check_ages", "scheme_placement",
+    "AGES", "RESTART_SCALING", "SCHEMES", "Training", "check_ages", "scheme_placement",
     "EpochProfile", "JAX_MAX_CKPTS", "best_tau_grid", "epoch_profile", "optimize_r_tau", "optimize_tau", "ttt_theory",
     "young_daly",
     "EpochPool",

@@ -60,13 +60,13 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     if scenario.needs_kernel or policy.restart_depth is not None:
         from .epochs import apply_restart_depth
         from .montecarlo import _sample_epochs_iid
-        from .pool import DEFAULT_POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
+        from .pool import POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
 
         if scenario.needs_kernel:
-            pilot = sample_scenario_epochs(policy.scheme, groups, r, DEFAULT_POOL_EPOCHS, sampling.seed, model,
+            pilot = sample_scenario_epochs(policy.scheme, groups, r, POOL_EPOCHS, sampling.seed, model,
                                            scenario, progress=sampling.progress)
         else:  # the proactive restart has no closed form: a pilot pool of epochs
-            pilot = _sample_epochs_iid(policy.scheme, groups, r, DEFAULT_POOL_EPOCHS, sampling.seed, model,
+            pilot = _sample_epochs_iid(policy.scheme, groups, r, POOL_EPOCHS, sampling.seed, model,
                                        sampling.progress, job_rate, scenario.microbatches)
         pilot = apply_restart_depth(pilot, policy.restart_depth)
         prof = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))

@@ -16,7 +16,7 @@ from ..model.cluster import Cluster
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
 from .config import (  # noqa: F401  (kept importable from here)
-    AGES, RESTART_SCALING, SCHEMES, Policy, Space, TrainingConfig, check_ages, scheme_placement)
+    AGES, RESTART_SCALING, SCHEMES, Policy, Space, Training, check_ages, scheme_placement)
 
 # ---------------------------------------------------------------------------------------------------------
 # Theory
@@ -213,7 +213,7 @@ def _ttt_closed_form_np(taus, ckpt, restart, work_min, t, log_s, h, mean_uptime)
 TAU_FLOOR_MIN = 0.05  # the shortest checkpoint interval the searches try (minutes); an answer there is a floor
 
 
-def best_tau_grid(profile: "EpochProfile", cfg: "TrainingConfig", gpus: float | None = None,
+def best_tau_grid(profile: "EpochProfile", cfg: "Training", gpus: float | None = None,
                   points: int = 96) -> tuple[float, float]:
     """(tau, TTT minutes) minimising the closed form on a log grid around the Daly interval (numpy)."""
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
@@ -254,7 +254,7 @@ def none_best_even_split(rate: float, ks, ckpt: float, restart: float, work_min:
     return float(even[best]), float(ttt[best])
 
 
-def _closed_form_values(profile: EpochProfile, taus, cfg: "TrainingConfig", restart: float, log_s) -> np.ndarray:
+def _closed_form_values(profile: EpochProfile, taus, cfg: "Training", restart: float, log_s) -> np.ndarray:
     """TTT (minutes) for each tau: exact for ``none`` with a constant rate, else the renewal-reward form."""
     if profile.interruption_rate is not None:
         return none_ttt_exact(profile.interruption_rate, taus, cfg.ckpt_cost_min, restart, cfg.work_hours * 60.0)[0]
@@ -262,7 +262,7 @@ def _closed_form_values(profile: EpochProfile, taus, cfg: "TrainingConfig", rest
                                profile.work, profile.mean_uptime_min)
 
 
-def ttt_theory(profile: EpochProfile, tau_min: float, cfg: TrainingConfig = TrainingConfig(),
+def ttt_theory(profile: EpochProfile, tau_min: float, cfg: Training = Training(),
                gpus: float | None = None) -> dict:
     """Closed-form time-to-train and availability for one interval tau (minutes)."""
     if not (isinstance(tau_min, (int, float)) and math.isfinite(tau_min) and tau_min > 0):
@@ -282,7 +282,7 @@ def ttt_theory(profile: EpochProfile, tau_min: float, cfg: TrainingConfig = Trai
             "mean_uptime_min": profile.mean_uptime_min, "restart_min": restart}
 
 
-def young_daly(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None) -> dict:
+def young_daly(profile: EpochProfile, cfg: Training = Training(), gpus: float | None = None) -> dict:
     m = profile.mean_uptime_min
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
     c = max(cfg.ckpt_cost_min, 1e-9)
@@ -319,7 +319,7 @@ def _tau_adam(max_ckpts: int, steps: int, learning_rate: float):
     return jax.jit(run)
 
 
-def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None,
+def optimize_tau(profile: EpochProfile, cfg: Training = Training(), gpus: float | None = None,
                  steps: int = 150, learning_rate: float = 0.05) -> dict:
     """tau* minimising the closed form, by Adam (optax) on log tau from the Daly interval (float32).
 
@@ -347,7 +347,7 @@ def optimize_tau(profile: EpochProfile, cfg: TrainingConfig = TrainingConfig(), 
     return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
 
 
-def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingConfig(), space: Space = Space(),
+def optimize_r_tau(cluster: Cluster = Cluster(), cfg: Training = Training(), space: Space = Space(),
                    schemes=SCHEMES, progress: bool = False) -> dict:
     """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
     ``r_searched``), tau*, TTT and availability: from the interval-by-interval form where it answers
@@ -366,7 +366,7 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
 
     The scenario (``scenario.Scenario``) gives the job-wide rate (0 when off); with domains, a ring order or uneven
     groups (``needs_kernel``) there is no closed form and each (scheme, r) is estimated on a Monte Carlo pool of
-    ``space.epochs`` epochs (``pool.optimize_pool``, exponential failures; default ``pool.DEFAULT_POOL_EPOCHS``), the
+    ``space.epochs`` epochs (``pool.optimize_pool``, exponential failures; default ``pool.POOL_EPOCHS``), the
     same ``space.seed`` for every r. ``scenario.microbatches`` (docs/microbatches.md#how-it-works) applies to
     ``spare`` (the closed form over capacity levels; ``policy`` searches m and the proactive restart).
     """
@@ -442,7 +442,7 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: TrainingConfig = TrainingC
 SPARE_WINDOW = 1  # spare's interval form: r within this of the renewal-reward r*, widened while r* is at an edge
 
 
-def _interval_form_optimum(cluster: Cluster, cfg: TrainingConfig, scheme: str, curve: list, r_screen: int,
+def _interval_form_optimum(cluster: Cluster, cfg: Training, scheme: str, curve: list, r_screen: int,
                            ages: str):
     """Where the interval-by-interval form answers (``answer.closed_form_answers``): ``(r*, its optimum,
     note)`` from it, and ``curve``'s points rewritten with it. ``rep`` and ``none``: every r of the curve.

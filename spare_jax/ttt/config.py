@@ -6,15 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..model.training import RESTART_SCALING, Training
+from ..model.runsetup import ELASTIC_DATA, RUN_SCHEMES  # noqa: F401 - defined once, with the run kernel's setup
+from ..model.training import RESTART_SCALING, Training  # noqa: F401 - Training: re-exported by ttt
 
-TrainingConfig = Training  # the name every time-to-train path uses
-
-SCHEMES = ("spare", "rep", "none")
-# ... and elastic training (every group holds the whole model; a failed group leaves and rejoins after
-# repair; only whole training runs answer it)
-RUN_SCHEMES = SCHEMES + ("elastic",)
-ELASTIC_DATA = ("rebalance", "shrink")
+SCHEMES = RUN_SCHEMES[:3]  # spare, rep, none: elastic training (the fourth) is answered by whole runs only
 AGES = ("kept", "renewed")
 """What a global restart does to the groups' failure clocks.
 

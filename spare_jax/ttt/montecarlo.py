@@ -15,7 +15,7 @@ from .. import theory
 from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
-from .config import Policy, TrainingConfig, check_ages, scheme_placement
+from .config import Policy, Training, check_ages, scheme_placement
 from .epochs import (  # noqa: F401  (kept importable from here)
     EpochPool, apply_restart_depth, epoch_ends, pool_committed, pool_depths as _level_depths)
 
@@ -279,7 +279,7 @@ def sample_kept_chains(cluster: Cluster, scheme: str, redundancy: int, sampling:
     return EpochPool(scheme, n, r, ups.reshape(-1), bps.reshape(-1, r + 1), chain=chain, ages="kept")
 
 
-def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = TrainingConfig(),
+def simulate_ttt(pool: EpochPool, tau_min: float, cfg: Training = Training(),
                  gpus: float | None = None, max_runs: int | None = None,
                  runs_per_chain: int | None = None) -> dict:
     """Training runs assembled from consecutive epochs of ``pool``: TTT mean, standard error and more.
@@ -356,7 +356,7 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: TrainingConfig = Training
             "run_ttt_hours": wall}  # each run's time-to-train (its spread: quantiles, P(TTT > deadline))
 
 
-def simulate_ttt_runs(cluster: Cluster, cfg: TrainingConfig, policy: Policy, sampling: Sampling, tau_min: float,
+def simulate_ttt_runs(cluster: Cluster, cfg: Training, policy: Policy, sampling: Sampling, tau_min: float,
                       uptime_guess_min: float | None = None, rate_guess: float = 0.4,
                       burn_in: int | None = None) -> tuple[dict, EpochPool]:
     """Exactly ``runs`` = ``sampling.count`` training runs by Monte Carlo (``runs >= 2``; seed
@@ -431,7 +431,7 @@ def _count_runs(pool, tau, cfg, gpus, runs, per_chain):
         return None
 
 
-def epochs_needed(profile_uptime_min: float, cfg: TrainingConfig, runs: int, rate: float) -> int:
+def epochs_needed(profile_uptime_min: float, cfg: Training, runs: int, rate: float) -> int:
     """Pool size for about ``runs`` runs: runs x W / (progress per epoch)."""
     per_epoch = max(1e-9, rate * profile_uptime_min)
     return int(min(5_000_000, max(2000, runs * cfg.work_hours * 60.0 / per_epoch * 1.3)))

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..model.cluster import Cluster, Sampling
-from .config import Space, TrainingConfig
+from .config import Space, Training
 from .epochs import apply_restart_depth
 
 DEFAULT_RESTART_DEPTHS = (1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
@@ -52,7 +52,7 @@ def _spare_pool(groups, r, model, scenario, epochs, seed, job_rate):
     return _sample_epochs_iid("spare", groups, r, epochs, seed, model, False, job_rate, scenario.microbatches)
 
 
-def search_restart_depth(cluster: Cluster, cfg: TrainingConfig, redundancies, restart_depths=None,
+def search_restart_depth(cluster: Cluster, cfg: Training, redundancies, restart_depths=None,
                          sampling: Sampling = Sampling(count=20_000)) -> dict:
     """For ``spare`` on ``cluster`` (its groups, failure law and scenario: micro-batches, job-wide failures,
     and domains, ring order or uneven groups by the scenario kernels) and each r in ``redundancies``: the
@@ -97,7 +97,7 @@ def restart_depth_window(r_star: int, r_max: int, below: int = 2, above: int = 3
     return list(range(max(2, r_star - below), max(2, min(r_max, r_star + above)) + 1))
 
 
-def pool_restart_ttt(pool, restart_depth, cfg: TrainingConfig, gpus: float) -> dict:
+def pool_restart_ttt(pool, restart_depth, cfg: Training, gpus: float) -> dict:
     """TTT (hours, with standard error), tau*, the voluntary fraction and the mean epoch on ``pool`` under
     ``restart_depth`` (None: never)."""
     from .pool import best_tau_pool, pool_ttt
@@ -110,7 +110,7 @@ def pool_restart_ttt(pool, restart_depth, cfg: TrainingConfig, gpus: float) -> d
             "mean_epoch_min": float(p.uptime.mean())}
 
 
-def optimize_policy(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(), progress: bool = False) -> dict:
+def optimize_policy(cluster: Cluster, cfg: Training, space: Space = Space(), progress: bool = False) -> dict:
     """``closed_form.optimize_r_tau`` on ``cluster`` extended by the scheduling policies of ``space``
     (``config.Space``): for every m in ``space.microbatches`` (none: m = 1) the spare optimum (closed form,
     or the scenario pools), and with ``space.restart_depths`` (a tuple, or ``()`` for the default grid) the
@@ -118,6 +118,7 @@ def optimize_policy(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(
     None: 20,000). ``space.r_max``, ``ages`` and ``seed`` as in ``optimize_r_tau``. The entry
     ``schemes.spare`` becomes the best policy found; ``policy`` holds every m and the restart search."""
     from .closed_form import optimize_r_tau as optimize
+    from .pool import POOL_EPOCHS
 
     model, scenario, restart_depths = cluster.model, cluster.scenario, space.restart_depths
 
@@ -140,7 +141,7 @@ def optimize_policy(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(
             raise ValueError("the proactive restart is simulated for i.i.d. epochs (exponential failures or "
                              "ages='renewed')")
         searches = {}
-        pools = Sampling(space.epochs or 20_000, space.seed, progress=progress)
+        pools = Sampling(space.epochs or POOL_EPOCHS, space.seed, progress=progress)
         for m in ms:
             window = restart_depth_window(per_m[m]["r_star"], space.r_max)
             searches[str(m)] = search_restart_depth(at(m), cfg, window, restart_depths or None, pools)

@@ -27,10 +27,10 @@ import numpy as np
 from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
-from .config import SCHEMES, Space, TrainingConfig, scheme_placement
+from .config import SCHEMES, Space, Training, scheme_placement
 from .epochs import EpochPool, epoch_yield, pool_depths as _level_depths
 
-DEFAULT_POOL_EPOCHS = 20_000
+POOL_EPOCHS = 20_000  # epochs per (scheme, r) for ttt and optimize (plan samples PLAN_POOL_EPOCHS)
 
 
 def _pool_kernel(scheme: str, placement, model: FailureModel, scenario):
@@ -125,7 +125,7 @@ def sample_repair_epochs(cluster: Cluster, scheme: str, redundancy: int, samplin
     return EpochPool(scheme, n, r, up, bps, work_rate=rate)
 
 
-def pool_ttt(pool: EpochPool, taus, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None):
+def pool_ttt(pool: EpochPool, taus, cfg: Training = Training(), gpus: float | None = None):
     """The renewal-reward TTT (minutes) and its standard error for each tau in ``taus``, on ``pool``.
 
     Returns ``(ttt_min float64[K], stderr_min float64[K], mean_committed float64[K])``; an interval that
@@ -150,7 +150,7 @@ def pool_ttt(pool: EpochPool, taus, cfg: TrainingConfig = TrainingConfig(), gpus
     return ttt, se, ybar
 
 
-def pool_theory(pool: EpochPool, tau_min: float, cfg: TrainingConfig = TrainingConfig(),
+def pool_theory(pool: EpochPool, tau_min: float, cfg: Training = Training(),
                 gpus: float | None = None) -> dict:
     """``ttt_theory``'s keys for one tau from the pool's renewal-reward estimate (plus its standard error)."""
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
@@ -163,7 +163,7 @@ def pool_theory(pool: EpochPool, tau_min: float, cfg: TrainingConfig = TrainingC
             "restart_min": restart, "epochs": int(pool.uptime.size)}
 
 
-def best_tau_pool(pool: EpochPool, cfg: TrainingConfig = TrainingConfig(), gpus: float | None = None,
+def best_tau_pool(pool: EpochPool, cfg: Training = Training(), gpus: float | None = None,
                   points: int = 96) -> tuple[float, float]:
     """(tau, TTT minutes) minimising the pool's renewal-reward TTT on a log grid around the Daly interval
     (``sqrt(2 C (E[U] + R))``, E[U] the pool mean), refined by a parabola in log tau."""
@@ -185,10 +185,10 @@ def best_tau_pool(pool: EpochPool, cfg: TrainingConfig = TrainingConfig(), gpus:
     return float(taus[best]), float(vals[best])
 
 
-def optimize_pool(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(), schemes=SCHEMES,
+def optimize_pool(cluster: Cluster, cfg: Training, space: Space = Space(), schemes=SCHEMES,
                   progress: bool = False, max_time: float | None = None) -> dict:
     """``optimize`` under a scenario with no closed form, or with repair: per scheme and r up to
-    ``space.r_max`` a pool of ``space.epochs`` epochs (None: ``DEFAULT_POOL_EPOCHS``) on ``cluster`` (its
+    ``space.r_max`` a pool of ``space.epochs`` epochs (None: ``POOL_EPOCHS``) on ``cluster`` (its
     scenario; with its repair law, epochs with rejoins censored at ``max_time``, ``sample_repair_epochs``),
     the same ``space.seed`` for every r (common random numbers), tau* by ``best_tau_pool``, r* the least TTT.
     (``space``'s ages, micro-batch counts and restart depths are not read.) Returns the per-scheme entries
@@ -196,7 +196,7 @@ def optimize_pool(cluster: Cluster, cfg: TrainingConfig, space: Space = Space(),
     from ..kernels.driver import Progress
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
-    r_max, epochs, seed = space.r_max, space.epochs or DEFAULT_POOL_EPOCHS, space.seed
+    r_max, epochs, seed = space.r_max, space.epochs or POOL_EPOCHS, space.seed
     n = check_groups_redundancy(cluster.groups, 1)[0]
     gpus = n * model.gpus_per_group
     searched = {}
