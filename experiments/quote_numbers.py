@@ -15,6 +15,8 @@ A quoted number is an HTML comment followed at once by the number (GitHub and mk
   (`[scheme=rep,redundancy=2]` for a CSV row). Several paths, numbers, `+ - * /` and parentheses, each
   separated by spaces, make a small sum: `( plan[0].mc_ttt_ci95_high - plan[0].mc_ttt_ci95_low ) / 2`.
 
+A marker never begins a line (Markdown would read the whole line as HTML): keep a word before it.
+
 The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
 decimal point, a leading minus; a trailing % where the format gives one). Without --check the script writes
 the formatted value there; the data file is the truth. A data file, key or row that is missing is an error
@@ -176,6 +178,8 @@ def requote(text: str, where: str, data_dir: Path = DATA_DIR, cache: dict | None
 
     def fix(m: re.Match) -> str:
         line = text.count("\n", 0, m.start()) + 1
+        if not text[text.rfind("\n", 0, m.start()) + 1:m.start()].strip():
+            raise QuoteError(f"{where}:{line}: a marker must not begin a line (Markdown would read the line as HTML)")
         try:
             want = resolve(m.group("spec"), data_dir, cache)
         except QuoteError as e:
