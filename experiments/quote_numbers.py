@@ -20,7 +20,8 @@ A marker never begins a line (Markdown would read the whole line as HTML): keep 
 The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
 decimal point, a leading minus; a trailing % where the format gives one). Without --check the script writes
 the formatted value there; the data file is the truth. A data file, key or row that is missing is an error
-naming the file, the key and the place in the docs.
+naming the file, the key and the place in the docs (exit 2). The pages it covers: README.md, docs/index.md and
+docs/planning.md (or the files named on the command line); tests/test_doc_quotes.py fails while one differs.
 """
 
 from __future__ import annotations

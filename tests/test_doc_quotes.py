@@ -90,8 +90,19 @@ def test_check_exits_1_on_a_difference_and_rewrites_without_it(data, tmp_path, m
     assert qn.main([str(page)]) == 0
     assert page.read_text() == "x <!-- q: s.json plan[0].ttt {:,.0f} -->1,762 h\n"
     assert qn.main(["--check", str(page)]) == 0
+    page.write_text("x <!-- q: s.json plan[0].nope {:,.0f} -->1,761 h\n")
+    assert qn.main(["--check", str(page)]) == 2
+    assert "s.json: no key 'plan[0].nope'" in capsys.readouterr().err
 
 
 def test_a_marker_may_not_begin_a_line(data):
     with pytest.raises(qn.QuoteError, match="p.md:2: a marker must not begin a line"):
         qn.requote("a\n  <!-- q: s.json plan[0].ttt {:,.0f} -->1,762 h\n", "p.md", data)
+
+
+def test_a_changed_data_file_makes_the_real_page_differ():
+    summary = json.loads((ROOT / "figures" / "summary.json").read_text())
+    summary["plan"][0]["mc_ttt_hours"] += 10.0
+    _, diffs = qn.requote((ROOT / "docs" / "index.md").read_text(), "docs/index.md", qn.DATA_DIR,
+                          {"summary.json": summary})
+    assert diffs and all("plan[0].mc_ttt_hours" in d for d in diffs), diffs
