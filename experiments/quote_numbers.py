@@ -1,0 +1,230 @@
+"""Write the numbers the docs quote from the data files under figures/ into the committed Markdown.
+
+    python experiments/quote_numbers.py           # rewrite every quoted number that differs from its data file
+    python experiments/quote_numbers.py --check   # only report the differences; exit 1 on any
+
+A quoted number is an HTML comment followed at once by the number (GitHub and mkdocs show only the number):
+
+    <!-- q: summary.json plan[0].mc_ttt_hours {:,.0f} -->1,762
+
+* the first word is the data file, under figures/ (a JSON file, or a CSV file read as a list of rows);
+* the last word is a Python format spec, without spaces: `{:,.0f}` gives 1,762, `{:.1f}` 95.6, `{}` an
+  integer as it is, `{:.0%}` 0.32 as 32% (the % is then part of the quoted number);
+* the words between name the value: a path of keys separated by dots, where `name[2]` takes the third
+  element of a list and `[col=value,col=value]` the one element of a list whose fields have these values
+  (`[scheme=rep,redundancy=2]` for a CSV row). Several paths, numbers, `+ - * /` and parentheses, each
+  separated by spaces, make a small sum: `( plan[0].mc_ttt_ci95_high - plan[0].mc_ttt_ci95_low ) / 2`.
+
+A marker never begins a line (Markdown would read the whole line as HTML): keep a word before it.
+
+The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
+decimal point, a leading minus; a trailing % where the format gives one). Without --check the script writes
+the formatted value there; the data file is the truth. A data file, key or row that is missing is an error
+naming the file, the key and the place in the docs (exit 2). The pages it covers: README.md, docs/index.md and
+docs/planning.md (or the files named on the command line); tests/test_doc_quotes.py fails while one differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import json
+import operator
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = ROOT / "figures"
+DOCS = ["README.md", "docs/index.md", "docs/planning.md"]
+
+MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
+_OPS = {"+", "-", "*", "/", "(", ")"}
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+class QuoteError(Exception):
+    """A marker that cannot be resolved: bad syntax, a missing data file, key or row."""
+
+
+def _load(name: str, data_dir: Path, cache: dict) -> object:
+    if name not in cache:
+        path = data_dir / name
+        if not path.is_file():
+            raise QuoteError(f"{name}: no such data file (looked in {path})")
+        if name.endswith(".csv"):
+            with path.open(newline="") as f:
+                cache[name] = list(csv.DictReader(f))
+        else:
+            cache[name] = json.loads(path.read_text())
+    return cache[name]
+
+
+def _same(have: object, want: str) -> bool:
+    try:
+        return float(have) == float(want)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(have) == want
+
+
+def _segments(path: str) -> list[str]:
+    """Split a key path on dots outside brackets: `plan[0].x` -> `plan`, `[0]`, `x`."""
+    out, depth, cur = [], 0, ""
+    for ch in path:
+        if ch == "[":
+            if depth == 0 and cur:
+                out.append(cur)
+                cur = ""
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "." and depth == 0:
+            if cur:
+                out.append(cur)
+            cur = ""
+            continue
+        cur += ch
+        if ch == "]" and depth == 0:
+            out.append(cur)
+            cur = ""
+    if cur:
+        out.append(cur)
+    return out
+
+
+def lookup(data: object, path: str, name: str) -> object:
+    """The value at `path` in `data` (loaded from the data file `name`); QuoteError names file and key."""
+    node = data
+    for seg in _segments(path):
+        if seg.startswith("[") and seg.endswith("]"):
+            inner = seg[1:-1]
+            if not isinstance(node, list):
+                raise QuoteError(f"{name}: key {path!r}: {seg} applied to something that is not a list")
+            if "=" in inner:
+                pairs = [p.split("=", 1) for p in inner.split(",")]
+                hits = [row for row in node if isinstance(row, dict)
+                        and all(k in row and _same(row[k], v) for k, v in pairs)]
+                if len(hits) != 1:
+                    raise QuoteError(f"{name}: key {path!r}: {len(hits)} rows match {seg}, not one")
+                node = hits[0]
+            else:
+                try:
+                    node = node[int(inner)]
+                except (ValueError, IndexError):
+                    raise QuoteError(f"{name}: key {path!r}: no element {seg}") from None
+        else:
+            if not isinstance(node, dict) or seg not in node:
+                raise QuoteError(f"{name}: no key {path!r} (missing {seg!r})")
+            node = node[seg]
+    return node
+
+
+def _number(value: object, name: str, path: str) -> float | int:
+    if isinstance(value, bool) or value is None:
+        raise QuoteError(f"{name}: key {path!r} is {value!r}, not a number")
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        return int(str(value))
+    except ValueError:
+        try:
+            return float(str(value))
+        except ValueError:
+            raise QuoteError(f"{name}: key {path!r} is {value!r}, not a number") from None
+
+
+def _eval(node: ast.AST, values: list) -> float | int:
+    if isinstance(node, ast.Expression):
+        return _eval(node.body, values)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        return _BINOPS[type(node.op)](_eval(node.left, values), _eval(node.right, values))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_eval(node.operand, values)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.Name) and node.id.startswith("_v"):
+        return values[int(node.id[2:])]
+    raise QuoteError("only numbers, key paths, + - * / and parentheses are allowed")
+
+
+def resolve(spec: str, data_dir: Path = DATA_DIR, cache: dict | None = None) -> str:
+    """The formatted value a marker's spec (`FILE EXPR FORMAT`) names."""
+    cache = {} if cache is None else cache
+    words = spec.split()
+    if len(words) < 3 or not (words[-1].startswith("{") and words[-1].endswith("}")):
+        raise QuoteError(f"marker {spec!r}: expected 'FILE KEY FORMAT', e.g. 'summary.json plan[0].r_star {{}}'")
+    name, expr, fmt = words[0], words[1:-1], words[-1]
+    data = _load(name, data_dir, cache)
+    values, parts = [], []
+    for word in expr:
+        if word in _OPS or re.fullmatch(r"\d+(\.\d+)?", word):
+            parts.append(word)
+        else:
+            parts.append(f"_v{len(values)}")
+            values.append(_number(lookup(data, word, name), name, word))
+    try:
+        value = _eval(ast.parse(" ".join(parts), mode="eval"), values)
+        return fmt.format(value)
+    except (SyntaxError, ValueError, ZeroDivisionError) as e:
+        raise QuoteError(f"marker {spec!r}: {e}") from None
+
+
+def requote(text: str, where: str, data_dir: Path = DATA_DIR, cache: dict | None = None):
+    """(the text with every quoted number from its data file, the differences found).
+
+    Each difference is a line `where:LINE: FILE KEY: the docs say X, the data file gives Y`."""
+    cache = {} if cache is None else cache
+    diffs: list[str] = []
+
+    def fix(m: re.Match) -> str:
+        line = text.count("\n", 0, m.start()) + 1
+        if not text[text.rfind("\n", 0, m.start()) + 1:m.start()].strip():
+            raise QuoteError(f"{where}:{line}: a marker must not begin a line (Markdown would read the line as HTML)")
+        try:
+            want = resolve(m.group("spec"), data_dir, cache)
+        except QuoteError as e:
+            raise QuoteError(f"{where}:{line}: {e}") from None
+        have = m.group("value") or ""
+        if have.endswith("%") and not want.endswith("%"):
+            # the % sign is prose, not part of a number formatted without one
+            have, tail = have[:-1], "%"
+        else:
+            tail = ""
+        if have != want:
+            spec = " ".join(m.group("spec").split()[:-1])
+            diffs.append(f"{where}:{line}: {spec}: the docs say {have or '(nothing)'}, the data file gives {want}")
+        comment = m.group(0) if m.group("value") is None else m.group(0)[: len(m.group(0)) - len(m.group("value"))]
+        return comment + want + tail
+
+    return MARKER.sub(fix, text), diffs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="only report differences; exit 1 on any")
+    ap.add_argument("files", nargs="*", help=f"Markdown files (default: {' '.join(DOCS)})")
+    args = ap.parse_args(argv)
+    cache: dict = {}
+    found = []
+    try:
+        for rel in args.files or DOCS:
+            path = ROOT / rel if not Path(rel).is_absolute() else Path(rel)
+            text = path.read_text()
+            new, diffs = requote(text, rel, DATA_DIR, cache)
+            found += diffs
+            if diffs and not args.check:
+                path.write_text(new)
+    except QuoteError as e:
+        print(f"quote_numbers: {e}", file=sys.stderr)
+        return 2
+    for d in found:
+        print(d)
+    if args.check:
+        return 1 if found else 0
+    print(f"quote_numbers: {len(found)} number(s) rewritten" if found else "quote_numbers: every number matches")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
