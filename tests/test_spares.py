@@ -170,3 +170,23 @@ def test_the_spare_pool_block_speaks_the_vocabulary_and_renders():
     head, rows, words = spares.report_rows(block)
     assert rows[0][:2] == ["spare", 5] and "Clopper" in words
     assert _png(spares.figure_spares(block)).startswith("data:image/png;base64,")
+
+
+def test_a_config_file_may_ask_plan_to_choose_the_pool(tmp_path, capsys):
+    """``spares = "auto"`` in a --config file is plan's --spares auto (refused later for the missing H, as on the
+    command line); other commands, and other words, are refused as a number flag's text."""
+    from spare_jax.cli.main import main
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('spares = "auto"\nrepair-time = 30\n')
+    assert main(["plan", "--config", str(cfg), "--gpus", "16384", "--quiet"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "--spares auto" in line and "--hardware-repair" in line, line
+    assert main(["plan", "--config", str(cfg), "--gpus", "16384", "--hardware-repair", "1440", "--max-spare-wait",
+                 "nan", "--quiet"]) == 2  # auto accepted: the next check (a bad wait) speaks
+    assert "--max-spare-wait" in capsys.readouterr().err
+    for command, text in (("ttt", 'spares = "auto"\nhardware-repair = 600\nrepair-time = 30\n'),
+                          ("plan", 'spares = "some"\nrepair-time = 30\n')):
+        cfg.write_text(text)
+        assert main([command, "--config", str(cfg), "--quiet"]) == 2
+        assert "spares must be a number" in capsys.readouterr().err

@@ -252,6 +252,7 @@ def repair_args(p, spares: bool = False, listed: bool = False, spares_auto: bool
             return "auto" if spares_auto and str(text).strip() == "auto" else number(text)
 
         spares_type.kind, spares_type.bound = number.kind, number.bound
+        spares_type.words = ("auto",) if spares_auto else ()  # the word a --config file may give instead
         g.add_argument("--spares", type=spares_type, default=None,
                        help=bound_help("a finite pool of K spare node sets: a failed group takes a free one or waits "
                                        "for one, first come first served, and a global restart waits until every "

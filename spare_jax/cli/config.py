@@ -32,6 +32,8 @@ def _config_value(action, key, value):
         except argparse.ArgumentTypeError as exc:
             raise ValueError(f"--config: {exc}") from None
     kind = getattr(action.type, "kind", None)
+    if kind is not None and isinstance(value, str) and value in getattr(action.type, "words", ()):
+        return action.type(value)  # a number flag's word (plan's spares = "auto")
     if kind is not None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"--config: {key} must be a number, got {value!r}")
