@@ -67,3 +67,16 @@ def test_the_suite_shares_one_cache_in_the_repository():
 
     assert jax.config.jax_compilation_cache_dir.endswith(".jax_cache") or \
         os.environ.get("SPARE_JAX_COMPILE_CACHE") == jax.config.jax_compilation_cache_dir
+
+
+def test_bench_counts_the_compiles_of_whole_runs():
+    """``bench``'s count (the persistent cache off): a call that changes only C, R, D, tau or a stall compiles
+    nothing; the first call's compiles are reported beside it (0 here when this process compiled that shape)."""
+    from spare_jax.suite.bench import CHANGED_COSTS, runs_compiles
+
+    import jax
+
+    out = runs_compiles(_setup(Repair(30.0, "exp", spares=2, hardware_repair_min=120.0)), Sampling(16, 3, 16))
+    assert out["runs_compiles_changed_costs"] == 0 and out["runs_compiles_first_call"] >= 0
+    assert out["runs_changed_costs"] == sorted(CHANGED_COSTS) and len(CHANGED_COSTS) >= 5
+    assert jax.config.jax_enable_compilation_cache  # put back

@@ -266,10 +266,11 @@ def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
     from ..reference.simpyrun import bench_setup, simpy_runs
 
     setup = bench_setup()
-    simulate_runs(setup, Sampling(count=runs, seed=1, chunk_size=runs))  # compile
+    compiles = runs_compiles(setup, Sampling(count=runs, seed=1, chunk_size=runs))  # compiles, then 0 for new costs
     t0 = time.perf_counter()
     k = summarize(simulate_runs(setup, Sampling(count=runs, seed=0, chunk_size=runs)))
-    jax_rate = k["events_mean"] * runs / (time.perf_counter() - t0)
+    dt = time.perf_counter() - t0
+    jax_rate = k["events_mean"] * runs / dt
 
     def python_rate(simulate):
         events, ttts, t0, seed = 0, [], time.perf_counter(), 0
@@ -288,13 +289,44 @@ def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
     def hours(x):
         return [float(np.mean(x)) / 60.0, float(np.std(x, ddof=1) / math.sqrt(len(x))) / 60.0]
 
-    return {"runs_events_per_s": jax_rate, "runs_reference_events_per_s": ref_rate,
+    return {"runs_events_per_s": jax_rate, "runs_per_s": runs / dt, **compiles,
+            "runs_reference_events_per_s": ref_rate,
             "runs_simpy_events_per_s": des_rate, "runs_speedup_vs_reference": jax_rate / ref_rate,
             "runs_speedup_vs_simpy": jax_rate / des_rate, "runs_kernel_runs": runs,
             "runs_setup": "spare N=64 r=3 m=4, group MTBF 3000 min, fixed 300-min repair, W=48 h, C=2, R=10, "
                           "tau=60",
             "runs_check_ttt_hours": {"jax": [k["ttt_min"] / 60.0, k["ttt_stderr_min"] / 60.0],
                                      "reference": hours(ref_ttt), "simpy": hours(des_ttt)}}
+
+
+CHANGED_COSTS = {"ckpt_cost_min": 3.0, "restart_min": 11.0, "repair_time_min": 301.0, "ckpt_interval_min": 45.0,
+                 "failure_stall_min": 1.0, "rejoin_stall_min": 0.5}
+
+
+def runs_compiles(setup, sampling) -> dict:
+    """What the whole-run kernel compiles, counted through ``jax.monitoring`` with the persistent compilation
+    cache off (a cache hit would hide a compile): the first call's XLA compiles and their seconds, then the
+    compiles of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls), which must be 0."""
+    import dataclasses
+
+    import jax
+
+    from ..kernels.compiles import count_compiles
+    from ..kernels.run import simulate_runs
+
+    cached = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        with count_compiles() as first:
+            simulate_runs(setup, sampling)
+        with count_compiles() as changed:
+            for name, value in CHANGED_COSTS.items():
+                simulate_runs(dataclasses.replace(setup, **{name: value}), sampling)
+    finally:
+        jax.config.update("jax_enable_compilation_cache", cached)
+    return {"runs_compiles_first_call": first.compiles, "runs_compile_seconds": first.seconds,
+            "runs_compiles_changed_costs": changed.compiles + changed.lowerings,
+            "runs_changed_costs": sorted(CHANGED_COSTS)}
 
 
 # --------------------------------------------------------------------------------------------------------
