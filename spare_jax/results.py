@@ -1,9 +1,14 @@
 """The result of a library call: named values and ``to_json()``, the JSON object the matching command prints.
 
-A leaf utility: imports nothing of spare_jax, so every wing may return a ``Report``."""
+Two forms, one interface: a ``Report`` (values by name, what every command's library call returns) and the
+typed results of the layers below (``Result`` dataclasses: a kernel's summary, a placement search, a fit),
+read by attribute. Both give ``to_json()``, with NaN and infinities as ``None``.
+
+A leaf utility: imports nothing of spare_jax, so every wing may return a ``Report`` or a ``Result``."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 
@@ -36,3 +41,23 @@ def finite_or_none(v):
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
+
+
+def strict(value):
+    """``value`` with every non-finite float (nested in dicts, lists and tuples) as ``None``; NumPy scalars
+    and arrays as Python numbers and lists."""
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # NumPy scalar or array
+        return strict(value.tolist())
+    return finite_or_none(value)
+
+
+class Result:
+    """A typed result (a dataclass): its fields by attribute and ``to_json()``, the fields as a JSON object
+    (``strict``). A subclass that shapes its JSON (names of intervals, say) overrides ``to_json``."""
+
+    def to_json(self) -> dict:
+        return strict(dataclasses.asdict(self))

@@ -73,3 +73,24 @@ def test_a_library_error_names_the_parameter_and_the_command_line_the_flag(capsy
     assert main(["ttt", "--scheme", "rep", "-N", "8", "-r", "2", "--restart-depth", "2", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("spare-jax: error: --restart-depth") and "--scheme spare" in err and "`" not in err
+
+
+def test_every_result_gives_its_json():
+    """One interface for results: a ``Report`` (values by name) or a ``Result`` dataclass (by attribute), both
+    with ``to_json()``, strict JSON (no NaN, NumPy values as Python ones)."""
+    import json
+
+    import numpy as np
+
+    from spare_jax.kernels.overhead import OverheadResult
+    from spare_jax.kernels.repair import RepairResult
+    from spare_jax.kernels.wipeout import WipeoutResult
+    from spare_jax.planner.fit import FitResult
+    from spare_jax.rectlr.place import PlaceResult
+    from spare_jax.results import Report, Result, strict
+
+    for cls in (WipeoutResult, OverheadResult, RepairResult, PlaceResult, FitResult):
+        assert issubclass(cls, Result) and not hasattr(cls, "as_dict"), cls
+    assert hasattr(Report, "to_json") and hasattr(Result, "to_json")
+    out = strict({"a": float("nan"), "b": (np.float32(1.5), np.array([1.0, np.inf])), "c": np.int64(3)})
+    assert json.dumps(out, allow_nan=False) == '{"a": null, "b": [1.5, [1.0, null]], "c": 3}'

@@ -34,6 +34,7 @@ from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
 from ..model.placement import Placement, check_int
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
+from ..results import Result
 
 
 def _feasible_block(alive, d, redundancy: int, microbatches: int = 1):
@@ -352,7 +353,7 @@ class ExactRatio:
 
 
 @dataclasses.dataclass
-class OverheadResult:
+class OverheadResult(Result):
     """Monte Carlo overhead and depth statistics over ``trials`` epochs."""
 
     groups: int

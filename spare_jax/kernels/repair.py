@@ -66,6 +66,7 @@ from ..model.failures import (
 from ..model.cluster import Sampling
 from ..model.placement import Placement
 from ..model.repair import REPAIR_LAWS, Repair  # noqa: F401  (part of this module's API)
+from ..results import Result
 
 REPAIR_STREAM = 0x10000000  # + event index: the per-event draws (repair time or a fresh clock, domain clock)
 DOMAIN_REPAIR_STREAM = 0x20000000  # + event index: the repair times of a domain event's members
@@ -472,7 +473,7 @@ def _jitted(placement, model, scenario, repair, options: EpochOptions = EpochOpt
 
 
 @dataclasses.dataclass
-class RepairResult:
+class RepairResult(Result):
     """Monte Carlo summary of epochs with repair: uptime (restart to wipe-out or job-wide end), failures seen."""
 
     groups: int

@@ -34,6 +34,7 @@ from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, exact_m
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel, times_from_bits, trial_bits
 from ..model.placement import Placement
+from ..results import Result
 
 WIPEOUT_STREAM = 0
 
@@ -112,7 +113,7 @@ def _jitted_scenario(placement, model, scenario):
 
 
 @dataclasses.dataclass
-class WipeoutResult:
+class WipeoutResult(Result):
     """Monte Carlo summary of T (failures at wipe-out, fatal one included) and the epoch uptime."""
 
     groups: int

@@ -58,6 +58,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from ..model.bounds import check as check_bound
+from ..results import Result
 
 LEVEL = 0.95
 _LR_CUT = float(stats.chi2.ppf(LEVEL, 1)) / 2.0  # 1.92: half the chi-square(1) quantile
@@ -205,7 +206,7 @@ class WeibullFit:
 
 
 @dataclasses.dataclass(frozen=True)
-class FitResult:
+class FitResult(Result):
     """Fits of a failure log: per-node MTBF (hours) with 95% intervals, by exponential and Weibull laws."""
 
     nodes: int
@@ -226,7 +227,7 @@ class FitResult:
     def mtbf_ci_hours(self) -> tuple[float, float]:
         return self.exponential.mtbf_ci_hours
 
-    def as_dict(self) -> dict:
+    def to_json(self) -> dict:
         """The JSON form: each 95% interval as ``<quantity>_ci95_low`` and ``_high`` (in the quantity's unit)."""
         out = dataclasses.asdict(self)
         for law in ("exponential", "weibull"):

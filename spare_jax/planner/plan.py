@@ -645,7 +645,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             e["left_to_gain_pct"] = 100.0 * (e["ttt_hours"] - lim["ttt_hours"]) / lim["ttt_hours"]
     inputs.update(batch["inputs"])
     context = {"batch": batch["text"], "trade": _trade_text(n, model, repair, lim), "work_hours": work_hours}
-    return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.as_dict(), **seen}, curves, runs_hours,
+    return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.to_json(), **seen}, curves, runs_hours,
                       notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
                       bound=best_possible, limit=lim, spares=spares)
 

@@ -32,6 +32,7 @@ import numpy as np
 from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
+from ..results import Result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +48,7 @@ class RingSearch:
 
 
 @dataclasses.dataclass
-class PlaceResult:
+class PlaceResult(Result):
     groups: int
     redundancy: int
     placement: str
@@ -60,9 +61,6 @@ class PlaceResult:
     epochs: int  # epochs per final evaluation of each order
     seed: int
     scenario: dict
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 def _window_end(keys, job_key, kind: str, r: int):

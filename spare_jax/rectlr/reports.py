@@ -63,6 +63,6 @@ def place_report(cluster: Cluster, redundancy: int, placement: str = "stacked", 
     from .place import search_ring
 
     check_work_inputs(cluster.groups, sampling, cluster.groups, 16)
-    found = search_ring(cluster, redundancy, placement, search, sampling).as_dict()
+    found = search_ring(cluster, redundancy, placement, search, sampling).to_json()
     found["best_ring"] = list(found.pop("best_ring"))
     return Report({**found, **cluster.failure_clock()})
