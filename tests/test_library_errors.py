@@ -86,10 +86,11 @@ def test_every_result_gives_its_json():
     from spare_jax.kernels.repair import RepairResult
     from spare_jax.kernels.wipeout import WipeoutResult
     from spare_jax.planner.fit import FitResult
+    from spare_jax.planner.plan import PlanResult
     from spare_jax.rectlr.place import PlaceResult
     from spare_jax.results import Report, Result, strict
 
-    for cls in (WipeoutResult, OverheadResult, RepairResult, PlaceResult, FitResult):
+    for cls in (WipeoutResult, OverheadResult, RepairResult, PlaceResult, FitResult, PlanResult):
         assert issubclass(cls, Result) and not hasattr(cls, "as_dict"), cls
     assert hasattr(Report, "to_json") and hasattr(Result, "to_json")
     out = strict({"a": float("nan"), "b": (np.float32(1.5), np.array([1.0, np.inf])), "c": np.int64(3)})

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
+from ..results import Result
 from .verdict import HANDFUL, bound, limit, verdict
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
@@ -64,7 +65,7 @@ FIT_LAWS = ("exponential", "weibull")
 
 
 @dataclasses.dataclass
-class PlanResult:
+class PlanResult(Result):
     """What ``plan`` found. ``to_json()`` gives the ``spare-jax plan --json`` object."""
 
     inputs: dict
