@@ -44,15 +44,26 @@ def finite_or_none(v):
 
 
 def strict(value):
-    """``value`` with every non-finite float (nested in dicts, lists and tuples) as ``None``; NumPy scalars
-    and arrays as Python numbers and lists."""
+    """A copy of ``value`` that ``json.dumps(..., allow_nan=False)`` accepts: NumPy scalars and arrays become
+    Python values, NaN and +-inf become None (strict JSON has no NaN/Infinity), keys become strings; any
+    other type is a TypeError."""
+    import numpy as np
+
     if isinstance(value, dict):
-        return {k: strict(v) for k, v in value.items()}
+        return {str(k): strict(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [strict(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):  # NumPy scalar or array
+    if isinstance(value, np.ndarray):
         return strict(value.tolist())
-    return finite_or_none(value)
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if value is None or isinstance(value, (int, str)):
+        return value
+    raise TypeError(f"not JSON serialisable: {type(value)}")
 
 
 class Result:

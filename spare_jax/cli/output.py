@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 
+from ..results import strict
 
 
 def _fmt(v):
@@ -131,35 +131,7 @@ def emit(args, title: str, result: dict) -> None:
         print_table(title, result)
 
 
-def _json_default(o):
-    import numpy as np
-
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return None if not np.isfinite(o) else float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o)}")
-
-
 def strict_json(o):
-    """A copy of ``o`` that ``json.dumps(..., allow_nan=False)`` accepts: numpy scalars and arrays become
-    Python values, NaN and +-inf become None (strict JSON has no NaN/Infinity)."""
-    import numpy as np
-
-    if isinstance(o, dict):
-        return {str(k): strict_json(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [strict_json(v) for v in o]
-    if isinstance(o, np.ndarray):
-        return strict_json(o.tolist())
-    if isinstance(o, (bool, np.bool_)):
-        return bool(o)
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (float, np.floating)):
-        return float(o) if math.isfinite(o) else None
-    if o is None or isinstance(o, (int, str)):
-        return o
-    return _json_default(o)
+    """A copy of ``o`` that ``json.dumps(..., allow_nan=False)`` accepts (``results.strict``: NumPy values as
+    Python ones, NaN and +-inf as None)."""
+    return strict(o)
