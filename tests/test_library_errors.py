@@ -22,13 +22,13 @@ QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?)`")
 
 def _error_texts():
     """(file:line, text) of every string in a raise statement, or given as the label of a bounds or
-    directory check, in the library packages."""
+    directory check or of a file read (its errors start with the label), in the library packages."""
     for pkg in LIBRARY:
         for path in sorted((ROOT / pkg).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 raised = isinstance(node, ast.Raise) and node.exc is not None
-                label = isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("check_bound",
-                                                                                          "check_writable_dir")
+                label = isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
+                    "check_bound", "check_writable_dir", "read_text", "read_bytes")
                 if raised or label:
                     for sub in ast.walk(node.exc if raised else node):
                         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):

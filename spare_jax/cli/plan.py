@@ -291,7 +291,7 @@ def cmd_plan(args) -> dict:
         try:
             log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
         except ValueError as exc:  # the log's own messages name its path and line: say which flag gave it
-            raise ValueError(str(exc) if str(exc).startswith(("--failure-log", "`failure_log`")) else f"--failure-log: {exc}") from None
+            raise ValueError(str(exc) if str(exc).startswith("`failure_log`") else f"--failure-log: {exc}") from None
         top = BOUNDS["log_window_hours"][2]  # a window taken from the last failure is unchecked otherwise
         if log.window_hours > top:
             raise ValueError(f"--failure-log {args.failure_log}: the observation window (its last failure time) "

@@ -157,14 +157,14 @@ def _params_digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def check_writable_dir(path: str, flag: str) -> None:
+def check_writable_dir(path: str, label: str) -> None:
     """``path`` (a directory, existing or to be created) can be written: its nearest existing ancestor is a
-    writable directory (ValueError naming ``flag`` otherwise)."""
+    writable directory (ValueError starting with ``label``, the parameter, otherwise)."""
     parent = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag} {path}: {parent} is not a writable directory")
+        raise ValueError(f"{label} {path}: {parent} is not a writable directory")
 
 
 class ChunkStore:

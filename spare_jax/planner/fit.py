@@ -168,7 +168,7 @@ def read_failure_log(path: str, window_hours: float | None = None, nodes: int | 
     from ..model.inputfile import read_text
 
     # a regular file only (a FIFO would wait for a writer); a byte-order mark (spreadsheet exports) is dropped
-    text = read_text(path, "--failure-log", encoding="utf-8-sig")
+    text = read_text(path, "`failure_log`", encoding="utf-8-sig")
     return parse_failure_log(text, window_hours, nodes, path)
 
 

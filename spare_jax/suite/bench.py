@@ -306,7 +306,8 @@ CHANGED_COSTS = {"ckpt_cost_min": 3.0, "restart_min": 11.0, "repair_time_min": 3
 def runs_compiles(setup, sampling) -> dict:
     """What the whole-run kernel compiles, counted through ``jax.monitoring`` with the persistent compilation
     cache off (a cache hit would hide a compile): the first call's XLA compiles and their seconds, then the
-    compiles of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls), which must be 0."""
+    compiles and lowerings of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls),
+    which must be 0 (a lowering would show a program rebuilt for a number even where a cache serves it)."""
     import dataclasses
 
     import jax
