@@ -10,6 +10,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 
 from spare_jax.cli import main
 
@@ -57,6 +58,7 @@ def test_largest_group_mtbf_still_sums_exactly(capsys):
     assert abs(data["mc_epoch_uptime_min"] / data["theory_epoch_uptime_min"] - 1) < 0.05
 
 
+@pytest.mark.slow
 def test_ttt_interval_far_shorter_than_the_epochs_runs(capsys):
     # per-group MTBF 1e7 min, N = 2: epochs of ~5e6 min hold ~1e10 checkpoints of tau + C = 0.01 min; neither
     # the closed form (summed cell by cell) nor the Monte Carlo (bisection) walks over them: it runs, fast

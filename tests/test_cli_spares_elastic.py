@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from spare_jax.cli import main
 
 TTT = ["ttt", "-N", "16", "-r", "3", "--runs", "8", "--work-hours", "10", "--ckpt-interval", "60",
@@ -20,6 +22,7 @@ TTT1 = ["ttt", "-N", "16", "--runs", "4", "--work-hours", "12", "--ckpt-interval
 ELASTIC = TTT1 + ["--scheme", "elastic", "--repair-time", "30"]
 
 
+@pytest.mark.slow
 def test_ttt_with_spares_answers_by_whole_runs(tmp_path, capsys):
     """Flags and --config give the same pool; the answer is whole training runs with the pool echoed and the
     mean stall (restarts waiting for spares beyond R) reported; without repair the pool alone runs too."""
@@ -39,6 +42,7 @@ def test_ttt_with_spares_answers_by_whole_runs(tmp_path, capsys):
     assert out["repair_time_min"] is None and out["spares"] == 1 and out["spare_wait_hours"] > 0
 
 
+@pytest.mark.slow
 def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, capsys):
     """With --spares, optimize and plan take the joint search on whole training runs (the closed form and the
     epoch pools have no spare pool); the search is replaced here by a stub that records the pool it was given."""
@@ -73,6 +77,7 @@ def test_optimize_and_plan_screen_with_whole_runs_under_a_pool(monkeypatch, caps
     assert out["inputs"]["search"] == {"stub": True}
 
 
+@pytest.mark.slow
 def test_elastic_json_carries_the_data_policy(tmp_path, capsys):
     assert main(ELASTIC + ["--elastic-data", "shrink", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -96,6 +101,7 @@ def test_ttt_quantiles_beyond_the_histogram_are_not_made_up():
     assert q[3] is None and q[4] is None
 
 
+@pytest.mark.slow
 def test_pool_that_runs_dry_prints_no_capped_percentiles(capsys):
     """--spares 0 --hardware-repair 1e5: every run takes far more than 256 W; the percentiles were all the
     same capped 3,071 h (W = 12 h) beside a mean of ~8,700 h."""

@@ -67,7 +67,9 @@ def test_lane_scan_equals_cumulative_form():
             assert bool(lanes[c, i]) == bool(feasible_stacked(alive, d, r))
 
 
-@pytest.mark.parametrize("kind,n,r", [("stacked", 30, 5), ("stacked", 24, 8), ("block", 30, 5), ("stacked", 12, 2)])
+@pytest.mark.parametrize("kind,n,r", [pytest.param("stacked", 30, 5, marks=pytest.mark.slow),
+                                      pytest.param("stacked", 24, 8, marks=pytest.mark.slow), ("block", 30, 5),
+                                      ("stacked", 12, 2)])
 def test_thresholds_equal_host_replay(kind, n, r):
     pl = make_placement(kind, n, r)
     bits = trial_bits(key_words(jax.random.key(5)), jnp.arange(40, dtype=jnp.uint32), n)

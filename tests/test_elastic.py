@@ -27,7 +27,7 @@ def test_elastic_needs_a_repair_time_and_its_own_data_flag(capsys):
              "--schemes")
 
 
-@pytest.mark.parametrize("data", ["rebalance", "shrink"])
+@pytest.mark.parametrize("data", ["rebalance", pytest.param("shrink", marks=pytest.mark.slow)])
 def test_elastic_ttt_runs_and_its_slowdown_meets_the_stationary_one(capsys, data):
     """Over a 48-h run the groups are down independently with p = D / (MTBF + D) almost all the time (a
     run starts with every group up, so the measured slowdown sits a little below the stationary one)."""
@@ -45,6 +45,7 @@ def test_elastic_ttt_runs_and_its_slowdown_meets_the_stationary_one(capsys, data
         assert d["theory_slowdown"] == pytest.approx(want, rel=1e-6)
 
 
+@pytest.mark.slow
 def test_plan_compares_the_schemes_asked_for_with_elastic():
     res = plan(Fleet(4096, 256, repair=Repair(30.0, "fixed")), Costs(restart_min=10.0, ckpt_cost_min=2.0, work_hours=12.0),
                PlanOptions(runs=10, r_max=3, sensitivity=False, schemes=("elastic", "none")))

@@ -73,6 +73,7 @@ def test_repair_png_distinct_and_clipped(tmp_path, drawn):
     assert any(ln.get_label().startswith("theory >") for ln in ax.get_lines())  # the "beyond" markers
 
 
+@pytest.mark.slow
 def test_run_figures_and_ring_ttt_from_their_csvs(tmp_path, drawn, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["replot_run_figures.py", FIG, str(tmp_path)])
     runpy.run_path(os.path.join(ROOT, "experiments", "replot_run_figures.py"), run_name="__main__")
@@ -187,6 +188,7 @@ def _check_typography(name, fig):
             assert bad not in s, f"{name}: {s!r} contains {bad!r}"
 
 
+@pytest.mark.slow
 def test_every_figure_function_renders_distinct_series(tmp_path, drawn, monkeypatch):
     import importlib
 
@@ -235,6 +237,7 @@ def test_every_figure_function_renders_distinct_series(tmp_path, drawn, monkeypa
     assert styles["rep"] != styles["none"] and len(set(styles.values())) == 3
 
 
+@pytest.mark.slow
 def test_scenarios_png_without_the_reference_column(tmp_path, drawn):
     """A scenarios_uptime.csv written before the exact reference was kept beside the Monte Carlo still draws
     (the reference from the closed form); with the column, the curve is the column's."""

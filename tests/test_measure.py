@@ -27,15 +27,18 @@ def _same(report, printed):
 
 @pytest.mark.parametrize("cluster,argv", [
     (Cluster(24), ["wipeout", "-N", "24", "-r", "3", "--trials", "500", "--seed", "4"]),
-    (Cluster(24, scenario=Scenario(job_mtbf_min=2000.0)),
-     ["wipeout", "-N", "24", "-r", "3", "--trials", "500", "--seed", "4", "--job-mtbf-min", "2000"]),
-    (Cluster(24, repair=Repair(30.0)),
-     ["wipeout", "-N", "24", "-r", "3", "--trials", "100", "--seed", "4", "--repair-time", "30"]),
+    pytest.param(Cluster(24, scenario=Scenario(job_mtbf_min=2000.0)),
+                 ["wipeout", "-N", "24", "-r", "3", "--trials", "500", "--seed", "4", "--job-mtbf-min", "2000"],
+                 marks=pytest.mark.slow),
+    pytest.param(Cluster(24, repair=Repair(30.0)),
+                 ["wipeout", "-N", "24", "-r", "3", "--trials", "100", "--seed", "4", "--repair-time", "30"],
+                 marks=pytest.mark.slow),
 ], ids=["static", "job-wide", "repair"])
 def test_wipeout_report_is_the_json(cluster, argv, capsys):
     _same(wipeout(cluster, 3, sampling=Sampling(int(argv[argv.index("--trials") + 1]), seed=4)), _cli(argv, capsys))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cluster,argv", [
     (Cluster(24), ["overhead", "-N", "24", "-r", "3", "--epochs", "200", "--seed", "4"]),
     (Cluster(24, repair=Repair(30.0)),
@@ -45,6 +48,7 @@ def test_overhead_report_is_the_json(cluster, argv, capsys):
     _same(overhead(cluster, 3, sampling=Sampling(int(argv[argv.index("--epochs") + 1]), seed=4)), _cli(argv, capsys))
 
 
+@pytest.mark.slow
 def test_the_library_refuses_what_it_cannot_simulate():
     # micro-batches with repair are simulated now (the repair kernel tracks c*/m; issue "Every lever composes")
     assert overhead(Cluster(24, scenario=Scenario(microbatches=2), repair=Repair(30.0)), 3,
@@ -70,6 +74,7 @@ def test_time_to_train_report_is_the_json(policy, training, argv, capsys):
     _same(report, _cli(argv, capsys))
 
 
+@pytest.mark.slow
 def test_optimize_report_is_the_json(capsys):
     from spare_jax.model.training import Training
     from spare_jax.ttt import Space, optimize

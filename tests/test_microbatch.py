@@ -46,8 +46,10 @@ def _all_states(n):
     return np.array(list(itertools.product([False, True], repeat=n)), bool)
 
 
-@pytest.mark.parametrize("kind,n,r,m", [("stacked", 7, 3, 2), ("stacked", 6, 2, 3), ("stacked", 8, 4, 3),
-                                        ("stacked", 9, 3, 4), ("block", 6, 3, 2), ("block", 8, 4, 3)])
+@pytest.mark.parametrize("kind,n,r,m", [("stacked", 7, 3, 2), ("stacked", 6, 2, 3),
+                                        pytest.param("stacked", 8, 4, 3, marks=pytest.mark.slow),
+                                        pytest.param("stacked", 9, 3, 4, marks=pytest.mark.slow), ("block", 6, 3, 2),
+                                        pytest.param("block", 8, 4, 3, marks=pytest.mark.slow)])
 def test_capacity_kernels_equal_maxflow_on_every_state(kind, n, r, m):
     pl = make_placement(kind, n, r)
     states = _all_states(n)
@@ -86,7 +88,8 @@ def test_queue_lanes_equal_the_cumulative_form_with_microbatches():
             assert lanes[t, i] == bool(feasible_stacked(jnp.asarray(alive), int(cs[i]), r, m))
 
 
-@pytest.mark.parametrize("kind,n,r,m", [("stacked", 24, 4, 3), pytest.param("stacked", 30, 3, 4, marks=pytest.mark.slow),
+@pytest.mark.parametrize("kind,n,r,m", [pytest.param("stacked", 24, 4, 3, marks=pytest.mark.slow),
+                                         pytest.param("stacked", 30, 3, 4, marks=pytest.mark.slow),
                                          pytest.param("block", 24, 4, 3, marks=pytest.mark.slow)])
 def test_depth_thresholds_follow_the_capacity_along_failure_orders(kind, n, r, m):
     pl = make_placement(kind, n, r)
@@ -199,6 +202,7 @@ def _check_against_reference(row, trials):
     assert abs(th["overhead"] - row["overhead"]) < 4 * row["overhead_stderr"]
 
 
+@pytest.mark.slow
 def test_overhead_agrees_with_the_independent_reference_small_n():
     rows = [row for row in _reference_rows() if row["N"] <= 64 and row["m"] == 4]
     assert rows, "tests/data/microbatch_reference.json holds no small-N rows"
@@ -307,6 +311,7 @@ def _brute_ttt(walk, tau, cfg):
     return cfg.work_hours * 60 * ratio, cfg.work_hours * 60 * se
 
 
+@pytest.mark.slow
 def test_proactive_restart_pool_agrees_with_a_brute_force_walk():
     from spare_jax.ttt import Training
     from spare_jax.ttt.montecarlo import _sample_epochs_iid

@@ -86,6 +86,7 @@ def _check_split(result, trials, nproc, chunk):
     assert all(abs(t - trials / nproc) <= chunk for t in split)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [pytest.param(ARGS, marks=pytest.mark.slow), pytest.param(OVERHEAD, marks=pytest.mark.slow), REPAIR],
                          ids=["wipeout", "overhead", "repair"])
 def test_two_processes_give_the_json_of_one(args, tmp_path):
@@ -118,6 +119,7 @@ def _stutter(pid, stop_event, pause=0.15, run=0.1):
         time.sleep(run)
 
 
+@pytest.mark.slow
 def test_a_stuttering_process_gives_the_statistics_of_one_process(tmp_path):
     """The defect this guards against: each process sized its blocks from its own timing, so a slowed-down
     process dispatched other blocks and the cross-process sum added statistics of different trial ranges
@@ -153,6 +155,7 @@ def _wait_for_progress(path, proc, timeout=240.0):
     raise AssertionError(f"no progress within {timeout} s")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("victim", [1, pytest.param(0, marks=pytest.mark.slow)], ids=["peer", "coordinator"])
 def test_a_killed_process_leaves_no_json_and_every_process_fails_with_one_line(victim, tmp_path):
     env = _env(tmp_path)
@@ -293,6 +296,7 @@ def test_a_multiprocess_run_killed_mid_run_resumes_to_the_uninterrupted_result(t
     assert not (outs[1] / "state.json").exists()  # only process 0 keeps a state file
 
 
+@pytest.mark.slow
 def test_processes_started_with_other_parameters_refuse_before_running(tmp_path):
     env = _env(tmp_path)
     port = _free_port()
@@ -307,6 +311,7 @@ def test_processes_started_with_other_parameters_refuse_before_running(tmp_path)
         assert len(lines) == 1 and "process 1 started with other parameters" in lines[0], err
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_is_not_a_failure():
     """``spare-jax ... | head -c 10``: the reader went away; no traceback, exit 0."""
     proc = subprocess.run(f"{sys.executable} -m spare_jax wipeout -N 12 -r 2 --trials 100 --json --quiet | head -c 10",

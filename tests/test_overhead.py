@@ -60,6 +60,7 @@ def test_weibull_overhead_runs_with_sampled_sojourns():
     assert res.overhead == res.overhead_sampled and 1.0 < res.overhead < 4.0
 
 
+@pytest.mark.slow
 def test_random_placement_uses_host_matcher():
     res = simulate_overhead(make_placement("random", 30, 3, seed=1), Sampling(60, 1))
     assert 1.0 < res.overhead < 3.0

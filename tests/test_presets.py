@@ -113,6 +113,7 @@ def test_job_scaling_agrees_at_the_source_size_and_differs_by_the_gpu_ratio():
         job_mtbf_at(100.0, 1000, 4000, "per-node")
 
 
+@pytest.mark.slow
 def test_cli_job_scaling_carries_the_preset_rate_to_the_cluster_size(capsys):
     base = ["ttt", "--preset", "llama3-16k", "--scheme", "none", "--runs", "2", "--work-hours", "50",
             "--ckpt-interval", "10", "--json", "--quiet"]
@@ -181,6 +182,7 @@ def test_config_job_scaling(text, needle, tmp_path, capsys):
     assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_config_and_plan_take_job_scaling(tmp_path, capsys):
     measured = PRESETS["llama3-16k"].job_wide["mtbf_min"]
     cfg = tmp_path / "c.toml"

@@ -44,6 +44,7 @@ def test_bits_depend_only_on_trial_and_column():
     np.testing.assert_array_equal(np.asarray(traced), np.asarray(trial_bits(words, ids, 601, stream=3)))
 
 
+@pytest.mark.slow
 def test_no_two_rows_share_an_adjacent_pair_of_words():
     """10^5 trials x 600 columns: every adjacent word pair (a 64-bit value) occurs once. Random 64-bit values
     collide with probability ~ (6e7)^2 / 2^65 = 1e-4; the earlier hash had ~1,400 shared pairs here."""
@@ -70,6 +71,7 @@ def test_t_of_neighbouring_trials_is_uncorrelated():
         assert abs(rho) * math.sqrt(n - lag) < 4.5, (lag, rho)
 
 
+@pytest.mark.slow
 def test_batch_means_scatter_as_the_reported_standard_error():
     """Means of 100 independent seeds: their variance against the reported stderr^2 is chi-square(99)/99."""
     pl = make_placement("stacked", 600, 8)
@@ -120,7 +122,7 @@ def test_exact_variance_has_no_cancellation():
 
 
 @pytest.mark.parametrize("kwargs", [dict(groups=8, redundancy=8, gpus_per_group=1.0),
-                                    dict(groups=40, redundancy=2, system_mtbf_min=1e9)])
+                                    pytest.param(dict(groups=40, redundancy=2, system_mtbf_min=1e9), marks=pytest.mark.slow)])
 def test_wipeout_uptime_sums_do_not_overflow(kwargs):
     """Regression: a fixed-point int64 sum overflowed: stderr 0 for -N 8 -r 8 --gpus-per-group 1, a negative
     uptime for --mtbf 1e9."""

@@ -56,8 +56,9 @@ def test_ctmc_matches_reference_chain(kind, n, r, kw, ref_kw):
 
 @pytest.mark.parametrize("kind,n,r,kw", [
     ("stacked", 8, 2, {}),
-    ("stacked", 8, 2, dict(domains=(DomainLevel(2, 500.0),), job_mtbf_min=400.0)),
-    ("block", 6, 3, dict(group_mtbf_min=(60.0, 100.0, 150.0, 80.0, 100.0, 200.0), job_mtbf_min=2000.0)),
+    pytest.param("stacked", 8, 2, dict(domains=(DomainLevel(2, 500.0),), job_mtbf_min=400.0), marks=pytest.mark.slow),
+    pytest.param("block", 6, 3, dict(group_mtbf_min=(60.0, 100.0, 150.0, 80.0, 100.0, 200.0), job_mtbf_min=2000.0),
+                 marks=pytest.mark.slow),
 ])
 def test_kernel_matches_exact_chain(kind, n, r, kw):
     sc = Scenario(**kw)
@@ -117,7 +118,7 @@ def _weibull_repair_epochs(n, r, epochs, seed, mean, shape, d):
     return ups, fails
 
 
-@pytest.mark.parametrize("shape", [0.7, 2.0])
+@pytest.mark.parametrize("shape", [pytest.param(0.7, marks=pytest.mark.slow), 2.0])
 def test_weibull_clocks_with_repair_match_a_plain_event_loop(shape):
     """Weibull group clocks with repair (a rejoined group draws a new clock), against an event loop written
     in the test."""
@@ -164,6 +165,7 @@ def test_chunk_size_independent():
         assert getattr(a, f) == getattr(b, f), f
 
 
+@pytest.mark.slow
 def test_censored_at_max_events():
     pl = make_placement("stacked", 12, 3)
     res = simulate_repair(pl, Sampling(200, 1), model=model_with_group_mtbf(100.0), repair=Repair(5.0, "exp"),
@@ -198,7 +200,7 @@ def test_first_order_close_to_exact_at_small_p(kind, r):
 
 # -- the transient hazard (uniformly valid in D) -----------------------------------------------------------
 
-@pytest.mark.parametrize("law", ["fixed", "exp", "lognormal"])
+@pytest.mark.parametrize("law", ["fixed", "exp", pytest.param("lognormal", marks=pytest.mark.slow)])
 def test_down_curve_before_the_first_repair_and_stationary(law):
     """No repair can end before the shortest repair: p(t) = 1 - e^{-lambda t} there (fixed law, exact); and
     every law settles at p_inf = lambda D / (1 + lambda D) whatever its shape."""
@@ -213,7 +215,7 @@ def test_down_curve_before_the_first_repair_and_stationary(law):
     assert p[-1] == pytest.approx(lam * d / (1 + lam * d), rel=2e-3)
 
 
-@pytest.mark.parametrize("law", ["fixed", "exp", "lognormal"])
+@pytest.mark.parametrize("law", ["fixed", "exp", pytest.param("lognormal", marks=pytest.mark.slow)])
 def test_transient_is_first_order_at_small_lambda_d(law):
     pl, model = make_placement("stacked", 600, 3), FailureModel()
     tr = transient_uptime(pl, model, Repair(20.0, law))["uptime_min"]
@@ -250,6 +252,7 @@ def test_transient_fixed_repair_longer_than_the_epoch_is_the_static_epoch(kind, 
         assert transient_uptime(pl, model, Repair(1e6, "exp"))["uptime_min"] < 0.93 * static
 
 
+@pytest.mark.slow
 def test_transient_against_mc_where_first_order_fails():
     """N = 600, r = 2, a fixed repair of 1000 min (longer than the no-repair epoch, ~1.9 h): the MC agrees
     with the theory (there the exact static epoch) within 3 s.e. + 3 %; the first order says 8.6 h."""

@@ -33,6 +33,7 @@ def z(a, se_a, b, se_b=0.0):
     return (a - b) / math.sqrt(se_a ** 2 + se_b ** 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,n,r,law", [("stacked", 8, 3, "exp"), ("block", 9, 3, "fixed")])
 def test_depth_with_repair_matches_hall_reference(kind, n, r, law):
     res = simulate_repair(make_placement(kind, n, r), Sampling(8000, 3), model=model_with_group_mtbf(100.0),
@@ -89,6 +90,7 @@ def test_ttt_with_repair_matches_brute_force_runs():
     assert abs(rr[0] / 60 - ref) < 4 * math.hypot(rr_se[0] / 60, ref_se) + 0.03 * ref + 0.05 * ref  # + run-end effect
 
 
+@pytest.mark.slow
 def test_rare_wipeout_interval_known_answer():
     """r = 1: every failure is a wipe-out, so P(a wipe-out by W) = 1 - exp(-N W / MTBF) exactly; the epochs
     censored at W give a Clopper-Pearson interval that must hold it (and a binomial z within 4)."""
@@ -135,6 +137,7 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
     assert lo <= out["p_wipeout_within_run"] <= hi
 
 
+@pytest.mark.slow
 def test_microbatch_depth_never_repaired_equals_static_overhead():
     """With m = 4 micro-batches the repair kernel tracks the capacity c*/m; a repair that never comes
     (D -> inf) is the static epoch, whose overhead the static kernel measures independently."""

@@ -50,6 +50,7 @@ def _compare(setup: RunSetup, kernel_runs: int, ref_runs: int, seed: int = 3) ->
     return {"kernel": k, "reference": ref, "z_ttt": z_ttt, "z_slowdown": z_slow}
 
 
+@pytest.mark.slow
 def test_no_failures_ends_with_the_partial_last_interval():
     """TTT = W + ceil(W/tau) C exactly: the last interval is partial and its checkpoint ends the run."""
     s = _setup(group_mtbf=1e12, tau=70.0, work_hours=48.0)
@@ -59,6 +60,7 @@ def test_no_failures_ends_with_the_partial_last_interval():
     assert res["ckpts_mean"] == math.ceil(48 * 60 / 70)
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_the_chunk():
     s = _setup(repair=Repair(100.0), m=2)
     a = simulate_runs(s, Sampling(count=40, chunk_size=8))
@@ -74,12 +76,14 @@ def test_censored_runs_are_refused():
         summarize(raw)
 
 
+@pytest.mark.slow
 def test_acceptance_setting_fixed_repair_where_mean_depth_and_harmonic_differ():
     """N = 64, r = 3, m = 4, group MTBF 3,000 min, fixed 300-min repair (E[d] and 1/E[1/d] differ by
     several per cent): TTT and slowdown agree with the independent simulator."""
     _compare(_setup(n=64, r=3, group_mtbf=3000.0, repair=Repair(300.0), m=4, work_hours=12.0), 1500, 400)
 
 
+@pytest.mark.slow
 def test_every_lever_at_once():
     """repair + m + D_max + domains + job-wide + lemons + Weibull kept ages, all on."""
     _compare(_setup(n=16, r=3, group_mtbf=1500.0, repair=Repair(120.0, "lognormal", 0.5), m=4,
@@ -132,7 +136,8 @@ def _spares_bind(spares):
     return _compare(_setup(repair=_pool(60.0, "exp", spares), **SPARES_BIND), 400, 200)
 
 
-@pytest.mark.parametrize("spares", [0, 5, None])
+@pytest.mark.parametrize("spares", [pytest.param(0, marks=pytest.mark.slow), 5,
+                                    pytest.param(None, marks=pytest.mark.slow)])
 def test_spare_pool_against_the_reference_where_it_binds(spares):
     res = _spares_bind(spares)
     stall = res["kernel"]["spare_wait_mean"]
@@ -149,6 +154,7 @@ def test_spare_pool_orders_the_time_to_train():
     assert k0["spare_wait_mean"] > k5["spare_wait_mean"] > 0 == kinf["spare_wait_mean"]
 
 
+@pytest.mark.slow
 def test_spare_pool_results_do_not_depend_on_the_chunk():
     """The ring of return times and the waiting tickets are per run: one chunk of 400 runs and chunks of 64
     give the same sums (the chunk of 400 is the compile of the comparison above)."""
@@ -158,6 +164,7 @@ def test_spare_pool_results_do_not_depend_on_the_chunk():
     assert a["sums"] == b["sums"] and a["sums"]["spare_wait"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["none", "spare"])
 def test_spare_pool_without_repair(scheme):
     """No repair: a failed group claims a spare and holds it, down, until the next restart, which waits for

@@ -112,7 +112,8 @@ def test_acceptance_n600_domains_against_the_reference(ring, job):
     pytest.param(20, 3, "stacked", Scenario(domains=(DomainLevel(4, 5000.0),), ring="interleaved",
                                             job_mtbf_min=3000.0), marks=pytest.mark.slow),
     (24, 4, "block", Scenario(domains=(DomainLevel(3, 8000.0), DomainLevel(12, 20000.0)), job_mtbf_min=5000.0)),
-    (21, 2, "stacked", Scenario(domains=(DomainLevel(5, 2000.0),), ring="interleaved")),  # short last domain
+    pytest.param(21, 2, "stacked", Scenario(domains=(DomainLevel(5, 2000.0),), ring="interleaved"),  # short last domain
+                 marks=pytest.mark.slow),
 ])
 def test_small_n_against_the_reference(n, r, kind, scenario):
     mc = simulate_wipeout(make_placement(kind, n, r), Sampling(40_000, 7), scenario=scenario)
@@ -132,6 +133,7 @@ def test_lemons_and_per_group_mtbfs_against_the_reference():
     assert mc2.uptime_sum_min == mc.uptime_sum_min  # the same rates, given two ways
 
 
+@pytest.mark.slow
 def test_limits_reduce_to_the_paper_theory():
     """Domain rate -> 0: the §1 exact E[T] and E[uptime]."""
     n, r = 200, 3
@@ -234,7 +236,8 @@ def _brute_overhead(n, r, trials, rng, *, ring, domains, job_mtbf, group_mtbf):
     return ratio, se
 
 
-@pytest.mark.parametrize("ring,job", [pytest.param("contiguous", 4000.0, marks=pytest.mark.slow), ("interleaved", None)])
+@pytest.mark.parametrize("ring,job", [pytest.param("contiguous", 4000.0, marks=pytest.mark.slow),
+                                      pytest.param("interleaved", None, marks=pytest.mark.slow)])
 def test_overhead_under_a_scenario_against_brute_force(ring, job):
     from spare_jax.kernels.overhead import simulate_overhead
 
@@ -414,9 +417,9 @@ def test_exact_small_equals_the_reference_enumeration_without_domains():
 
 @pytest.mark.parametrize("n,r,scenario", [
     (12, 3, Scenario(domains=(DomainLevel(3, 20_000.0),), ring="interleaved", job_mtbf_min=4000.0)),
-    (12, 3, Scenario(domains=(DomainLevel(3, 20_000.0),))),
-    (10, 2, Scenario(domains=(DomainLevel(4, 5000.0), DomainLevel(10, 40_000.0)), lemon_fraction=0.2,
-                     lemon_factor=5.0, lemon_seed=3)),
+    pytest.param(12, 3, Scenario(domains=(DomainLevel(3, 20_000.0),)), marks=pytest.mark.slow),
+    pytest.param(10, 2, Scenario(domains=(DomainLevel(4, 5000.0), DomainLevel(10, 40_000.0)), lemon_fraction=0.2,
+                                 lemon_factor=5.0, lemon_seed=3), marks=pytest.mark.slow),
 ])
 def test_exact_small_against_the_engine_and_the_reference(n, r, scenario):
     from spare_jax.model.scenario import exact_epoch_small
@@ -466,7 +469,7 @@ def _brute_renewal_ttt(epochs, tau, cfg):
 
 @pytest.mark.parametrize("scheme,r,ring,job,uneven", [
     ("spare", 3, "interleaved", None, False),
-    ("spare", 3, "contiguous", 4000.0, True),
+    pytest.param("spare", 3, "contiguous", 4000.0, True, marks=pytest.mark.slow),
     ("rep", 2, "contiguous", None, False),
 ])
 def test_scenario_ttt_pool_against_brute_force(scheme, r, ring, job, uneven):

@@ -43,6 +43,7 @@ def test_the_grid_holds_every_combination_the_space_allows():
         candidates(Cluster(5, MODEL, Scenario(), Repair(30.0)), dataclasses.replace(SPACE, schemes=("rep",)))
 
 
+@pytest.mark.slow
 def test_run_each_gives_the_runs_of_the_exact_sums():
     """The search's per-run path and the reporting driver run the same runs (seeded by run id)."""
     setup = RunSetup.build(CLUSTER, CFG, "spare", 3, 40.0, None, "kept")
@@ -77,6 +78,7 @@ def searched():
                         seed=3)
 
 
+@pytest.mark.slow
 def test_the_budget_is_what_the_stages_spent(searched):
     info = searched["search"]
     stages = info["stages"]
@@ -105,6 +107,7 @@ def _exhaustive(cand: Candidate, tau: float, runs: int = 96) -> tuple[float, flo
     return float(ttt.mean()), float(ttt.std(ddof=1) / math.sqrt(runs))
 
 
+@pytest.mark.slow
 def test_the_search_finds_the_best_of_an_exhaustive_evaluation(searched):
     """Every candidate at intervals from 15 to 240 min, on 96 full-length runs of another seed: the
     configuration the search chose per scheme is within 3 standard errors (or 0.5%) of the best found."""

@@ -29,6 +29,7 @@ def _training():
     return Training(12.0, 2.0, 10.0, "none", float(GPG * N))
 
 
+@pytest.mark.slow
 def test_the_kernel_keeps_each_runs_longest_wait_for_a_spare():
     """With no spare every failed group waits for a node set to come back, and node sets come back in the
     order they left, to the groups in the order they failed: each waits exactly H. Unlimited: no wait."""

@@ -87,6 +87,7 @@ def test_bench_quiet_is_silent(light_bench, capsys):
     assert isinstance(json.loads(out), dict)
 
 
+@pytest.mark.slow
 def test_plan_prints_its_stages_on_stderr(light_plan, capsys):
     code, out, err = _run(capsys, PLAN)
     assert code == 0, err

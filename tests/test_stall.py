@@ -90,6 +90,7 @@ def test_the_stalled_time_is_spent_outside_computing():
     assert (used <= out["ttt"] * (1 + 1e-5) + 1e-3).all()
 
 
+@pytest.mark.slow
 def test_checkpointing_alone_never_stalls():
     """Every failure of ``none`` is a global restart: a stall changes no number, run by run."""
     a, b = _runs(0.0, scheme="none", runs=64, repair=None), _runs(2.0, 1.0, scheme="none", runs=64, repair=None)
@@ -133,6 +134,7 @@ def test_stalled_share_against_whole_runs():
     assert abs(theory - ratio) < 0.05 * ratio
 
 
+@pytest.mark.slow
 def test_ttt_with_a_stall_runs_whole_runs_and_reports_it(capsys):
     """``ttt --failure-stall``: the chooser gives way to whole runs (no closed form or epoch pool models a
     stall) and says why; the JSON carries the stalls, their share and the stationary estimate; availability

@@ -101,7 +101,7 @@ def compare(case: str) -> dict:
     return z
 
 
-@pytest.mark.parametrize("case", ["a-repair-stall", "d-paper-model"])
+@pytest.mark.parametrize("case", ["a-repair-stall", pytest.param("d-paper-model", marks=pytest.mark.slow)])
 def test_stalls_against_the_reference(case):
     compare(case)
 

@@ -42,7 +42,8 @@ def test_committed_work_counts_exact_checkpoint_boundaries_once():
         assert vec[e] == pytest.approx(w, rel=1e-9, abs=1e-9)
 
 
-@pytest.mark.parametrize("scheme,r", [("spare", 4), ("spare", 12), ("rep", 2), ("rep", 6), ("none", 1)])
+@pytest.mark.parametrize("scheme,r", [("spare", 4), pytest.param("spare", 12, marks=pytest.mark.slow), ("rep", 2),
+                                      ("rep", 6), ("none", 1)])
 def test_mc_agrees_with_closed_form_within_3_percent(scheme, r):
     cfg = ttt.Training(work_hours=300.0)
     prof = ttt.epoch_profile(scheme, 600, r)
@@ -58,6 +59,7 @@ def test_mc_agrees_with_closed_form_within_3_percent(scheme, r):
     assert abs(th["availability"] - mc["availability"]) < 0.02
 
 
+@pytest.mark.slow
 def test_optax_tau_matches_grid_and_mc_best():
     cfg = ttt.Training(work_hours=300.0)
     prof = ttt.epoch_profile("spare", 200, 6)

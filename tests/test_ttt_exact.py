@@ -258,6 +258,7 @@ def test_spare_committed_work_against_enumeration():
     assert committed == pytest.approx(60.0 * law.survival(62.0 * np.arange(1, 200)).sum(), rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("m", [1, pytest.param(4, marks=pytest.mark.slow)])
 def test_spare_approx_agrees_with_whole_runs(m):
     """SPARe+CKPT at N = 16, r = 3 (group MTBF 200 min, C 2, R 10, tau 60), W 12 h, m micro-batches: whole

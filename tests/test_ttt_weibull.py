@@ -162,6 +162,7 @@ def _numpy_kept_chain(kind, n, r, model, chains, epochs, seed):
     return ups
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", [0.7, pytest.param(1.5, marks=pytest.mark.slow)])
 def test_kept_chain_against_numpy_chain(k):
     model = weib(k)
@@ -231,6 +232,7 @@ def test_closed_form_sums_every_checkpoint_tiny_interval():
     assert ttt.ttt_theory(prof, tau, cfg)["ttt_hours"] == pytest.approx(want, rel=1e-4)
 
 
+@pytest.mark.slow
 def test_cli_tiny_interval_case(capsys):
     """4.3 million intervals of 0.01 min: the interval form (solved by FFTs at this size) equals the classical
     exact form of checkpointing alone, and the runs agree with it."""

@@ -153,6 +153,7 @@ def test_the_limit_is_elastic_shrink_at_its_best_tau():
     assert lim["ttt_hours"] == pytest.approx(np.mean(lim["mc_ttt_runs_hours"]))
 
 
+@pytest.mark.slow
 def test_the_two_line_failure_log_gives_no_margin_against_an_unmeasured_scheme(capsys):
     log = os.path.join(DATA, "two_failures.csv")
     assert open(log).read().splitlines() == ["node,time_hours", "n1,12.5", "n2,30"]

@@ -31,7 +31,8 @@ def _config_example(text: str) -> list:
     return m.group(1).split(" | ")
 
 
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.slow) if c in ("overhead", "plan") else c
+                                     for c in COMMANDS])
 def test_config_example_of_each_help_runs_as_written(command, capsys, tmp_path, monkeypatch):
     lines = _config_example(_help(capsys, command))
     cfg = tmp_path / f"{command}.toml"
@@ -54,6 +55,7 @@ def test_config_example_of_each_help_runs_as_written(command, capsys, tmp_path, 
     json.loads(out)
 
 
+@pytest.mark.slow
 def test_ttt_and_plan_carry_availability_pct_and_no_tau_star(capsys):
     code, out, _ = _run(capsys, ["ttt", "-N", "30", "-r", "3", "--runs", "8", "--work-hours", "50", "--json",
                                  "--quiet"])
@@ -75,9 +77,10 @@ def test_ttt_and_plan_carry_availability_pct_and_no_tau_star(capsys):
 
 
 @pytest.mark.parametrize("old, new, base", [
-    (["--trials", "300"], ["--epochs", "300"], ["overhead", "-N", "20", "-r", "2"]),
+    pytest.param(["--trials", "300"], ["--epochs", "300"], ["overhead", "-N", "20", "-r", "2"], marks=pytest.mark.slow),
     (["--trials", "6"], ["--runs", "6"], ["ttt", "-N", "20", "-r", "2", "--work-hours", "20"]),
-    (["--group-mtbf", "2000"], ["--group-mtbf-min", "2000"], ["wipeout", "-N", "20", "-r", "2", "--trials", "300"]),
+    pytest.param(["--group-mtbf", "2000"], ["--group-mtbf-min", "2000"], ["wipeout", "-N", "20", "-r", "2", "--trials", "300"],
+                 marks=pytest.mark.slow),
 ])
 def test_former_flag_name_works_with_one_note(old, new, base, capsys):
     code, out_new, err_new = _run(capsys, [*base, *new, "--json", "--quiet"])
@@ -90,6 +93,7 @@ def test_former_flag_name_works_with_one_note(old, new, base, capsys):
     assert strip(json.loads(out_old)) == strip(json.loads(out_new))
 
 
+@pytest.mark.slow
 def test_former_name_in_a_config_file_gets_the_note(capsys, tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text("N = 20\nr = 2\ntrials = 300\n")
@@ -98,6 +102,7 @@ def test_former_name_in_a_config_file_gets_the_note(capsys, tmp_path):
     assert err.count("\n") == 1 and "deprecated for overhead" in err and "epochs" in err
 
 
+@pytest.mark.slow
 def test_optimize_text_one_block_per_scheme(capsys):
     code, out, _ = _run(capsys, ["optimize", "-N", "60", "--quiet"])
     assert code == 0
@@ -118,6 +123,7 @@ def test_wipeout_text_rows_carry_units(capsys):
     assert "min (= " in row and row.rstrip().endswith(" h)")
 
 
+@pytest.mark.slow
 def test_failure_log_without_directives_warns(capsys, tmp_path):
     log = tmp_path / "log.csv"
     log.write_text("node,time_hours\nn1,100\nn2,250.5\nn3,400\n")
@@ -150,6 +156,7 @@ def test_plan_help_documents_the_log_and_names_only_its_flags(capsys):
         assert foreign not in part
 
 
+@pytest.mark.slow
 def test_plan_text_names_currency_and_model(capsys):
     code, out, _ = _run(capsys, ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--runs", "4",
                                  "--no-sensitivity", "--quiet", "--currency", "USD", "--microbatches", "2"])

@@ -126,6 +126,7 @@ def test_ctrl_c_on_a_resumable_run_prints_what_was_saved_and_the_command(tmp_pat
 
 
 # ---------------------------------------------------------------------------------- floors and edges
+@pytest.mark.slow
 def test_optimize_says_a_tau_at_its_floor_and_an_r_star_at_r_max(capsys):
     code, out, err = _run(capsys, ["optimize", "-N", "60", "--ckpt-cost", "0", "--r-max", "2", "--work-hours", "48", "--json", "--quiet"])
     assert code == 0, err

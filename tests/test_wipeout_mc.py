@@ -55,7 +55,8 @@ def test_first_trials_do_not_depend_on_total():
 @pytest.mark.parametrize("kind,n,r,trials", [
     ("stacked", 600, 2, 40000), ("stacked", 600, 8, 40000), ("stacked", 600, 20, 20000),
     ("block", 600, 4, 40000), ("block", 600, 20, 20000),
-    ("stacked", 6000, 8, 4000), ("block", 6000, 12, 4000),
+    pytest.param("stacked", 6000, 8, 4000, marks=pytest.mark.slow),
+    pytest.param("block", 6000, 12, 4000, marks=pytest.mark.slow),
 ])
 def test_mc_agrees_with_exact_within_4_standard_errors(kind, n, r, trials):
     res = simulate_wipeout(make_placement(kind, n, r), Sampling(trials, 2024))
