@@ -159,8 +159,8 @@ def _fake_plan(monkeypatch, **kw):
                           "ttt_over_w": best["ttt_hours"] / cfg.work_hours}
         return {"schemes": schemes, "curves": curves, "method": "closed form"}
 
-    def monte_carlo(scheme, n, entry, runs, *args):
-        return np.random.default_rng(len(scheme)).normal(entry["ttt_hours"], 30.0, runs)
+    def monte_carlo(scheme, cluster, entry, cfg, gpus, sampling, notes):
+        return np.random.default_rng(len(scheme)).normal(entry["ttt_hours"], 30.0, sampling.count)
 
     monkeypatch.setattr(planmod, "_optimize", optimize)
     monkeypatch.setattr(planmod, "_monte_carlo", monte_carlo)

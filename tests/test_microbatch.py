@@ -23,7 +23,7 @@ import pytest
 from maxflow_depth import capacity_maxflow
 from spare_jax import theory
 from spare_jax.kernels.depth import WIPED_OUT, capacity_block, capacity_host, feasible_stacked
-from spare_jax.model.cluster import Sampling
+from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel, trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead
 from spare_jax.model.placement import make_placement
@@ -314,7 +314,7 @@ def _brute_ttt(walk, tau, cfg):
 @pytest.mark.slow
 def test_proactive_restart_pool_agrees_with_a_brute_force_walk():
     from spare_jax.ttt import Training
-    from spare_jax.ttt.montecarlo import _sample_epochs_iid
+    from spare_jax.ttt.montecarlo import sample_epochs_iid
     from spare_jax.ttt.epochs import apply_restart_depth
     from spare_jax.ttt.pool import pool_ttt
 
@@ -322,7 +322,8 @@ def test_proactive_restart_pool_agrees_with_a_brute_force_walk():
     model = FailureModel()
     cfg = Training(restart_min=20.0)
     tau = 60.0
-    pool = apply_restart_depth(_sample_epochs_iid("spare", n, r, 3000, 4, model, microbatches=m), d_max)
+    cluster = Cluster(n, model, Scenario(microbatches=m))
+    pool = apply_restart_depth(sample_epochs_iid(cluster, "spare", r, Sampling(3000, 4)), d_max)
     ttt, se, _ = pool_ttt(pool, [tau], cfg, n * model.gpus_per_group)
     walk = _brute_restart_epochs(n, r, m, d_max, 1200, 9, model.group_mtbf_min)
     b_ttt, b_se = _brute_ttt(walk, tau, cfg)
@@ -331,7 +332,7 @@ def test_proactive_restart_pool_agrees_with_a_brute_force_walk():
     vol_walk = np.mean([v for _, v, _ in walk])
     assert abs(vol_pool - vol_walk) < 4 * math.sqrt(vol_walk * (1 - vol_walk) * (1 / 3000 + 1 / 1200))
     # no restart: apply_restart_depth(None) is the identity
-    base = _sample_epochs_iid("spare", n, r, 200, 4, model, microbatches=m)
+    base = sample_epochs_iid(cluster, "spare", r, Sampling(200, 4))
     assert apply_restart_depth(base, None) is base
 
 

@@ -62,7 +62,8 @@ def light_plan(monkeypatch):
     monkeypatch.setattr(ttt, "optimize_r_tau", lambda cluster, cfg, space, progress=False: optimize(
         cluster.groups, space.r_max, cluster.model, cfg, cluster.scenario, space.epochs, space.seed, progress))
     monkeypatch.setattr(planmod, "_monte_carlo",
-                        lambda scheme, n, entry, runs, *a: np.full(runs, float(entry["ttt_hours"])))
+                        lambda scheme, cluster, entry, cfg, gpus, sampling, notes: np.full(
+                            sampling.count, float(entry["ttt_hours"])))
 
 
 BENCH = ["bench", "-N", "60", "-r", "4", "--json"]

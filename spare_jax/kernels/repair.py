@@ -61,8 +61,9 @@ import numpy as np
 from . import exact_sums as devsum
 from .driver import (
     Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
+from .events import min_first, row_bits
 from ..model.failures import (
-    FailureModel, bits_to_uniform, check_positive, exponential_from_bits, stream_key, threefry2x32, trial_bits)
+    FailureModel, bits_to_uniform, check_positive, exponential_from_bits, trial_bits)
 from ..model.cluster import Sampling
 from ..model.placement import Placement
 from ..model.repair import REPAIR_LAWS, Repair  # noqa: F401  (part of this module's API)
@@ -183,17 +184,6 @@ def _static_tables(placement: Placement, model: FailureModel, scenario):
     return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
 
 
-def _row_bits(words, trial_ids, streams, width: int):
-    """``uint32[C, width]``: row c equals ``trial_bits(words, trial_ids[c:c+1], width, stream=streams[c])``
-    (a per-row stream: each lane of the kernel is at its own event index)."""
-    half = (int(width) + 1) // 2
-    k0, k1 = stream_key(words, jnp.asarray(streams, jnp.uint32))
-    pairs = jnp.arange(half, dtype=jnp.uint32)
-    first, second = threefry2x32(k0[:, None], k1[:, None], jnp.asarray(trial_ids, jnp.uint32)[:, None],
-                                 pairs[None, :])
-    return jnp.concatenate([first, second], axis=1)[:, : int(width)]
-
-
 def _block_width(n: int) -> int:
     """Width of the blocks of the two-level minimum (a power of 2 near sqrt(N), at least 8)."""
     return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
@@ -204,16 +194,8 @@ def _block_mins(leaves, width: int):
     ``width``) and its leaf index: ``(val, idx)`` of shape ``[L, P // width]`` (ties to the left, like
     ``argmin``)."""
     lanes, p = leaves.shape
-    val, j = _min_first(leaves.reshape(lanes, p // width, width))
+    val, j = min_first(leaves.reshape(lanes, p // width, width))
     return val, j + width * jnp.arange(p // width, dtype=jnp.int32)[None, :]
-
-
-def _min_first(v):
-    """Least value over the last axis and its first index (``argmin``'s tie rule) as two plain min
-    reductions, which XLA vectorises on CPU (its variadic argmin reduction it does not)."""
-    val = v.min(axis=-1)
-    iota = jax.lax.broadcasted_iota(jnp.int32, v.shape, v.ndim - 1)
-    return val, jnp.where(v == val[..., None], iota, v.shape[-1]).min(axis=-1)
 
 
 def _depth_of_down(down, placement, microbatches: int = 1):
@@ -333,16 +315,16 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
         nfail_before = nfail
         # lt, bv, bi, down are flat (lane-major) so that the per-lane updates are 1-D scatters, done in place
         ids = trial_ids[jnp.minimum(slot, c - 1)]
-        tg, kb = _min_first(bv.reshape(lanes, nb))
+        tg, kb = min_first(bv.reshape(lanes, nb))
         i = bi[lane_blocks + kb]
         if nd:
-            td, k = _min_first(dom_t)
+            td, k = min_first(dom_t)
         else:
             td = jnp.full((lanes,), inf)
         is_job = active & (job_t <= jnp.minimum(tg, td)) if shape.job_wide else no
         is_dom = active & ~is_job & (td < tg) if nd else no
         is_grp = active & ~is_job & ~is_dom
-        bits = _row_bits(words, ids, REPAIR_STREAM + ev, 2 if nd else 1)
+        bits = row_bits(words, ids, REPAIR_STREAM + ev, 2 if nd else 1)
         was_down = down[rows * n + i]
         fresh = tg + clock(exponential_from_bits(bits[:, 0]), i)  # a rejoined group's next failure
         back = tg + repair_time(bits_to_uniform(bits[:, 0]))  # a failed group's rejoin
@@ -351,7 +333,7 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
         lt = lt.at[base + i].set(new, unique_indices=True)
         blk = i // width  # the changed leaf's block: its minimum again
         vals = lt[(base + blk * width)[:, None] + in_block[None, :]]
-        vmin, j = _min_first(vals)
+        vmin, j = min_first(vals)
         bv = bv.at[lane_blocks + blk].set(vmin, unique_indices=True)
         bi = bi.at[lane_blocks + blk].set(blk * width + j, unique_indices=True)
         failed = is_grp & ~was_down
@@ -367,7 +349,7 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
             for level in range(len(shape.domain_counts)):
                 member = member | (dom_of_pos[level][None, :] == k[:, None])
             hit = member & ~down & is_dom[:, None]
-            rep = td[:, None] + repair_time(bits_to_uniform(_row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
+            rep = td[:, None] + repair_time(bits_to_uniform(row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
             lt = lt.at[:, :n].set(jnp.where(hit, rep, lt[:, :n]))
             bv, bi = _block_mins(lt, width)
             down = down | hit
@@ -465,7 +447,7 @@ def jitted_repair_kernel(shape: EpochShape):
     return jax.jit(functools.partial(repair_kernel, shape=shape))
 
 
-def _jitted(placement, model, scenario, repair, options: EpochOptions = EpochOptions()):
+def jitted_epochs(placement, model, scenario, repair, options: EpochOptions = EpochOptions()):
     """``fn(words, trial_ids)``: the kernel compiled for the static shape of these inputs, with their numbers
     as traced arguments (a new repair time, rate or time limit compiles nothing)."""
     fn = jitted_repair_kernel(epoch_shape(placement, model, scenario, repair, options))
@@ -654,7 +636,7 @@ def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureMod
     scenario = Scenario() if scenario is None else scenario
     scenario.check(placement.groups)
     epochs, track_depth = int(sampling.count), bool(options.track_depth)
-    fn = _jitted(placement, model, scenario, repair,
+    fn = jitted_epochs(placement, model, scenario, repair,
                  EpochOptions(int(options.max_events), track_depth,
                               None if options.max_time is None else float(options.max_time)))
     words = as_uint32_key_words(sampling.seed)

@@ -98,7 +98,7 @@ import numpy as np
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
 from ..model.runsetup import RunSetup
 from .depth import capacity_block, least_capacity_stacked
-from .repair import _min_first, _row_bits
+from .events import min_first, row_bits
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
@@ -298,8 +298,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s = dict(s)
         act = (s["phase"] != DONE) & (s["k"] < max_events)
         phase, t = s["phase"], s["t"]
-        gmin, gi = _min_first(s["nxt"])
-        dmin, di = _min_first(s["dom"])
+        gmin, gi = min_first(s["nxt"])
+        dmin, di = min_first(s["dom"])
         jt = s["job"]
         computing = phase == COMPUTE
         working = computing | (phase == CKPT)
@@ -337,7 +337,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["wu"] = s["wu"] + gain
         s["work"] = s["work"] + gain
         s["t"] = tn
-        u = bits_to_uniform(_row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
+        u = bits_to_uniform(row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
         rs_end = is_ph & (phase == RESTART)
         if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
             waiting = s["ticket"] != no_ticket
@@ -347,7 +347,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         need_wide = rs_end | dom_hit
         u_wide = jax.lax.cond(
             jnp.any(need_wide),
-            lambda: bits_to_uniform(_row_bits(words, ids, jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32), n)),
+            lambda: bits_to_uniform(row_bits(words, ids, jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32), n)),
             lambda: jnp.full((c, n), 0.5, jnp.float32))
         down, nxt = s["down"], s["nxt"]
 
@@ -422,7 +422,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             # repair (none during a restart or without repair: it holds the spare, down, until the restart ends)
             s["ret_head"] = jnp.where(is_hw, (head + 1) % slots, head)
             s["ret_count"] = count - is_hw
-            tmin, ti = _min_first(ticket)
+            tmin, ti = min_first(ticket)
             serve = is_hw & (tmin != no_ticket)
             sel = (positions[None, :] == ti[:, None]) & serve[:, None]
             free = free + (is_hw & ~serve)

@@ -223,23 +223,19 @@ def _overall(methods: dict) -> str:
     return next(m for m in ("closed_form_approx", "whole_runs", "epoch_pool", "closed_form") if m in values)
 
 
-def _whole_runs(scheme, n, entry, runs, cfg, model, scenario, repair, restart_depth, seed, progress):
-    """Whole training runs at (r*, tau*) with every lever on: ``(hours, fields)``, each run's TTT and the
-    fields of the scheme's row from the runs (mean TTT and its standard error, quantiles of the runs listed,
-    slowdown)."""
-    from ..model.cluster import Cluster, Sampling
-    from ..model.scenario import Scenario
+def _whole_runs(scheme, cluster, entry, cfg, restart_depth, sampling):
+    """Whole training runs at (r*, tau*) with every lever on (``cluster``: the plan's, its repair included;
+    ``sampling``: the runs, seed and progress bar): ``(hours, fields)``, each run's TTT and the fields of the
+    scheme's row from the runs (mean TTT and its standard error, quantiles of the runs listed, slowdown)."""
     from ..ttt import Policy
     from ..ttt.runs import whole_run_ttt
 
-    scen = Scenario() if scenario is None else scenario
     if scheme != "spare":
-        scen = dataclasses.replace(scen, microbatches=1)
-    cluster = Cluster(n, model, scen, repair)
+        cluster = dataclasses.replace(cluster, scenario=dataclasses.replace(cluster.scenario, microbatches=1))
     training = dataclasses.replace(cfg, ckpt_interval_min=float(entry["ckpt_interval_min"]))
     policy = Policy(scheme, int(entry["r_star"]), restart_depth if scheme == "spare" else None, "kept")
-    rep = whole_run_ttt(cluster, training, policy, Sampling(count=runs, seed=seed, progress=progress)).to_json()
-    hours = run_hours_each(cluster, training, rep, runs, seed)
+    rep = whole_run_ttt(cluster, training, policy, sampling).to_json()
+    hours = run_hours_each(cluster, training, rep, sampling.count, sampling.seed)
     return hours, run_fields(rep, hours)
 
 
@@ -263,12 +259,14 @@ def _check_schemes(schemes, repair) -> tuple:
     return tuple(x for x in ALL_SCHEMES if x in chosen)
 
 
-def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progress, notes):
-    """Training runs at (r*, tau*): the per-run TTT in hours (fewer runs when the sampling would be too large;
-    None when even 2 runs would be)."""
+def _monte_carlo(scheme, cluster, entry, cfg, gpus, sampling, notes):
+    """Training runs at (r*, tau*) on ``cluster`` (the plan's, without repair; ``sampling``: the runs asked,
+    seed and progress bar): the per-run TTT in hours (fewer runs when the sampling would be too large; None
+    when even 2 runs would be)."""
     from .. import ttt
     from ..model.cluster import Sampling
 
+    n, runs = cluster.groups, sampling.count
     r, tau = entry["r_star"], entry["ckpt_interval_min"]
     restarts = entry["ttt_hours"] * 60.0 / (entry["mean_uptime_min"] + cfg.restart_min)
     if not math.isfinite(restarts):
@@ -287,8 +285,9 @@ def _monte_carlo(scheme, n, entry, runs, cfg, model, gpus, seed, scenario, progr
     # the availability E[U] / (E[U] + R) as the optimiser computed it (its output carries the percentage)
     availability = entry["mean_uptime_min"] / (entry["mean_uptime_min"] + cfg.restart_for(gpus))
     rate_guess = 1.0 / entry["ttt_over_w"] / availability
-    mc, _ = ttt.simulate_ttt_runs(_cluster(n, model, scenario), cfg, ttt.Policy(scheme, r),
-                                  Sampling(fit, seed, progress=progress), tau, entry["mean_uptime_min"], rate_guess)
+    mc, _ = ttt.simulate_ttt_runs(cluster, cfg, ttt.Policy(scheme, r),
+                                  Sampling(fit, sampling.seed, progress=sampling.progress), tau,
+                                  entry["mean_uptime_min"], rate_guess)
     return np.asarray(mc["run_ttt_hours"], np.float64)
 
 
@@ -516,6 +515,9 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     else:
         stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
         base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
+    from ..model.cluster import Sampling
+
+    plan_cluster, sampling = _cluster(n, model, scenario), Sampling(runs, seed, progress=progress)
     schemes, runs_hours, extra = {}, {}, {}
     for i, s in enumerate(chosen, 1):
         if searched is not None and s in searched["schemes"]:
@@ -526,10 +528,10 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         stages.stage(f"Monte Carlo {i}/{len(chosen)}: {s} at r = {int(e['r_star'])} ({runs} runs"
                      + (", whole training runs)" if whole else ")"))
         if whole:
-            hours, extra[s] = _whole_runs(s, n, e, runs, cfg, model, scenario, repair, restart_depth, seed,
-                                          progress)
+            hours, extra[s] = _whole_runs(s, dataclasses.replace(plan_cluster, repair=repair), e, cfg,
+                                          restart_depth, sampling)
         else:
-            hours = _monte_carlo(s, n, e, runs, cfg, model, gpus, seed, scenario, progress, notes)
+            hours = _monte_carlo(s, plan_cluster, e, cfg, gpus, sampling, notes)
         runs_hours[s] = hours
         q = (None, None) if hours is None else tuple(float(x) for x in np.quantile(hours, [0.05, 0.95]))
         p_over = None if hours is None or deadline_hours is None else float(np.mean(hours > deadline_hours))

@@ -166,14 +166,14 @@ def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float 
     """Events/s of the JAX repair kernel (steady state, after compilation) against ``repair_events_numpy``
     in the same run, same model (group MTBF 3000 min), with the mean uptimes as a check."""
     from ..model.repair import Repair
-    from ..kernels.repair import EpochOptions, _jitted
+    from ..kernels.repair import EpochOptions, jitted_epochs
 
     repair = Repair(repair_time_min, law)
     pl = make_placement("stacked", groups, redundancy)
     model = FailureModel()
     from ..model.scenario import Scenario
 
-    fn = _jitted(pl, model, Scenario(), repair, EpochOptions(max_events=1 << 24))
+    fn = jitted_epochs(pl, model, Scenario(), repair, EpochOptions(max_events=1 << 24))
     words = as_uint32_key_words(0)
     fn(words, np.arange(chunk_size, dtype=np.uint32))[4].block_until_ready()  # compile
     ev, ups, t0, start = 0, [], time.perf_counter(), chunk_size

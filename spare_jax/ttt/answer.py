@@ -59,15 +59,15 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
     job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
     if scenario.needs_kernel or policy.restart_depth is not None:
         from .epochs import apply_restart_depth
-        from .montecarlo import _sample_epochs_iid
+        from .montecarlo import sample_epochs_iid
         from .pool import POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
 
         if scenario.needs_kernel:
             pilot = sample_scenario_epochs(policy.scheme, groups, r, POOL_EPOCHS, sampling.seed, model,
                                            scenario, progress=sampling.progress)
         else:  # the proactive restart has no closed form: a pilot pool of epochs
-            pilot = _sample_epochs_iid(policy.scheme, groups, r, POOL_EPOCHS, sampling.seed, model,
-                                       sampling.progress, job_rate, scenario.microbatches)
+            pilot = sample_epochs_iid(cluster, policy.scheme, r,
+                                      Sampling(POOL_EPOCHS, sampling.seed, progress=sampling.progress))
         pilot = apply_restart_depth(pilot, policy.restart_depth)
         prof = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
         if tau is None:
@@ -96,8 +96,8 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
         theory_ttt = th["ttt_hours"]
         yd = young_daly(prof, cfg, gpus)
     rate_guess = 1 / th["ttt_over_w"] / th["availability"]
-    _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs_needed(prof.mean_uptime_min, cfg, runs, rate_guess),
-                       prof, th)
+    _check_ttt_feasible(cluster, cfg, runs, r, tau, epochs_needed(prof.mean_uptime_min, cfg, runs, rate_guess),
+                        prof, th)
     t0 = time.perf_counter()
     mc, pool = simulate_ttt_runs(cluster, cfg, dataclasses.replace(policy, redundancy=r), sampling, tau,
                                  prof.mean_uptime_min, rate_guess)
@@ -281,13 +281,14 @@ def _label(res: dict, methods: dict) -> None:
             entry["method"] = methods[s]
 
 
-def _check_ttt_feasible(runs, groups, cfg, r, tau, gpus, epochs, prof, th) -> None:
+def _check_ttt_feasible(cluster, cfg, runs, r, tau, epochs, prof, th) -> None:
     """Refuse, before sampling, runs that would need more than ``TTT_EPOCHS_MAX`` epochs or more than
-    ``TTT_CELLS_MAX`` epochs x N x r of sampling: the closed form ``th`` on the profile ``prof`` (for Weibull
-    with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the pool the
-    MC would sample."""
+    ``TTT_CELLS_MAX`` epochs x N x r of sampling on ``cluster``: the closed form ``th`` on the profile ``prof``
+    (for Weibull with kept ages: the renewed model's, an estimate) gives the restarts per run; ``epochs`` is the
+    pool the MC would sample."""
     from ..model.bounds import TTT_CELLS_MAX, TTT_EPOCHS_MAX
 
+    groups, gpus = cluster.groups, cluster.gpus
     need = runs * (th["expected_restarts"] + 1.0)
     width = groups * max(r, 2)
     if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:

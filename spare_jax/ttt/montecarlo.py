@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -48,7 +49,7 @@ def sample_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Samp
     epochs, seed, progress = sampling.count, sampling.seed, sampling.progress
     job_rate, microbatches = scenario.job_rate_per_min(groups, model.group_mtbf_min), scenario.microbatches
     if model.distribution == "exponential" or ages == "renewed":
-        return _sample_epochs_iid(scheme, groups, redundancy, epochs, seed, model, progress, job_rate, microbatches)
+        return sample_epochs_iid(cluster, scheme, redundancy, sampling)
     if microbatches != 1:
         raise ValueError("the epoch pool has no micro-batches with kept ages (time_to_train answers that combination with whole "
                          "training runs, ttt.runs); use ages='renewed' here")
@@ -65,24 +66,26 @@ def sample_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Samp
 JOB_STREAM = 7  # trial_bits stream of the job-wide interruption time in the epoch pools
 
 
-def _sample_epochs_iid(scheme: str, groups: int, redundancy: int, epochs: int, seed: int = 0,
-                       model: FailureModel = FailureModel(), progress: bool = False,
-                       job_rate: float = 0.0, microbatches: int = 1) -> EpochPool:
-    """Sample ``epochs`` i.i.d. epochs of a scheme with the JAX kernels (renewed ages); with ``job_rate``
-    each epoch also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints
-    cut there. ``microbatches`` m > 1 (``spare``): breakpoints per capacity level, ``EpochPool.depths``."""
+def sample_epochs_iid(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling) -> EpochPool:
+    """Sample ``sampling.count`` i.i.d. epochs (seed ``sampling.seed``; ``sampling.progress``: a bar) of a
+    scheme at redundancy r on ``cluster`` with the JAX kernels (renewed ages). The cluster gives the groups,
+    the failure law and, from its scenario, the job-wide failures and the micro-batches; its other scenario
+    parts and its repair law are not read (``sample_epochs`` refuses them). With job-wide failures each epoch
+    also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints cut there.
+    Micro-batches m > 1 (``spare``): breakpoints per capacity level, ``EpochPool.depths``."""
     from ..kernels.driver import Execution, as_uint32_key_words, run_chunked
     from ..model.failures import exponential_from_bits, times_from_bits, trial_bits
     from ..kernels.overhead import depth_thresholds
     from ..model.placement import make_placement
     from ..kernels.wipeout import WIPEOUT_STREAM, wipeout_from_bits
 
-    n, r = check_groups_redundancy(groups, redundancy)
+    model, scenario, epochs, progress = cluster.model, cluster.scenario, sampling.count, sampling.progress
+    n, r = check_groups_redundancy(cluster.groups, redundancy)
     kind, r = scheme_placement(scheme, n, r)
     pl = make_placement(kind, n, r)
-    words = as_uint32_key_words(seed)
-    job_rate = float(job_rate)
-    m = int(microbatches) if scheme == "spare" and r > 1 else 1
+    words = as_uint32_key_words(sampling.seed)
+    job_rate = float(scenario.job_rate_per_min(cluster.groups, model.group_mtbf_min))
+    m = int(scenario.microbatches) if scheme == "spare" and r > 1 else 1
 
     @jax.jit
     def kernel(ids):
@@ -197,9 +200,23 @@ def _kept_chain_fn(scheme: str, n: int, r: int, kind: str, model: FailureModel, 
     return jax.jit(fn)
 
 
-def _run_kept_chains(scheme, n, r, kind, model, words, chain_ids, ages, first_epoch, length, depth, chunk,
-                     block: int = 256):
+class _KeptChains(NamedTuple):
+    """The chains ``_run_kept_chains`` advances: the scheme at redundancy r on N groups (placement ``kind``),
+    the failure law, the seed words, the chain ids and the chains per kernel call (``chunk``)."""
+
+    scheme: str
+    n: int
+    r: int
+    kind: str
+    model: FailureModel
+    words: object
+    chain_ids: np.ndarray
+    chunk: int
+
+
+def _run_kept_chains(chains: _KeptChains, ages, first_epoch, length, depth, block: int = 256):
     """Host loop over chunks of chains and blocks of epochs (fixed block length, so one compilation)."""
+    scheme, n, r, kind, model, words, chain_ids, chunk = chains
     ups, bps = [], []
     out_ages = np.empty_like(ages)
     for c0 in range(0, chain_ids.size, chunk):
@@ -268,11 +285,11 @@ def sample_kept_chains(cluster: Cluster, scheme: str, redundancy: int, sampling:
     ages = np.zeros((chains, n), np.float32)
     bar = Progress(chains * (burn_in + epochs_per_chain), f"kept-age chains {scheme} N={n} r={r}",
                    enabled=sampling.progress)
+    kept = _KeptChains(scheme, n, r, kind, model, words, ids, chunk)
     if burn_in:
-        _, _, ages = _run_kept_chains(scheme, n, r, kind, model, words, ids, ages, 0, burn_in, False, chunk)
+        _, _, ages = _run_kept_chains(kept, ages, 0, burn_in, False)
         bar.update(chains * burn_in)
-    ups, bps, _ = _run_kept_chains(scheme, n, r, kind, model, words, ids, ages, burn_in, epochs_per_chain, True,
-                                   chunk)
+    ups, bps, _ = _run_kept_chains(kept, ages, burn_in, epochs_per_chain, True)
     bar.update(chains * epochs_per_chain)
     bar.close()
     chain = np.repeat(np.arange(chains), epochs_per_chain)
@@ -413,7 +430,7 @@ def simulate_ttt_runs(cluster: Cluster, cfg: Training, policy: Policy, sampling:
 
                 pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario, progress)
             else:
-                pool = _sample_epochs_iid(scheme, n, r, epochs, seed, model, progress, job_rate, scenario.microbatches)
+                pool = sample_epochs_iid(cluster, scheme, r, Sampling(epochs, seed, progress=progress))
             pool = apply_restart_depth(pool, restart_depth)
             got = _count_runs(pool, tau_min, cfg, gpus, runs, None)
         if got is not None and got["runs"] == runs:

@@ -43,13 +43,13 @@ def restart_depth_grid(redundancy: int, microbatches: int = 1, depths=None) -> l
     return sorted(out)
 
 
-def _spare_pool(groups, r, model, scenario, epochs, seed, job_rate):
-    from .montecarlo import _sample_epochs_iid
+def _spare_pool(cluster: Cluster, r: int, epochs: int, seed: int):
+    from .montecarlo import sample_epochs_iid
     from .pool import sample_scenario_epochs
 
-    if scenario.needs_kernel:
-        return sample_scenario_epochs("spare", groups, r, epochs, seed, model, scenario)
-    return _sample_epochs_iid("spare", groups, r, epochs, seed, model, False, job_rate, scenario.microbatches)
+    if cluster.scenario.needs_kernel:
+        return sample_scenario_epochs("spare", cluster.groups, r, epochs, seed, cluster.model, cluster.scenario)
+    return sample_epochs_iid(cluster, "spare", r, Sampling(epochs, seed))
 
 
 def search_restart_depth(cluster: Cluster, cfg: Training, redundancies, restart_depths=None,
@@ -66,7 +66,6 @@ def search_restart_depth(cluster: Cluster, cfg: Training, redundancies, restart_
     groups, model, scenario = cluster.groups, cluster.model, cluster.scenario
     epochs, seed = sampling.count, sampling.seed
     m = scenario.microbatches
-    job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
     gpus = groups * model.gpus_per_group
     rs = [int(r) for r in redundancies if int(r) >= 2]
     if not rs:
@@ -75,7 +74,7 @@ def search_restart_depth(cluster: Cluster, cfg: Training, redundancies, restart_
                    unit="pool")
     curve, best, base = [], None, None
     for r in rs:
-        pool = _spare_pool(groups, r, model, scenario, epochs, seed, job_rate)
+        pool = _spare_pool(cluster, r, epochs, seed)
         for d in [None] + restart_depth_grid(r, m, restart_depths):
             row = {"redundancy": r, "restart_depth": d, **pool_restart_ttt(pool, d, cfg, gpus)}
             curve.append(row)
