@@ -114,6 +114,7 @@ def test_pool_that_runs_dry_prints_no_capped_percentiles(capsys):
     assert 0.0 <= out["availability_pct"] < 5.0
 
 
+@pytest.mark.slow
 def test_availability_is_never_negative_at_the_largest_hardware_repair(capsys):
     """At --hardware-repair 1e12 the float32 run sums round the work away and availability came out -6e-9 %."""
     argv = ["ttt", "-N", "16", "-r", "3", "--runs", "4", "--work-hours", "12", "--ckpt-interval", "60",

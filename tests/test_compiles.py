@@ -4,6 +4,8 @@ the repair kernel compiles nothing (the optax habit of asserting that a second c
 import dataclasses
 import os
 
+import pytest
+
 from spare_jax.kernels.compiles import count_compiles
 from spare_jax.kernels.repair import EpochOptions, simulate_repair
 from spare_jax.kernels.run import run_each, simulate_runs
@@ -67,6 +69,18 @@ def test_the_suite_shares_one_cache_in_the_repository():
 
     assert jax.config.jax_compilation_cache_dir.endswith(".jax_cache") or \
         os.environ.get("SPARE_JAX_COMPILE_CACHE") == jax.config.jax_compilation_cache_dir
+
+
+def test_the_cache_keeps_every_program_however_quick_its_compile():
+    """The suite's cache (set by conftest through ``enable_compile_cache``) keeps the small programs too, so its
+    workers and the command lines it starts load them instead of compiling them again."""
+    import jax
+
+    from spare_jax.kernels.compile_cache import MIN_COMPILE_SECONDS
+
+    if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" in os.environ:
+        pytest.skip("JAX's own setting wins")
+    assert jax.config.jax_persistent_cache_min_compile_time_secs == MIN_COMPILE_SECONDS == 0.0
 
 
 def test_bench_counts_the_compiles_of_whole_runs():

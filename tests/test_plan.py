@@ -257,6 +257,7 @@ def test_cli_plan_table(capsys):
     assert "restart 30 min" in captured.out
 
 
+@pytest.mark.slow
 def test_plan_sensitivity_directions_and_table():
     """More reliable hardware, a cheaper restart or checkpoint, fewer job-wide interruptions never lengthen
     the optimum; the opposite never shortens it; keeping the base r* is never better than re-optimising."""

@@ -59,6 +59,7 @@ def test_no_two_rows_share_an_adjacent_pair_of_words():
     assert not np.any(pairs[1:] == pairs[:-1])
 
 
+@pytest.mark.slow
 def test_t_of_neighbouring_trials_is_uncorrelated():
     pl = make_placement("stacked", 600, 8)
     words = key_words(jax.random.key(2))

@@ -144,6 +144,7 @@ def test_spare_pool_against_the_reference_where_it_binds(spares):
     assert (stall > 0 and res["reference"]["spare_wait_min"] > 0) if spares is not None else stall == 0
 
 
+@pytest.mark.slow
 def test_spare_pool_orders_the_time_to_train():
     """TTT(spares 0) > TTT(spares 5) > TTT(unlimited), each gap more than 4 standard errors, and the stall
     (restarts waiting for spares beyond R) shrinks with the pool."""

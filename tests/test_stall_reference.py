@@ -2,7 +2,8 @@
 which implements the stall rules separately from the model's text alone).
 
 N = 16, r = 3, group MTBF 200 min (a group failure every 12.5 min), W = 48 h, C = 2, R = 10, tau = 60, in
-five cases: (a) a fixed 30-min repair with a 1-min failure stall; (b) the same with m = 4, a 2-min stall and a
+five cases: (a) a fixed 30-min repair with a 1-min failure stall (also on a 12-hour run, with fewer runs: the
+fast tier's case); (b) the same with m = 4, a 2-min stall and a
 0.5-min rejoin stall; (c) elastic rebalance, m = 4 (the 30-min repair), a 3-min stall; (d) the paper model
 (``spare``, no repair) with a 0.5-min stall; (e) a pool of 2 spares with 300-min hardware repair (the
 30-min repair once a group has its spare), m = 4, a 1-min stall.
@@ -39,6 +40,7 @@ N, R_SHARDS, GROUP_MTBF, TAU = 16, 3, 200.0, 60.0
 # case -> (setup keywords, reference runs, kernel runs)
 CASES = {
     "a-repair-stall": (dict(repair=Repair(30.0), stall=1.0), 300, 2000),
+    "a-short-run": (dict(repair=Repair(30.0), stall=1.0, work_hours=12.0), 150, 1000),
     "b-m4-stall-rejoin": (dict(repair=Repair(30.0), m=4, stall=2.0, rejoin=0.5), 300, 2000),
     "c-elastic-rebalance": (dict(scheme="elastic", repair=Repair(30.0), m=4, stall=3.0), 600, 2000),
     "d-paper-model": (dict(stall=0.5), 200, 2000),
@@ -50,10 +52,10 @@ STALL_KEYS = {"failure_stall_min": "failure_stall_mean", "rejoin_stall_min": "re
               "spare_wait_min": "spare_wait_mean"}
 
 
-def stall_setup(scheme="spare", m=1, repair=None, stall=0.0, rejoin=0.0) -> RunSetup:
+def stall_setup(scheme="spare", m=1, repair=None, stall=0.0, rejoin=0.0, work_hours=48.0) -> RunSetup:
     cluster = Cluster(groups=N, model=FailureModel(system_mtbf_min=GROUP_MTBF / N, reference_gpus=1000.0 * N),
                       scenario=Scenario(microbatches=m), repair=repair)
-    training = Training(work_hours=48.0, ckpt_cost_min=2.0, restart_min=10.0, reference_gpus=1000.0 * N)
+    training = Training(work_hours=work_hours, ckpt_cost_min=2.0, restart_min=10.0, reference_gpus=1000.0 * N)
     setup = RunSetup.build(cluster, training, scheme, R_SHARDS, TAU)
     return dataclasses.replace(setup, failure_stall_min=stall, rejoin_stall_min=rejoin)
 
@@ -101,7 +103,8 @@ def compare(case: str) -> dict:
     return z
 
 
-@pytest.mark.parametrize("case", ["a-repair-stall", pytest.param("d-paper-model", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("case", ["a-short-run", pytest.param("a-repair-stall", marks=pytest.mark.slow),
+                                  pytest.param("d-paper-model", marks=pytest.mark.slow)])
 def test_stalls_against_the_reference(case):
     compare(case)
 
@@ -112,9 +115,21 @@ def test_stalls_against_the_reference_slow(case):
     compare(case)
 
 
-def test_the_fast_cases_stall():
-    """Guard the fast comparisons' power: (a) stalls and has no rejoin stall, (d) stalls and restarts."""
+def test_the_fast_case_stalls():
+    """Guard the fast comparison's power: (a) on a 12-hour run stalls and has no rejoin stall."""
+    out = reference("a-short-run")
+    assert out["failure_stall_min"].mean() > 50 and out["rejoin_stall_min"].sum() == 0
+
+
+@pytest.mark.slow
+def test_the_full_case_stalls():
+    """(a) on the 48-hour run stalls and has no rejoin stall."""
     out = reference("a-repair-stall")
     assert out["failure_stall_min"].mean() > 100 and out["rejoin_stall_min"].sum() == 0
+
+
+@pytest.mark.slow
+def test_the_paper_model_case_stalls_and_restarts():
+    """Guard the power of (d): it stalls and restarts."""
     out = reference("d-paper-model")
     assert out["failure_stall_min"].mean() > 50 and out["restarts"].mean() > 10

@@ -112,6 +112,7 @@ def test_optimize_text_one_block_per_scheme(capsys):
         assert sum(1 for line in lines if line.strip() == f"schemes {scheme}:") == 1
 
 
+@pytest.mark.slow
 def test_wipeout_text_rows_carry_units(capsys):
     code, out, _ = _run(capsys, ["overhead", "-N", "20", "-r", "2", "--epochs", "200", "--quiet"])
     assert code == 0

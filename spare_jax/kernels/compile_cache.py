@@ -7,6 +7,11 @@ user's cache directory, ``$XDG_CACHE_HOME/spare-jax/jax`` (``~/.cache/spare-jax/
 capped at ``CACHE_MAX_BYTES`` (least recently used entries go first); JAX evicts through the ``filelock``
 package, a dependency of ours, and where it is missing the cache grows without a cap. A cache directory already
 set through JAX's own ``JAX_COMPILATION_CACHE_DIR`` is left as it is.
+
+Every program is kept, however quick its compile (``MIN_COMPILE_SECONDS``; JAX's default keeps only those over
+1 s): a command compiles a dozen small programs (device sums, reductions) beside its kernel, each a few tenths of
+a second, which a second command with the same shapes then loads instead. JAX's own
+``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS``, when set, wins.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 ENV = "SPARE_JAX_COMPILE_CACHE"
 OFF = ("off", "0", "none", "false", "no")
 CACHE_MAX_BYTES = 2 * 1024 ** 3
+MIN_COMPILE_SECONDS = 0.0
 
 
 def cache_dir(environ=os.environ) -> str | None:
@@ -43,6 +49,8 @@ def enable_compile_cache(environ=os.environ) -> str | None:
     except OSError:
         return None
     jax.config.update("jax_compilation_cache_dir", path)
+    if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in environ:
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_SECONDS)
     try:
         import filelock  # noqa: F401  (JAX evicts old entries only with it)
     except ImportError:
