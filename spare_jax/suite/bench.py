@@ -131,7 +131,7 @@ def repair_events_numpy(placement: Placement, trials: int, group_mtbf_min: float
     down group's rejoin), a fresh exponential clock at a rejoin, a repair draw at a failure, and the
     wipe-out test over the r shards of the failed group. Returns ``(uptime, failures, events)`` arrays.
     """
-    n, r = placement.groups, placement.redundancy
+    n = placement.groups
     shard_holders = placement.holders[placement.stack]  # (N, r, r): holders of each shard of each group
     d = repair.repair_time_min
     m = math.log(d) - 0.5 * repair.sigma ** 2

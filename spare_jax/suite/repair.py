@@ -12,8 +12,6 @@ import math
 import os
 import time
 
-import numpy as np
-
 from .. import plotting
 from ..model.cluster import Sampling
 from .common import log

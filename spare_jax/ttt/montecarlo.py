@@ -3,7 +3,6 @@ from them (see the package docstring of ``spare_jax.ttt``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import NamedTuple
