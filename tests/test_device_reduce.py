@@ -64,6 +64,22 @@ def test_wipeout_statistics_bit_identical_to_host_accumulation_for_any_chunk(sce
         assert events[0] > 0 and events[1] > 0
 
 
+def test_a_temp_file_left_by_a_killed_save_is_removed_on_the_next_open(tmp_path):
+    """A save killed between its temp file and the rename leaves ``state.json.<pid>.<hex>.tmp.json``; the next
+    run that takes the directory's lock removes it (no other writer can be alive), and keeps everything else."""
+    from spare_jax.kernels.driver import STATE_FILE, RunState
+
+    out = tmp_path / "x"
+    out.mkdir()
+    (out / f"{STATE_FILE}.4242.deadbeef.tmp.json").write_text("{half a state")
+    (out / "notes.txt").write_text("mine")
+    store = RunState(str(out), {"kind": "wipeout"})
+    try:
+        assert sorted(os.listdir(out)) == [".lock", "notes.txt"]
+    finally:
+        store.close()
+
+
 def test_state_file_resume_and_refusals(tmp_path):
     from spare_jax.kernels.driver import STATE_FILE
 

@@ -494,8 +494,20 @@ class RunState:
         except BaseException:
             self.close()
             raise
+        self._remove_stale_temps()
 
     close = ChunkStore.close
+
+    def _remove_stale_temps(self) -> None:
+        """A save killed between its temp file and the rename leaves that temp file behind; with the lock held no
+        other writer is alive, so every one of them is stale and goes."""
+        import glob
+
+        for stale in glob.glob(glob.escape(self.path) + ".*.tmp.json"):
+            try:
+                os.remove(stale)
+            except OSError:  # pragma: no cover - gone already, or not ours to remove: it is never read
+                pass
     __del__ = ChunkStore.__del__
 
     def _check_foreign(self) -> None:
