@@ -301,7 +301,7 @@ def test_llama3_whole_runs_count_interruptions_as_the_source_counts(monkeypatch,
     job-wide; the unconverted rate gave 7.37."""
     import spare_jax.ttt.answer as answer
 
-    monkeypatch.setattr(answer, "needs_whole_runs", lambda cluster, policy: True)  # none: whole runs, not the pool
+    monkeypatch.setattr(answer, "needs_whole_runs", lambda *args: True)  # none: whole runs, not the pool
     code, out, err = _run(["ttt", "--preset", "llama3-16k", "--scheme", "none", "--runs", "20", "--ckpt-interval",
                            "60", "--seed", "1", "--json", "--quiet"], capsys)
     assert code == 0, err
