@@ -73,9 +73,22 @@ def test_a_temp_file_left_by_a_killed_save_is_removed_on_the_next_open(tmp_path)
     out.mkdir()
     (out / f"{STATE_FILE}.4242.deadbeef.tmp.json").write_text("{half a state")
     (out / "notes.txt").write_text("mine")
+    (out / f"{STATE_FILE}.4242.deadbeef.tmp.json.bak").write_text("not a temp file of ours")
     store = RunState(str(out), {"kind": "wipeout"})
     try:
-        assert sorted(os.listdir(out)) == [".lock", "notes.txt"]
+        assert sorted(os.listdir(out)) == [".lock", "notes.txt", f"{STATE_FILE}.4242.deadbeef.tmp.json.bak"]
+    finally:
+        store.close()
+    # the per-chunk store too: a chunk's temp file and its run record's
+    from spare_jax.kernels.driver import ChunkStore
+
+    per_chunk = tmp_path / "y"
+    (per_chunk / "chunks").mkdir(parents=True)
+    (per_chunk / "chunks" / "00000003.npz.77.0badf00d.tmp.npz").write_bytes(b"half")
+    (per_chunk / "run.json.77.0badf00d.tmp.json").write_text("{")
+    store = ChunkStore(str(per_chunk), {"kind": "wipeout"})
+    try:
+        assert os.listdir(per_chunk / "chunks") == [] and "run.json.77.0badf00d.tmp.json" not in os.listdir(per_chunk)
     finally:
         store.close()
 

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 from typing import Callable
 
@@ -153,6 +154,9 @@ def _resuming(out_dir: str, done: int, total: int, desc: str) -> None:
     print(f"spare-jax: resuming from {done:,} of {total:,} {_unit(desc)} saved in {out_dir}", file=sys.stderr)
 
 
+_TMP_NAME = re.compile(r".+\.[0-9]+\.[0-9a-f]{8}\.tmp\.(json|npz)")  # ChunkStore._tmp_name's files
+
+
 def _params_digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -223,6 +227,23 @@ class ChunkStore:
             fh.close()
             raise ValueError(f"`Sampling.out_dir` {self.out_dir} is in use: another run holds its lock ({path})") from None
         self._lock = fh
+        ChunkStore._remove_stale_temps(self)  # RunState takes this lock too (it calls this method unbound)
+
+    def _remove_stale_temps(self) -> None:
+        """A write killed between its temp file (``_tmp_name``) and the rename leaves that file behind; with the
+        lock held no other writer is alive, so every such file in the directory and its ``chunks/`` is stale and
+        goes (nothing else is touched)."""
+        for folder in (self.out_dir, os.path.join(self.out_dir, "chunks")):
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for name in names:
+                if _TMP_NAME.fullmatch(name):
+                    try:
+                        os.remove(os.path.join(folder, name))
+                    except OSError:  # pragma: no cover - gone already: it is never read either way
+                        pass
 
     def close(self) -> None:
         """Release the directory lock (idempotent)."""
@@ -494,20 +515,8 @@ class RunState:
         except BaseException:
             self.close()
             raise
-        self._remove_stale_temps()
 
     close = ChunkStore.close
-
-    def _remove_stale_temps(self) -> None:
-        """A save killed between its temp file and the rename leaves that temp file behind; with the lock held no
-        other writer is alive, so every one of them is stale and goes."""
-        import glob
-
-        for stale in glob.glob(glob.escape(self.path) + ".*.tmp.json"):
-            try:
-                os.remove(stale)
-            except OSError:  # pragma: no cover - gone already, or not ours to remove: it is never read
-                pass
     __del__ = ChunkStore.__del__
 
     def _check_foreign(self) -> None:
