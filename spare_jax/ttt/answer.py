@@ -268,6 +268,42 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     return Report({**out, **cluster.failure_clock()})
 
 
+def _runs_at_approximate_optima(cluster: Cluster, training: Training, res: dict, methods: dict, space: Space,
+                                progress: bool) -> None:
+    """Where an approximate form chose r* and tau* (``closed_form_approx``: spare's (failures, depth) chain,
+    the renewal-reward form), it only ranks them: ``SEARCH_FINAL_RUNS`` training runs at that optimum
+    (``time_to_train``, seed ``space.seed``) give its expected TTT, its standard error and availability, and
+    the form's figure stays beside them as ``theory_ttt_hours`` with ``theory_method``. ``methods`` (per
+    scheme) becomes the runs' method. Where the runs are refused (too many epochs to sample), the form
+    answers, labelled approximate, and a note says why."""
+    notes, ran = [], []
+    for s, e in res["schemes"].items():
+        policy = Policy(scheme=s, redundancy=int(e["r_star"]), ages=space.ages)
+        methods[s] = ttt_method(cluster, policy, optimum=True, training=training)
+        if methods[s] != "closed_form_approx":
+            continue
+        try:
+            mc = time_to_train(cluster, dataclasses.replace(training, ckpt_interval_min=e["ckpt_interval_min"]),
+                               policy, Sampling(SEARCH_FINAL_RUNS, space.seed, progress=progress))
+        except ValueError as exc:
+            notes.append(f"{s}: its approximate form answers (no training runs at r* = {e['r_star']}: {exc})")
+            continue
+        t = mc["mc_ttt_hours"]
+        e.update(theory_ttt_hours=e["ttt_hours"], theory_method="closed_form_approx", ttt_hours=t,
+                 ttt_stderr_hours=mc["mc_ttt_stderr_hours"], runs=mc["runs"],
+                 availability_pct=mc["availability_pct"], ttt_over_w=t / training.work_hours,
+                 goodput=mc["goodput"])
+        methods[s] = mc["method"]
+        ran.append(s)
+    if ran:
+        res["method"] = (f"{res.get('method', 'closed form')}; then {SEARCH_FINAL_RUNS} training runs at r*, tau* "
+                         f"where the form is approximate ({', '.join(ran)}): the runs answer")
+    if "spare" in res["schemes"] and "rep" in res["schemes"]:
+        res["ttt_reduction_vs_rep"] = 1.0 - res["schemes"]["spare"]["ttt_hours"] / res["schemes"]["rep"]["ttt_hours"]
+    if notes:
+        res["notes"] = list(res.get("notes") or []) + notes
+
+
 def _label(res: dict, methods: dict) -> None:
     """``res["method"]`` (one of ``METHODS``; ``closed_form_approx`` when any scheme's answer is) and each
     scheme's, with the sentence the computation left in ``method`` moved to ``method_detail``."""
@@ -331,6 +367,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
                                       training=training)
     else:
         res = optimize_r_tau(cluster, training, space, progress=progress)
+        _runs_at_approximate_optima(cluster, training, res, methods, space, progress)
     _label(res, {s: methods[s] for s in res.get("schemes", methods)})
     if not scenario.is_default:
         res.setdefault("scenario", scenario.describe())
