@@ -195,6 +195,25 @@ def test_kept_refused_by_closed_form_and_optimize():
     assert res["ages"] == "renewed" and res["schemes"]["spare"]["ttt_hours"] > 0
 
 
+def test_optimize_with_renewed_weibull_ages_answers_by_runs_at_the_forms_optimum():
+    """The renewal-reward form with renewed Weibull ages is approximate (+1.8% at N = 16, r = 3, k = 0.7): it
+    chooses r* and tau* per scheme, and 64 training runs there give the TTT, the form beside them."""
+    from spare_jax.ttt.answer import SEARCH_FINAL_RUNS
+
+    cluster = Cluster(16, FailureModel(distribution="weibull", system_mtbf_min=200.0 * 1000.0 / 600_000.0,
+                                       weibull_shape=0.7))
+    training = ttt.Training(work_hours=24.0, ckpt_cost_min=2.0, restart_min=10.0)
+    space = ttt.Space(r_max=4, ages="renewed")
+    res = ttt.optimize(cluster, training, space).to_json()
+    form = ttt.optimize_r_tau(cluster, training, space)
+    assert res["method"] == "epoch_pool" and "runs answer" in res["method_detail"]
+    for s, e in res["schemes"].items():
+        assert (e["method"], e["theory_method"], e["runs"]) == ("epoch_pool", "closed_form_approx", SEARCH_FINAL_RUNS)
+        assert e["r_star"] == form["schemes"][s]["r_star"]
+        assert e["theory_ttt_hours"] == form["schemes"][s]["ttt_hours"] != e["ttt_hours"]
+        assert 0 < e["ttt_stderr_hours"] < 0.05 * e["ttt_hours"]
+
+
 @pytest.mark.slow
 def test_cli_ages(capsys):
     base = ["ttt", "-N", "60", "-r", "3", "--runs", "6", "--work-hours", "60", "--json", "--quiet"]
