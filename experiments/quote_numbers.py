@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
-DOCS = ["README.md", "docs/index.md", "docs/planning.md"]
+DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md"]
 
 MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
 _OPS = {"+", "-", "*", "/", "(", ")"}
