@@ -18,7 +18,7 @@ A quoted number is an HTML comment followed at once by the number (GitHub and mk
 A marker never begins a line (Markdown would read the whole line as HTML): keep a word before it.
 
 The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
-decimal point, a leading minus; a trailing % where the format gives one). Without --check the script writes
+decimal point, a leading minus or plus (`{:+.2f}` gives +0.29); a trailing % where the format gives one). Without --check the script writes
 the formatted value there; the data file is the truth. A data file, key or row that is missing is an error
 naming the file, the key and the place in the docs (exit 2). The pages it covers: README.md, docs/index.md and
 docs/planning.md (or the files named on the command line); tests/test_doc_quotes.py fails while one differs.
@@ -37,9 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
-DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md"]
+DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md", "docs/validation.md"]
 
-MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
+MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>[-+]?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
 _OPS = {"+", "-", "*", "/", "(", ")"}
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
