@@ -99,7 +99,8 @@ def pool_all(figures: Path = FIGURES) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=[*sorted(CASES), "pool"],
-                    help="a case to run, or pool: no runs, pool the committed chunks into figures/closed_form_vs_runs.json")
+                    help="a case to run, or pool: no runs, pool the committed chunks into "
+                         "figures/closed_form_vs_runs.json")
     ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--chunk", type=int, default=250)
     ap.add_argument("--seed", type=int, default=100)

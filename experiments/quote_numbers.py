@@ -1,6 +1,6 @@
-"""Write the numbers the docs quote from the data files under figures/ into the committed Markdown.
+"""Write the numbers and transcripts the docs quote from data files under figures/ into the committed Markdown.
 
-    python experiments/quote_numbers.py           # rewrite every quoted number that differs from its data file
+    python experiments/quote_numbers.py           # rewrite every quoted number or block that differs from its file
     python experiments/quote_numbers.py --check   # only report the differences; exit 1 on any
 
 A quoted number is an HTML comment followed at once by the number (GitHub and mkdocs show only the number):
@@ -18,10 +18,25 @@ A quoted number is an HTML comment followed at once by the number (GitHub and mk
 A marker never begins a line (Markdown would read the whole line as HTML): keep a word before it.
 
 The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
-decimal point, a leading minus or plus (`{:+.2f}` gives +0.29); a trailing % where the format gives one). Without --check the script writes
-the formatted value there; the data file is the truth. A data file, key or row that is missing is an error
-naming the file, the key and the place in the docs (exit 2). The pages it covers: README.md, docs/index.md and
-docs/planning.md (or the files named on the command line); tests/test_doc_quotes.py fails while one differs.
+decimal point, a leading minus or plus, as `{:+.2f}` gives +0.29; a trailing % where the format gives one).
+Without --check the script writes the formatted value there; the data file is the truth. A data file, key or
+row that is missing is an error naming the file, the key and the place in the docs (exit 2).
+
+A quoted block is a command's transcript kept whole in a text file under figures/: a line of its own
+
+    <!-- q-block: planning_example.txt -->
+
+then a blank line, then a code block, indented by four spaces or fenced (``` or ~~~). The block's lines are
+the file's (indented, for an indented block; empty lines stay empty); without --check the script writes them
+there, and a difference is reported with the block's first line that differs. A marker with no code block
+after it, an unclosed fence or a missing file is an error (exit 2). Markers cannot go inside a code block,
+so a transcript is quoted whole, and the prose around it quotes its numbers from a JSON file of the same run.
+
+The data files it reads come from the experiments: summary.json (`make figures`), the CSV and JSON files of
+experiments/*.py, closed_form_vs_runs.json (`experiments/closed_form_vs_runs.py pool`: the committed chunk
+files pooled) and planning_example.txt|json (`experiments/planning_example.py`). The pages it covers (DOCS):
+README.md, docs/index.md, docs/planning.md, docs/results.md and docs/validation.md (or the files named on the
+command line); tests/test_doc_quotes.py fails while a number or block differs.
 """
 
 from __future__ import annotations
