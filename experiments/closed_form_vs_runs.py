@@ -11,7 +11,8 @@ evaluates the form once per case and writes figures/closed_form_vs_runs.json, wh
 (experiments/quote_numbers.py). Per case (small, paper): its inputs; `chunks`, `seeds`, `chunk_runs`,
 `chunk_elapsed_s_min` and `chunk_elapsed_s_max` (the fastest and slowest chunk, seconds); the pooled
 `mc_runs`, `mc_ttt_hours`, `mc_ttt_stderr_hours`; the form's `theory_ttt_hours` and `theory_method`;
-`rel_gap` (form / runs - 1) and `z_score` ((form - runs) / s.e.); and `by_runs`, the same pooled over the
+`rel_gap` (form / runs - 1) and `z_form_vs_runs` ((form - runs) / s.e.: the sign of
+docs/validation.md, the opposite of `z_score` elsewhere); and `by_runs`, the same pooled over the
 first 1, 2, ... chunks (how the z grew with the runs).
 """
 
@@ -69,7 +70,7 @@ def pool_case(case: str, lines: list[dict]) -> dict:
     def against(part: list[dict]) -> dict:
         runs, mean, se = pooled(part)
         return {"mc_runs": runs, "mc_ttt_hours": mean, "mc_ttt_stderr_hours": se,
-                "rel_gap": form["ttt_hours"] / mean - 1.0, "z_score": (form["ttt_hours"] - mean) / se}
+                "rel_gap": form["ttt_hours"] / mean - 1.0, "z_form_vs_runs": (form["ttt_hours"] - mean) / se}
 
     return {"scheme": "spare", "groups": n, "redundancy": r, "group_mtbf_min": mtbf, "work_hours": work,
             "ckpt_cost_min": ckpt, "restart_min": restart, "ckpt_interval_min": tau, "microbatches": m,
@@ -91,7 +92,7 @@ def pool_all(figures: Path = FIGURES) -> dict:
             c = out[case]
             print(f"{case}: {c['mc_runs']} runs in {c['chunks']} chunks: {c['mc_ttt_hours']:.4f} +- "
                   f"{c['mc_ttt_stderr_hours']:.4f} h; form {c['theory_ttt_hours']:.4f} ({100 * c['rel_gap']:+.3f}%, "
-                  f"z = {c['z_score']:+.2f})", flush=True)
+                  f"z = {c['z_form_vs_runs']:+.2f})", flush=True)
     (figures / "closed_form_vs_runs.json").write_text(json.dumps(out, indent=1) + "\n")
     return out
 

@@ -224,7 +224,7 @@ def test_the_pooled_closed_form_check_matches_its_chunks(case):
         assert row["mc_runs"] == runs
         assert row["mc_ttt_hours"] == pytest.approx(mean, rel=1e-12)
         assert row["mc_ttt_stderr_hours"] == pytest.approx(se, rel=1e-6)
-        assert row["z_score"] == pytest.approx((got["theory_ttt_hours"] - mean) / se, rel=1e-6)
+        assert row["z_form_vs_runs"] == pytest.approx((got["theory_ttt_hours"] - mean) / se, rel=1e-6)
         assert row["rel_gap"] == pytest.approx(got["theory_ttt_hours"] / mean - 1, rel=1e-9)
     assert {k: got[k] for k in row} == row  # the whole pool is the last row
     assert got["chunks"] == len(lines) and got["seeds"] == [x["seed"] for x in lines]
@@ -233,7 +233,19 @@ def test_the_pooled_closed_form_check_matches_its_chunks(case):
 
 def test_a_changed_pool_makes_the_validation_page_differ():
     pool = json.loads((ROOT / "figures" / "closed_form_vs_runs.json").read_text())
-    pool["paper"]["z_score"] = 3.2
+    pool["paper"]["z_form_vs_runs"] = 3.2
     _, diffs = qn.requote((ROOT / "docs" / "validation.md").read_text(), "docs/validation.md", qn.DATA_DIR,
                           {"closed_form_vs_runs.json": pool})
-    assert diffs and all("paper.z_score: the docs say +4.05, the data file gives +3.20" in d for d in diffs), diffs
+    assert diffs and all("paper.z_form_vs_runs: the docs say +4.05, the data file gives +3.20" in d for d in diffs), diffs
+
+
+def test_the_planning_example_json_is_a_plan_in_the_vocabulary():
+    """figures/planning_example.json is `plan --json` of the transcript's command: its keys are the vocabulary's."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from vocabulary_keys import problems, read_vocabulary
+
+    record = json.loads((ROOT / "figures" / "planning_example.json").read_text())
+    assert record["inputs"]["gpus"] == 262144 and record["inputs"]["deadline_hours"] == 2000
+    assert problems(record, "plan", read_vocabulary()) == []
