@@ -1,6 +1,6 @@
-"""Write the numbers the docs quote from the data files under figures/ into the committed Markdown.
+"""Write the numbers and transcripts the docs quote from data files under figures/ into the committed Markdown.
 
-    python experiments/quote_numbers.py           # rewrite every quoted number that differs from its data file
+    python experiments/quote_numbers.py           # rewrite every quoted number or block that differs from its file
     python experiments/quote_numbers.py --check   # only report the differences; exit 1 on any
 
 A quoted number is an HTML comment followed at once by the number (GitHub and mkdocs show only the number):
@@ -18,10 +18,25 @@ A quoted number is an HTML comment followed at once by the number (GitHub and mk
 A marker never begins a line (Markdown would read the whole line as HTML): keep a word before it.
 
 The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
-decimal point, a leading minus; a trailing % where the format gives one). Without --check the script writes
-the formatted value there; the data file is the truth. A data file, key or row that is missing is an error
-naming the file, the key and the place in the docs (exit 2). The pages it covers: README.md, docs/index.md and
-docs/planning.md (or the files named on the command line); tests/test_doc_quotes.py fails while one differs.
+decimal point, a leading minus or plus, as `{:+.2f}` gives +0.29; a trailing % where the format gives one).
+Without --check the script writes the formatted value there; the data file is the truth. A data file, key or
+row that is missing is an error naming the file, the key and the place in the docs (exit 2).
+
+A quoted block is a command's transcript kept whole in a text file under figures/: a line of its own
+
+    <!-- q-block: planning_example.txt -->
+
+then a blank line, then a code block, indented by four spaces or fenced (``` or ~~~). The block's lines are
+the file's (indented, for an indented block; empty lines stay empty); without --check the script writes them
+there, and a difference is reported with the block's first line that differs. A marker with no code block
+after it, an unclosed fence or a missing file is an error (exit 2). Markers cannot go inside a code block,
+so a transcript is quoted whole, and the prose around it quotes its numbers from a JSON file of the same run.
+
+The data files it reads come from the experiments: summary.json (`make figures`), the CSV and JSON files of
+experiments/*.py, closed_form_vs_runs.json (`experiments/closed_form_vs_runs.py pool`: the committed chunk
+files pooled) and planning_example.txt|json (`experiments/planning_example.py`). The pages it covers (DOCS):
+README.md, docs/index.md, docs/planning.md, docs/results.md and docs/validation.md (or the files named on the
+command line); tests/test_doc_quotes.py fails while a number or block differs.
 """
 
 from __future__ import annotations
@@ -37,9 +52,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
-DOCS = ["README.md", "docs/index.md", "docs/planning.md"]
+DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md", "docs/validation.md"]
 
-MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>-?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
+BLOCK = re.compile(r"^<!--\s*q-block:\s*(?P<name>\S+)\s*-->\s*$")
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
+MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>[-+]?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
 _OPS = {"+", "-", "*", "/", "(", ")"}
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -200,6 +217,74 @@ def requote(text: str, where: str, data_dir: Path = DATA_DIR, cache: dict | None
     return MARKER.sub(fix, text), diffs
 
 
+def _first_difference(have: list[str], want: list[str]) -> str:
+    k = next((k for k in range(max(len(have), len(want)))
+              if k >= len(have) or k >= len(want) or have[k] != want[k]))
+    said = repr(have[k]) if k < len(have) else "(nothing)"
+    given = repr(want[k]) if k < len(want) else "(nothing)"
+    return f"its line {k + 1}: the docs say {said}, the data file gives {given}"
+
+
+def reblock(text: str, where: str, data_dir: Path = DATA_DIR):
+    """(the text with every marked code block replaced by its data file's text, the differences found).
+
+    A marked block is a line `<!-- q-block: FILE -->`, one or more blank lines, then a code block: indented by
+    four spaces (its lines are the file's, each indented; empty lines stay empty) or fenced with ``` or ~~~
+    (the fences stay; the lines between them are the file's). Each difference is a line
+    `where:LINE: block FILE differs from its data file at its line K: ...`."""
+    lines = text.split("\n")
+    out: list[str] = []
+    diffs: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = BLOCK.match(lines[i])
+        out.append(lines[i])
+        i += 1
+        if not m:
+            continue
+        at, name = i, m.group("name")
+        path = data_dir / name
+        if not path.is_file():
+            raise QuoteError(f"{where}:{at}: {name}: no such data file (looked in {path})")
+        want = path.read_text().rstrip("\n").split("\n")
+        blank = i
+        while i < len(lines) and not lines[i].strip():
+            out.append(lines[i])
+            i += 1
+        fence = FENCE.match(lines[i]) if i < len(lines) else None
+        if i == blank or i == len(lines) or not (fence or lines[i].startswith("    ")):
+            raise QuoteError(f"{where}:{at}: a q-block marker must be followed by a blank line and a code block "
+                             "(indented by four spaces, or fenced)")
+        if fence:
+            mark = fence.group("fence")
+            end = next((j for j in range(i + 1, len(lines))
+                        if lines[j].startswith(mark) and not lines[j].strip().strip(mark[0])), None)
+            if end is None:
+                raise QuoteError(f"{where}:{i + 1}: the code block after the q-block marker is never closed")
+            have = lines[i + 1:end]
+            out += [lines[i], *want, lines[end]]
+            i = end + 1
+        else:
+            end = i
+            while end < len(lines) and (lines[end].startswith("    ") or not lines[end].strip()):
+                end += 1
+            while not lines[end - 1].strip():  # blank lines after the block are not the block's
+                end -= 1
+            have = [line[4:] for line in lines[i:end]]
+            out += ["    " + line if line else "" for line in want]
+            i = end
+        if have != want:
+            diffs.append(f"{where}:{at}: block {name} differs from its data file at {_first_difference(have, want)}")
+    return "\n".join(out), diffs
+
+
+def refresh(text: str, where: str, data_dir: Path = DATA_DIR, cache: dict | None = None):
+    """(the text with every quoted number and marked block from its data file, the differences found)."""
+    text, diffs = requote(text, where, data_dir, cache)
+    text, block_diffs = reblock(text, where, data_dir)
+    return text, diffs + block_diffs
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="only report differences; exit 1 on any")
@@ -211,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         for rel in args.files or DOCS:
             path = ROOT / rel if not Path(rel).is_absolute() else Path(rel)
             text = path.read_text()
-            new, diffs = requote(text, rel, DATA_DIR, cache)
+            new, diffs = refresh(text, rel, DATA_DIR, cache)
             found += diffs
             if diffs and not args.check:
                 path.write_text(new)
@@ -222,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         print(d)
     if args.check:
         return 1 if found else 0
-    print(f"quote_numbers: {len(found)} number(s) rewritten" if found else "quote_numbers: every number matches")
+    print(f"quote_numbers: {len(found)} quote(s) rewritten" if found else "quote_numbers: every quote matches")
     return 0
 
 

@@ -1,13 +1,16 @@
 """The numbers the docs quote from data files match those files (experiments/quote_numbers.py).
 
 Pure Python, no JAX: each marked number in README.md and the docs pages the script covers is formatted afresh
-from its file under figures/ and compared with the text; the parser is checked on a tiny synthetic page.
+from its file under figures/ and compared with the text, and each marked code block (the planning page's
+transcript) with its file; the parser is checked on tiny synthetic pages. The pooled closed form against whole
+runs (figures/closed_form_vs_runs.json, which docs/validation.md quotes) is checked against its chunk files.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -21,15 +24,23 @@ _spec.loader.exec_module(qn)
 @pytest.mark.parametrize("rel", qn.DOCS)
 def test_every_quoted_number_matches_its_data_file(rel):
     text = (ROOT / rel).read_text()
-    new, diffs = qn.requote(text, rel)
-    assert not diffs, ("numbers differ from their data files; run `python experiments/quote_numbers.py`:\n"
+    new, diffs = qn.refresh(text, rel)
+    assert not diffs, ("numbers or blocks differ from their data files; run `python experiments/quote_numbers.py`:\n"
                        + "\n".join(diffs))
     assert new == text
 
 
-def test_readme_and_index_quote_data_files():
-    for rel in ("README.md", "docs/index.md"):
-        assert qn.MARKER.search((ROOT / rel).read_text()), rel
+@pytest.mark.parametrize("rel", ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md",
+                                 "docs/validation.md"])
+def test_the_pages_quote_data_files(rel):
+    assert rel in qn.DOCS
+    assert qn.MARKER.search((ROOT / rel).read_text()), rel
+
+
+def test_the_planning_example_is_a_quoted_block():
+    text = (ROOT / "docs" / "planning.md").read_text()
+    assert "<!-- q-block: planning_example.txt -->" in text.split("\n## ")[0]  # the first example
+    assert (ROOT / "figures" / "planning_example.txt").read_text().startswith("$ spare-jax plan --gpus 262144 ")
 
 
 @pytest.fixture
@@ -106,3 +117,135 @@ def test_a_changed_data_file_makes_the_real_page_differ():
     _, diffs = qn.requote((ROOT / "docs" / "index.md").read_text(), "docs/index.md", qn.DATA_DIR,
                           {"summary.json": summary})
     assert diffs and all("plan[0].mc_ttt_hours" in d for d in diffs), diffs
+
+
+# ---------------------------------------------------------------- marked code blocks
+
+@pytest.fixture
+def transcript(tmp_path):
+    (tmp_path / "t.txt").write_text("$ cmd --x 1\nscheme  TTT h\n\nspare   1,742\n")
+    return tmp_path
+
+
+INDENTED = ("Intro.\n\n<!-- q-block: t.txt -->\n\n    $ cmd --x 1\n    scheme  TTT h\n\n    spare   1,742\n\n"
+            "After the block.\n")
+
+
+def test_a_matching_block_is_left_alone(transcript):
+    assert qn.reblock(INDENTED, "p.md", transcript) == (INDENTED, [])
+    fenced = "a\n\n<!-- q-block: t.txt -->\n\n```text\n$ cmd --x 1\nscheme  TTT h\n\nspare   1,742\n```\nb\n"
+    assert qn.reblock(fenced, "p.md", transcript) == (fenced, [])
+
+
+@pytest.mark.parametrize("page", [INDENTED, INDENTED.replace("    spare   1,742\n\nAfter", "    spare   1,742\nAfter")])
+def test_a_block_that_differs_is_found_and_rewritten(transcript, page):
+    stale = page.replace("    spare   1,742", "    spare   1,746")
+    stale = stale.replace("    $ cmd --x 1\n", "    $ cmd --x 1 --report a.html\n")
+    new, diffs = qn.reblock(stale, "p.md", transcript)
+    assert diffs == ["p.md:3: block t.txt differs from its data file at its line 1: the docs say "
+                     "'$ cmd --x 1 --report a.html', the data file gives '$ cmd --x 1'"]
+    assert new == page
+    assert qn.reblock(new, "p.md", transcript)[1] == []
+
+
+def test_a_block_with_lines_more_or_fewer_differs(transcript):
+    longer = INDENTED.replace("    spare   1,742\n", "    spare   1,742\n    rep     2,228\n")
+    new, diffs = qn.reblock(longer, "p.md", transcript)
+    assert diffs == ["p.md:3: block t.txt differs from its data file at its line 5: the docs say 'rep     2,228', "
+                     "the data file gives (nothing)"]
+    assert new == INDENTED
+    fenced = "<!-- q-block: t.txt -->\n\n~~~\n$ cmd --x 1\n~~~\n"
+    new, diffs = qn.reblock(fenced, "p.md", transcript)
+    assert len(diffs) == 1 and "its line 2: the docs say (nothing), the data file gives 'scheme  TTT h'" in diffs[0]
+    assert new == "<!-- q-block: t.txt -->\n\n~~~\n$ cmd --x 1\nscheme  TTT h\n\nspare   1,742\n~~~\n"
+
+
+@pytest.mark.parametrize("page, words", [
+    ("a\n<!-- q-block: nope.txt -->\n\n    x\n", ["p.md:2", "nope.txt", "no such data file"]),
+    ("a\n<!-- q-block: t.txt -->\n    x\n", ["p.md:2", "a blank line and a code block"]),
+    ("a\n<!-- q-block: t.txt -->\n\nprose, not code\n", ["p.md:2", "a blank line and a code block"]),
+    ("a\n<!-- q-block: t.txt -->\n", ["p.md:2", "a blank line and a code block"]),
+    ("a\n<!-- q-block: t.txt -->\n\n```\nx\n", ["p.md:4", "never closed"]),
+])
+def test_a_bad_block_marker_is_an_error(transcript, page, words):
+    with pytest.raises(qn.QuoteError) as err:
+        qn.reblock(page, "p.md", transcript)
+    for w in words:
+        assert w in str(err.value), (w, str(err.value))
+
+
+def test_a_changed_transcript_makes_the_planning_page_differ(tmp_path):
+    text = (ROOT / "figures" / "planning_example.txt").read_text()
+    (tmp_path / "planning_example.txt").write_text(text.replace("spare    5 ", "spare    6 ", 1))
+    assert text != (tmp_path / "planning_example.txt").read_text()
+    _, diffs = qn.reblock((ROOT / "docs" / "planning.md").read_text(), "docs/planning.md", tmp_path)
+    assert len(diffs) == 1 and "block planning_example.txt differs" in diffs[0] and "spare    6" in diffs[0]
+
+
+def test_main_rewrites_a_block(transcript, tmp_path, monkeypatch, capsys):
+    page = tmp_path / "p.md"
+    page.write_text(INDENTED.replace("1,742", "1,746"))
+    monkeypatch.setattr(qn, "DATA_DIR", transcript)
+    assert qn.main(["--check", str(page)]) == 1
+    assert "block t.txt differs" in capsys.readouterr().out
+    assert qn.main([str(page)]) == 0 and page.read_text() == INDENTED
+    assert qn.main(["--check", str(page)]) == 0
+
+
+# ---------------------------------------------------------------- signs, and the pooled closed form against runs
+
+def test_a_signed_number_is_quoted_with_its_sign():
+    cache = {"z.json": {"z": 0.287, "w": -4.047}}
+    page = "z = <!-- q: z.json z {:+.2f} -->+0.29, w = <!-- q: z.json w {:+.2f} -->-4.05\n"
+    assert qn.requote(page, "p.md", Path("/nonexistent"), cache) == (page, [])
+    flipped = page.replace("-->+0.29", "-->-0.29")
+    new, diffs = qn.requote(flipped, "p.md", Path("/nonexistent"), cache)
+    assert diffs == ["p.md:1: z.json z: the docs say -0.29, the data file gives +0.29"] and new == page
+
+
+def _chunks(case):
+    path = ROOT / "figures" / f"closed_form_vs_runs_{case}.jsonl"
+    return [json.loads(s) for s in path.read_text().splitlines() if s.strip()]
+
+
+@pytest.mark.parametrize("case", ["small", "paper"])
+def test_the_pooled_closed_form_check_matches_its_chunks(case):
+    """figures/closed_form_vs_runs.json (`closed_form_vs_runs.py pool`) is its chunk files pooled: the runs'
+    mean, and a standard error from every run's spread (within chunks and between their means)."""
+    got = json.loads((ROOT / "figures" / "closed_form_vs_runs.json").read_text())[case]
+    lines = _chunks(case)
+    for k in range(1, len(lines) + 1):
+        part = lines[:k]
+        runs = sum(x["runs"] for x in part)
+        mean = sum(x["runs"] * x["mean"] for x in part) / runs
+        sumsq = sum((x["runs"] - 1) * x["runs"] * x["se"] ** 2 + x["runs"] * x["mean"] ** 2 for x in part)
+        se = math.sqrt((sumsq - runs * mean ** 2) / (runs - 1) / runs)
+        row = got["by_runs"][k - 1]
+        assert row["mc_runs"] == runs
+        assert row["mc_ttt_hours"] == pytest.approx(mean, rel=1e-12)
+        assert row["mc_ttt_stderr_hours"] == pytest.approx(se, rel=1e-6)
+        assert row["z_form_vs_runs"] == pytest.approx((got["theory_ttt_hours"] - mean) / se, rel=1e-6)
+        assert row["rel_gap"] == pytest.approx(got["theory_ttt_hours"] / mean - 1, rel=1e-9)
+    assert {k: got[k] for k in row} == row  # the whole pool is the last row
+    assert got["chunks"] == len(lines) and got["seeds"] == [x["seed"] for x in lines]
+    assert got["chunk_elapsed_s_max"] == max(x["elapsed_s"] for x in lines)
+
+
+def test_a_changed_pool_makes_the_validation_page_differ():
+    pool = json.loads((ROOT / "figures" / "closed_form_vs_runs.json").read_text())
+    pool["paper"]["z_form_vs_runs"] = 3.2
+    _, diffs = qn.requote((ROOT / "docs" / "validation.md").read_text(), "docs/validation.md", qn.DATA_DIR,
+                          {"closed_form_vs_runs.json": pool})
+    assert diffs and all("paper.z_form_vs_runs: the docs say +4.05, the data file gives +3.20" in d for d in diffs), diffs
+
+
+def test_the_planning_example_json_is_a_plan_in_the_vocabulary():
+    """figures/planning_example.json is `plan --json` of the transcript's command: its keys are the vocabulary's."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from vocabulary_keys import problems, read_vocabulary
+
+    record = json.loads((ROOT / "figures" / "planning_example.json").read_text())
+    assert record["inputs"]["gpus"] == 262144 and record["inputs"]["deadline_hours"] == 2000
+    assert problems(record, "plan", read_vocabulary()) == []
