@@ -4,12 +4,14 @@ wait in at most 1% of runs, by the Clopper-Pearson 95% upper bound) and ByteRobu
 
     python experiments/spares_sweep.py            # docs/planning.md's 32k-GPU cluster: about an hour on 2 busy cores
     python experiments/spares_sweep.py --quick    # 2,048 GPUs, W = 12 h, spare only at r = 2, m = 1: a few minutes
+    python experiments/spares_sweep.py --redraw   # only the figure, from the committed figures/spares_sweep.json
 
 The defaults are the command ``spare-jax plan --gpus 32768 --gpus-per-node 8 --gpus-per-group 256
 --node-mtbf-hours 50000 --restart 20 --ckpt-cost 2 --work-hours 720 --spares auto --hardware-repair 1440
 --repair-time 30`` through the library (``planner.plan.plan`` with ``planner.spares.SpareAuto``). Writes
 figures/spares_sweep.png (``planner.spares.figure_spares``), figures/spares_sweep.csv (one row per scheme and K
-evaluated) and figures/spares_sweep.json (the plan's ``spare_pool`` object), and prints the pool's table.
+evaluated) and figures/spares_sweep.json (the plan's ``spare_pool`` object and each scheme's configuration and
+pool keys), and prints the pool's table.
 """
 from __future__ import annotations
 
@@ -38,7 +40,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--max-spare-wait", type=float, default=60.0, help="minutes (default 60)")
     ap.add_argument("--spare-runs", type=int, default=300, help="whole runs per K (default 300)")
     ap.add_argument("--out", default=FIGURES, help="directory of the outputs (default figures/)")
+    ap.add_argument("--redraw", action="store_true", help="only redraw the figure from spares_sweep.json in --out")
     args = ap.parse_args(argv)
+    if args.redraw:
+        with open(os.path.join(args.out, "spares_sweep.json")) as fh:
+            block = json.load(fh)["spare_pool"]
+        _draw(block, args.out)
+        return block
     auto = SpareAuto(args.hardware_repair, args.max_spare_wait, args.spare_runs)
     if args.quick:
         fleet = planmod.Fleet(gpus=2048, gpus_per_group=256, gpu_mtbf_hours=2560.0, repair=Repair(args.repair_time))
@@ -56,10 +64,7 @@ def main(argv=None) -> dict:
     elapsed = time.perf_counter() - t0
     block = result.spares
     os.makedirs(args.out, exist_ok=True)
-    fig = figure_spares(block)
-    if fig is not None:
-        fig.tight_layout()
-        fig.savefig(os.path.join(args.out, "spares_sweep.png"), dpi=110)
+    _draw(block, args.out)
     with open(os.path.join(args.out, "spares_sweep.csv"), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["scheme", "spares", "ttt_hours", "ttt_stderr_hours", "cost", "spare_wait_p_exceed",
@@ -69,10 +74,20 @@ def main(argv=None) -> dict:
                 w.writerow([s, p["spares"], p["ttt_hours"], p["ttt_stderr_hours"], p["cost"],
                             p["spare_wait_p_exceed"], p["spare_wait_p_upper95"], p["meets_wait"]])
     with open(os.path.join(args.out, "spares_sweep.json"), "w") as fh:
-        json.dump({"spare_pool": block, "elapsed_s": elapsed, "notes": result.notes}, fh, indent=1)
+        keys = ("r_star", "microbatches", "ckpt_interval_min", "spares_chosen", "spares_cost", "spares_ttt_hours",
+                "spare_wait_p_exceed", "spare_wait_p_upper95", "spare_wait_runs", "spares_within_1pct_of_unlimited")
+        json.dump({"spare_pool": block, "schemes": {s: {k: e.get(k) for k in keys} for s, e in result.schemes.items()},
+                   "elapsed_s": elapsed, "notes": result.notes}, fh, indent=1)
     print(spares_text(block))
     print(f"({elapsed:.0f} s)")
     return block
+
+
+def _draw(block: dict, out: str) -> None:
+    fig = figure_spares(block)
+    if fig is not None:
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "spares_sweep.png"), dpi=110)
 
 
 if __name__ == "__main__":

@@ -14,10 +14,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 DPI = 200
 COLORS = {"stacked": "tab:blue", "block": "tab:orange", "random": "tab:green", "spare": "tab:blue",
-          "rep": "tab:orange", "none": "tab:gray"}
+          "rep": "tab:orange", "none": "tab:gray", "elastic": "tab:green"}
 # one style per scheme (colour, line style, marker), so that no curve hides another of the same colour and look
 # where two coincide (Rep at r* = 1 is checkpointing alone)
-SCHEME_STYLE = {"spare": ("tab:blue", "-", "o"), "rep": ("tab:orange", "--", "s"), "none": ("tab:gray", ":", "^")}
+SCHEME_STYLE = {"spare": ("tab:blue", "-", "o"), "rep": ("tab:orange", "--", "s"), "none": ("tab:gray", ":", "^"),
+                "elastic": ("tab:green", "-.", "D")}
 # Typography of every figure: Unicode symbols (Ω, τ*, ±, −, ×, log₂), no mathtext.
 
 
