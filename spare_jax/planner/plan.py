@@ -518,7 +518,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     from ..model.cluster import Sampling
 
     plan_cluster, sampling = _cluster(n, model, scenario), Sampling(runs, seed, progress=progress)
-    schemes, runs_hours, extra = {}, {}, {}
+    schemes, runs_hours, extra, ranked = {}, {}, {}, []
     for i, s in enumerate(chosen, 1):
         if searched is not None and s in searched["schemes"]:
             schemes[s] = {**searched["schemes"][s], "method": "whole_runs"}
@@ -563,6 +563,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             schemes[s]["method"] = _method_at(s, int(e["r_star"]), n, model, scenario)
             if schemes[s]["method"] == "closed_form_approx":  # an approximate form chose r*, tau*: runs answer
                 extra[s] = {"method": "epoch_pool"}
+                ranked.append(s)
         if s in extra:  # the whole runs (or the runs where the form is approximate) at (r*, tau*) are the answer
             schemes[s].update(extra[s])
             t = schemes[s]["mc_ttt_hours"]
@@ -595,7 +596,9 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         "r_max": r_max, "method": _overall({s: "whole_runs" if s in whole_set else methods[s] for s in chosen}),
         "method_detail": base.get("method", "closed form") + (
             "; then whole training runs at each r* and tau* with the stall (no closed form or epoch pool models "
-            "one)" if repair is None and cfg.stalls and whole_set else ""),
+            "one)" if repair is None and cfg.stalls and whole_set else "") + (
+            f"; {', '.join(ranked)}: the mean of the Monte Carlo runs at r*, tau* (the form that chose them is "
+            "approximate)" if ranked else ""),
         "job_mtbf_min": base.get("job_mtbf_min"),
         "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
         else scenario.describe(),
