@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 
-class Report:
-    """An answer: its values by name (``report["mc_mean"]``) and ``to_json()``, the JSON object a command
-    prints (NaN and infinities already ``None``)."""
+class Report(Mapping):
+    """An answer: its values by name (``report["mc_mean"]``, read-only: a ``Mapping``, so ``get``, ``items``
+    and ``dict(report)`` work) and ``to_json()``, the JSON object a command prints (NaN and infinities
+    already ``None``). ``dict(report)`` is a copy to add to."""
 
-    def __init__(self, values: dict):
+    def __init__(self, values: Mapping):
         self._values = dict(values)
 
     def __getitem__(self, key):
         return self._values[key]
 
-    def __contains__(self, key) -> bool:
-        return key in self._values
+    def __iter__(self):
+        return iter(self._values)
 
-    def keys(self):
-        return self._values.keys()
+    def __len__(self) -> int:
+        return len(self._values)
 
     def to_json(self) -> dict:
         return dict(self._values)
@@ -49,7 +51,7 @@ def strict(value):
     other type is a TypeError."""
     import numpy as np
 
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a dict or a Report
         return {str(k): strict(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [strict(v) for v in value]

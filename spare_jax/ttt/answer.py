@@ -366,7 +366,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
         methods["spare"] = ttt_method(cluster, Policy("spare", 2, spare.get("restart_depth"), space.ages), optimum=True,
                                       training=training)
     else:
-        res = optimize_r_tau(cluster, training, space, progress=progress)
+        res = dict(optimize_r_tau(cluster, training, space, progress=progress))
         _runs_at_approximate_optima(cluster, training, res, methods, space, progress)
     _label(res, {s: methods[s] for s in res.get("schemes", methods)})
     if not scenario.is_default:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import theory
 from ..model.cluster import Cluster
+from ..results import Report
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
 from .config import (  # noqa: F401  (kept importable from here)
@@ -263,7 +264,7 @@ def _closed_form_values(profile: EpochProfile, taus, cfg: "Training", restart: f
 
 
 def ttt_theory(profile: EpochProfile, tau_min: float, cfg: Training = Training(),
-               gpus: float | None = None) -> dict:
+               gpus: float | None = None) -> Report:
     """Closed-form time-to-train and availability for one interval tau (minutes)."""
     if not (isinstance(tau_min, (int, float)) and math.isfinite(tau_min) and tau_min > 0):
         raise ValueError(f"ckpt_interval (tau) must be a positive number of minutes, got {tau_min!r}")
@@ -276,17 +277,18 @@ def ttt_theory(profile: EpochProfile, tau_min: float, cfg: Training = Training()
         with np.errstate(over="ignore"):
             epochs = float(none_ttt_exact(profile.interruption_rate, [tau_min], cfg.ckpt_cost_min, restart,
                                           cfg.work_hours * 60.0)[1][0])
-    return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / cfg.work_hours,
-            "availability": profile.mean_uptime_min / (profile.mean_uptime_min + restart),
-            "goodput": cfg.work_hours * 60.0 / ttt, "expected_restarts": epochs,
-            "mean_uptime_min": profile.mean_uptime_min, "restart_min": restart}
+    return Report({"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / cfg.work_hours,
+                   "availability": profile.mean_uptime_min / (profile.mean_uptime_min + restart),
+                   "goodput": cfg.work_hours * 60.0 / ttt, "expected_restarts": epochs,
+                   "mean_uptime_min": profile.mean_uptime_min, "restart_min": restart})
 
 
-def young_daly(profile: EpochProfile, cfg: Training = Training(), gpus: float | None = None) -> dict:
+def young_daly(profile: EpochProfile, cfg: Training = Training(), gpus: float | None = None) -> Report:
+    """Young's and Daly's checkpoint intervals (minutes) from the mean epoch uptime."""
     m = profile.mean_uptime_min
     restart = cfg.restart_for(gpus if gpus is not None else cfg.reference_gpus)
     c = max(cfg.ckpt_cost_min, 1e-9)
-    return {"young_min": math.sqrt(2 * c * m), "daly_min": math.sqrt(2 * c * (m + restart))}
+    return Report({"young_min": math.sqrt(2 * c * m), "daly_min": math.sqrt(2 * c * (m + restart))})
 
 
 @functools.lru_cache(maxsize=16)
@@ -320,7 +322,7 @@ def _tau_adam(max_ckpts: int, steps: int, learning_rate: float):
 
 
 def optimize_tau(profile: EpochProfile, cfg: Training = Training(), gpus: float | None = None,
-                 steps: int = 150, learning_rate: float = 0.05) -> dict:
+                 steps: int = 150, learning_rate: float = 0.05) -> Report:
     """tau* minimising the closed form, by Adam (optax) on log tau from the Daly interval (float32).
 
     The differentiable sum needs a static number of checkpoint terms: every checkpoint up to the end of the
@@ -334,7 +336,7 @@ def optimize_tau(profile: EpochProfile, cfg: Training = Training(), gpus: float 
     max_ckpts = _ckpts_to_grid_end(float(profile.t[-1]), tau_floor, cfg.ckpt_cost_min)
     if max_ckpts > JAX_MAX_CKPTS or profile.interruption_rate is not None:  # (exact ``none``: even splits)
         tau = best_tau_grid(profile, cfg, gpus)[0]
-        return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
+        return Report(dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau))
     t, log_s, h = profile.as_jax()
     # padded to a power of two (the terms past the grid end are exactly 0), so one compiled search serves
     # every profile of a given grid size and checkpoint-count bucket (optimize calls this once per scheme);
@@ -344,11 +346,11 @@ def optimize_tau(profile: EpochProfile, cfg: Training = Training(), gpus: float 
                                             profile.mean_uptime_min))
     best_value, best_tau = run(jnp.log(jnp.float32(start)), jnp.float32(math.log(tau_floor)), *consts, t, log_s, h)
     tau = float(best_tau) if math.isfinite(float(best_value)) else float(start)
-    return dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau)
+    return Report(dict(ttt_theory(profile, tau, cfg, gpus), ckpt_interval_min=tau))
 
 
 def optimize_r_tau(cluster: Cluster = Cluster(), cfg: Training = Training(), space: Space = Space(),
-                   schemes=SCHEMES, progress: bool = False) -> dict:
+                   schemes=SCHEMES, progress: bool = False) -> Report:
     """Per scheme: r* (search over 1..r_max; ``rep`` only over the divisors of N, listed in
     ``r_searched``), tau*, TTT and availability: from the interval-by-interval form where it answers
     (``answer.closed_form_answers``; ``_interval_form_optimum``: exact for rep and none), else from the
@@ -390,10 +392,10 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: Training = Training(), spa
         from .pool import optimize_pool
 
         res = optimize_pool(cluster, cfg, space, schemes, progress)
-        return _optimize_result(cluster, cfg, ages, job_rate, res["schemes"], res["curves"],
+        return Report(_optimize_result(cluster, cfg, ages, job_rate, res["schemes"], res["curves"],
                                 {s: v["r_searched"] for s, v in res["schemes"].items()},
                                 {"method": res["method"], "epochs_per_r": res["epochs_per_r"], "seed": res["seed"],
-                                 "scenario": scenario.describe()})
+                                 "scenario": scenario.describe()}))
     out, curves, notes = {}, {}, []
 
     def r_values(scheme):
@@ -436,7 +438,7 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: Training = Training(), spa
                            {"method": "closed form", **({} if mb == 1 else {"microbatches": mb})})
     if notes:
         res["notes"] = res.get("notes", []) + notes
-    return res
+    return Report(res)
 
 
 SPARE_WINDOW = 1  # spare's interval form: r within this of the renewal-reward r*, widened while r* is at an edge

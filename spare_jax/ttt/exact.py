@@ -91,6 +91,7 @@ from .. import theory
 from ..model.cluster import Cluster
 from ..model.failures import FailureModel
 from ..model.training import Training
+from ..results import Report
 from ..model.placement import check_groups_redundancy
 from .config import scheme_placement
 
@@ -353,7 +354,7 @@ def closed_form_answers(cluster: Cluster, policy) -> str | None:
 
 
 def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundancy: int,
-                    tau: float | None = None, tau_hint: float | None = None) -> dict:
+                    tau: float | None = None, tau_hint: float | None = None) -> Report:
     """The expected time-to-train of ``scheme`` at redundancy r on ``cluster`` with the costs of
     ``training``, at checkpoint interval ``tau`` (minutes of computing; None: the training's, else the
     form's optimum, searched from ``tau_hint`` when given: a log grid over x 0.5 .. 2 of it, then a golden
@@ -381,11 +382,11 @@ def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundanc
         tau = best_tau(law, evaluate, ckpt, restart, start=tau_hint)[0]
     ttt, restarts = (float(v[0]) for v in evaluate([tau]))
     uptime = ttt - restarts * restart
-    return {"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / training.work_hours,
-            "goodput": work / ttt, "expected_restarts": restarts, "availability": uptime / ttt,
-            "ckpt_interval_min": float(tau), "restart_min": restart,
-            "mean_uptime_min": float(law.integral(0.0, law.t_end)[0]),
-            "method": "closed_form" if scheme in EXACT_SCHEMES else "closed_form_approx"}
+    return Report({"ttt_hours": ttt / 60.0, "ttt_over_w": ttt / 60.0 / training.work_hours,
+                   "goodput": work / ttt, "expected_restarts": restarts, "availability": uptime / ttt,
+                   "ckpt_interval_min": float(tau), "restart_min": restart,
+                   "mean_uptime_min": float(law.integral(0.0, law.t_end)[0]),
+                   "method": "closed_form" if scheme in EXACT_SCHEMES else "closed_form_approx"})
 
 
 def best_tau(law: UptimeLaw, evaluate, ckpt: float, restart: float, points: int = 16,

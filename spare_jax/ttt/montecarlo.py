@@ -15,6 +15,7 @@ from .. import theory
 from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
+from ..results import Report
 from .config import Policy, Training, check_ages, scheme_placement
 from .epochs import (  # noqa: F401  (kept importable from here)
     EpochPool, apply_restart_depth, epoch_ends, pool_committed, pool_depths as _level_depths)
@@ -297,7 +298,7 @@ def sample_kept_chains(cluster: Cluster, scheme: str, redundancy: int, sampling:
 
 def simulate_ttt(pool: EpochPool, tau_min: float, cfg: Training = Training(),
                  gpus: float | None = None, max_runs: int | None = None,
-                 runs_per_chain: int | None = None) -> dict:
+                 runs_per_chain: int | None = None) -> Report:
     """Training runs assembled from consecutive epochs of ``pool``: TTT mean, standard error and more.
 
     A pool with chains (kept ages) is cut into its chains first: a run never spans two chains, and at most
@@ -364,12 +365,12 @@ def simulate_ttt(pool: EpochPool, tau_min: float, cfg: Training = Training(),
         raise ValueError(f"the epoch pool ({n_ep} epochs) is too small for two runs of W = {cfg.work_hours} h; "
                          "sample more epochs")
     wall = runs[:, 0] / 60.0
-    return {"runs": len(runs), "ttt_hours": float(wall.mean()),
-            "ttt_stderr_hours": float(wall.std(ddof=1) / math.sqrt(len(runs))),
-            "availability": float(runs[:, 1].sum() / runs[:, 0].sum()),
-            "goodput": float(work * len(runs) / runs[:, 0].sum()), "restarts_mean": float(runs[:, 2].mean()),
-            "lost_uptime_hours_mean": float(runs[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min,
-            "run_ttt_hours": wall}  # each run's time-to-train (its spread: quantiles, P(TTT > deadline))
+    return Report({"runs": len(runs), "ttt_hours": float(wall.mean()),
+                   "ttt_stderr_hours": float(wall.std(ddof=1) / math.sqrt(len(runs))),
+                   "availability": float(runs[:, 1].sum() / runs[:, 0].sum()),
+                   "goodput": float(work * len(runs) / runs[:, 0].sum()), "restarts_mean": float(runs[:, 2].mean()),
+                   "lost_uptime_hours_mean": float(runs[:, 3].mean() / 60.0), "ckpt_interval_min": tau_min,
+                   "run_ttt_hours": wall})  # each run's time-to-train (its spread: quantiles, P(TTT > deadline))
 
 
 def simulate_ttt_runs(cluster: Cluster, cfg: Training, policy: Policy, sampling: Sampling, tau_min: float,
