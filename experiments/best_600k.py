@@ -1,7 +1,8 @@
 """The best configuration at 600k GPUs: every strategy on the paper's cluster, the paper's SPARe+CKPT at its
 own settings beside the best the joint search finds once failed groups are repaired.
 
-    python experiments/best_600k.py            # about 10 minutes on 2 cores
+    python experiments/best_600k.py            # 43 minutes on 2 cores that ran two other experiments
+    python experiments/best_600k.py --redraw   # only the CSV and the figure, from the committed JSON
     python experiments/best_600k.py --repair-time 10 --gpu-mtbf-hours 100000
 
 Command of the committed figures/best_600k.csv, .json and .png: ``python experiments/best_600k.py``
@@ -65,22 +66,42 @@ def _args():
     p.add_argument("--runs", type=int, default=200)
     p.add_argument("--max-microbatches", type=int, default=64, help="the third plan's batch (micro-batches per shard)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--redraw", action="store_true", help="only rewrite the CSV and the figure from best_600k.json")
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "figures"))
     return p.parse_args()
 
 
-def _rows(label: str, res) -> list[dict]:
+def _rows(key: str, label: str, schemes: dict) -> list[dict]:
+    """One row per scheme of a plan's ``schemes`` (its JSON): the plan's answer (``ttt_hours``: an exact closed
+    form, or the mean of its runs), the runs' standard error where the runs answer (0 for an exact form), and
+    the exact form's value where it answers."""
     out = []
-    for s, e in res.schemes.items():
-        mean, se = e.get("mc_ttt_hours"), e.get("mc_ttt_stderr_hours") or 0.0
-        mean = e["ttt_hours"] if mean is None else mean
-        out.append({"plan": label, "scheme": s, "r": e["r_star"], "m": e.get("microbatches", 1),
+    for s, e in schemes.items():
+        exact = e["method"] == "closed_form"
+        mean, se = e["ttt_hours"], 0.0 if exact else (e.get("mc_ttt_stderr_hours") or 0.0)
+        out.append({"plan": key, "setting": label, "scheme": s, "r": e["r_star"], "m": e.get("microbatches") or 1,
                     "D_max": e.get("restart_depth"), "tau_min": round(e["ckpt_interval_min"], 2),
                     "ttt_hours": round(mean, 2), "stderr_hours": round(se, 3),
                     "ci95_low_hours": round(mean - Z95 * se, 2), "ci95_high_hours": round(mean + Z95 * se, 2),
-                    "closed_form_ttt_hours": None if "mc_slowdown" in e else round(e["ttt_hours"], 2),
+                    "method": e["method"], "closed_form_ttt_hours": round(e["ttt_hours"], 2) if exact else None,
                     "runs": e["mc_runs"], "availability_pct": round(e["availability_pct"], 2)})
     return out
+
+
+PLANS = (("paper_model", "paper's model"), ("with_repair", "{d:g}-min repair"),
+         ("with_repair_and_batch", "{d:g}-min repair, m <= {m}"))
+
+
+def write_outputs(record: dict, a) -> list[dict]:
+    """figures/best_600k.csv and .png from the three plans' JSON in ``record`` (what best_600k.json holds)."""
+    rows = []
+    for key, label in PLANS:
+        rows += _rows(key, label.format(d=a.repair_time, m=a.max_microbatches), record[key]["schemes"])
+    write_csv(os.path.join(a.out, "best_600k.csv"), rows)
+    repaired = record["with_repair"]
+    plot(rows, repaired["limit"]["ttt_hours"], repaired["bound"]["ttt_hours"], a.work_hours,
+         os.path.join(a.out, "best_600k.png"))
+    return rows
 
 
 def plot(rows: list, limit_h: float, bound_h: float, work_hours: float, path: str) -> None:
@@ -96,7 +117,7 @@ def plot(rows: list, limit_h: float, bound_h: float, work_hours: float, path: st
         cfg = [] if x["scheme"] in ("none", "elastic") else [f"r={x['r']}"]
         cfg += [f"m={x['m']}"] if x["m"] > 1 else []
         cfg += [f"D_max={x['D_max']:g}"] if x["D_max"] else []
-        labels.append(f"{x['plan']}: {NAMES[x['scheme']]}" + (f" ({', '.join(cfg)})" if cfg else ""))
+        labels.append(f"{x['setting']}: {NAMES[x['scheme']]}" + (f" ({', '.join(cfg)})" if cfg else ""))
     ax.axvline(limit_h, ls="-", color="black", lw=1.2, label=f"the limit with repair: {limit_h:,.1f} h (an ideal "
                "scheme at alive/N)")
     ax.axvline(bound_h, ls=":", color="black", lw=1.0, label=f"looser bound: {bound_h:,.1f} h (group failures cost "
@@ -130,6 +151,10 @@ def slowdown_by_m(a) -> list[dict]:
 
 def main():
     a = _args()
+    if a.redraw:
+        with open(os.path.join(a.out, "best_600k.json")) as f:
+            write_outputs(json.load(f), a)
+        return
     costs = Costs(a.restart, a.ckpt_cost, a.work_hours)
     options = PlanOptions(runs=a.runs, seed=a.seed, sensitivity=False)
     t0 = time.perf_counter()
@@ -141,20 +166,16 @@ def main():
     batched = plan(fleet, costs, dataclasses.replace(options, max_microbatches=a.max_microbatches), progress=True)
     t3 = time.perf_counter()
     slow = slowdown_by_m(a)
-    rows = (_rows("paper's model", paper) + _rows(f"{a.repair_time:g}-min repair", repaired)
-            + _rows(f"{a.repair_time:g}-min repair, m <= {a.max_microbatches}", batched))
-    write_csv(os.path.join(a.out, "best_600k.csv"), rows)
+    record = {"command": "python experiments/best_600k.py " + " ".join(sys.argv[1:]),
+              "paper_model": paper.to_json(), "with_repair": repaired.to_json(),
+              "with_repair_and_batch": batched.to_json(), "stationary_slowdown_by_m": slow,
+              "elapsed_s": {"paper_model": round(t1 - t0, 1), "with_repair": round(t2 - t1, 1),
+                            "with_repair_and_batch": round(t3 - t2, 1)}}
     with open(os.path.join(a.out, "best_600k.json"), "w") as f:
-        json.dump({"command": "python experiments/best_600k.py " + " ".join(sys.argv[1:]),
-                   "paper_model": paper.to_json(), "with_repair": repaired.to_json(),
-                   "with_repair_and_batch": batched.to_json(), "stationary_slowdown_by_m": slow,
-                   "elapsed_s": {"paper_model": round(t1 - t0, 1), "with_repair": round(t2 - t1, 1),
-                                 "with_repair_and_batch": round(t3 - t2, 1)}},
-                  f, indent=1, default=str)
-    plot(rows, repaired.limit["ttt_hours"], repaired.bound["ttt_hours"], a.work_hours,
-         os.path.join(a.out, "best_600k.png"))
+        json.dump(record, f, indent=1, default=str)
+    rows = write_outputs(json.loads(json.dumps(record, default=str)), a)
     for x in rows:
-        print(f"{x['plan']:>16}  {x['scheme']:>7}  r={x['r']:<2} m={x['m']:<2} D_max={x['D_max'] or '-':<4} "
+        print(f"{x['setting']:>24}  {x['scheme']:>7}  r={x['r']:<2} m={x['m']:<2} D_max={x['D_max'] or '-':<4} "
               f"tau={x['tau_min']:>8.1f}  TTT {x['ttt_hours']:>10,.1f} h  [{x['ci95_low_hours']:,.1f}, "
               f"{x['ci95_high_hours']:,.1f}]  runs {x['runs']}")
     print("verdict (paper's model):", paper.verdict["text"])

@@ -593,7 +593,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         "cluster_mtbf_min": model.cluster_mtbf_min(n),
         "restart_min": restart_min, "ckpt_cost_min": ckpt_cost_min, "work_hours": work_hours,
         "gpu_hour_price": gpu_hour_price, "deadline_hours": deadline_hours, "runs": runs, "seed": seed,
-        "r_max": r_max, "method": _overall({s: "whole_runs" if s in whole_set else methods[s] for s in chosen}),
+        "r_max": r_max, "method": _overall({s: schemes[s]["method"] for s in chosen if s in schemes}),
         "method_detail": base.get("method", "closed form") + (
             "; then whole training runs at each r* and tau* with the stall (no closed form or epoch pool models "
             "one)" if repair is None and cfg.stalls and whole_set else "") + (
