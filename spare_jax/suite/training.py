@@ -93,7 +93,8 @@ def _plot_ttt(rows, groups, ckpt_costs, path, model, cfg):
     # zoom: from below the best SPARe to above the best Rep (every cost), so that the two optima read clearly
     lo = min(b["theory_ttt_hours"] for (s, _), b in best.items() if s == "spare")
     hi = max(b["theory_ttt_hours"] for (s, _), b in best.items() if s == "rep")
-    ylo, yhi = lo - 0.15 * (hi - lo), hi + 0.45 * (hi - lo)
+    span = max(hi - lo, 0.05 * max(abs(hi), 1.0))  # (a single r, or both optima equal: a span of 5%)
+    ylo, yhi = lo - 0.15 * span, hi + 0.45 * span
     ax = axes[0]
     off_scale = []
     for scheme in ("spare", "rep", "none"):
