@@ -5,6 +5,11 @@ wait in at most 1% of runs, by the Clopper-Pearson 95% upper bound) and ByteRobu
     python experiments/spares_sweep.py            # docs/planning.md's 32k-GPU cluster: about an hour on 2 busy cores
     python experiments/spares_sweep.py --quick    # 2,048 GPUs, W = 12 h, spare only at r = 2, m = 1: a few minutes
     python experiments/spares_sweep.py --redraw   # only the figure, from the committed figures/spares_sweep.json
+    python experiments/spares_sweep.py --from-plan figures/spares_600k.json   # the figure of a `plan --json` file
+
+The last form draws the figure of any `spare-jax plan --spares auto ... --json` output (its ``spare_pool``
+object) beside it, with the same name and .png: figures/spares_600k.png is ``spare-jax plan --gpus 600000
+--gpus-per-group 1000 --repair-time 30 --spares auto --hardware-repair 1440 --no-sensitivity --json``.
 
 The defaults are the command ``spare-jax plan --gpus 32768 --gpus-per-node 8 --gpus-per-group 256
 --node-mtbf-hours 50000 --restart 20 --ckpt-cost 2 --work-hours 720 --spares auto --hardware-repair 1440
@@ -41,7 +46,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--spare-runs", type=int, default=300, help="whole runs per K (default 300)")
     ap.add_argument("--out", default=FIGURES, help="directory of the outputs (default figures/)")
     ap.add_argument("--redraw", action="store_true", help="only redraw the figure from spares_sweep.json in --out")
+    ap.add_argument("--from-plan", metavar="FILE", help="only draw FILE.png from a `plan --spares auto --json` file")
     args = ap.parse_args(argv)
+    if args.from_plan:
+        with open(args.from_plan) as fh:
+            block = json.load(fh)["spare_pool"]
+        fig = figure_spares(block)
+        fig.tight_layout()
+        fig.savefig(os.path.splitext(args.from_plan)[0] + ".png", dpi=110)
+        return block
     if args.redraw:
         with open(os.path.join(args.out, "spares_sweep.json")) as fh:
             block = json.load(fh)["spare_pool"]
