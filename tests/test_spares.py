@@ -69,6 +69,28 @@ def test_binomial_p99_and_byterobust_in_node_sets():
     assert b["byterobust_p99_per_1024_nodes"] == b["byterobust_p99_nodes"]
 
 
+@pytest.mark.parametrize("groups, group_mtbf_min, hw, want", [(600, 3000.0, 1440.0, 328), (128, 93750.0, 1440.0, 6)])
+def test_the_pool_search_starts_above_the_node_sets_away_on_average(groups, group_mtbf_min, hw, want):
+    """Every group failure sends a node set away for H while the group goes on with a spare: the sets away are
+    an M/G/infinity count, Poisson of mean N H / MTBF. The search starts at its P99 (at 600 groups, MTBF
+    3,000 min, H = 1,440 min: 328, above the mean of 288; a binomial of groups each away with probability
+    H / (MTBF + H) gave 222, below it). The 32k example (128 groups of 32 nodes) keeps its start of 6."""
+    mean = groups * hw / group_mtbf_min
+    gpg = 1000.0
+    cluster = Cluster(groups, FailureModel("exponential", group_mtbf_min / groups, gpg * groups, gpg),
+                      repair=Repair(30.0))
+    _, start, top, _ = spares.pool_runs(cluster, _training(), "spare", {"r_star": 2, "ckpt_interval_min": 60.0},
+                                        spares.SpareAuto(hw), 2.0)
+    assert start == want > mean and top >= 2 * start
+    # the count itself, by an independent M/G/infinity simulation: failures at rate N / MTBF, each away for H
+    rng = np.random.default_rng(5)
+    t = np.cumsum(rng.exponential(group_mtbf_min / groups, size=200_000))
+    probes = np.linspace(t[0] + hw, t[-1], 4000)
+    away = np.searchsorted(t, probes) - np.searchsorted(t, probes - hw)
+    assert abs(away.mean() - mean) < 0.02 * mean + 0.1
+    assert abs(np.quantile(away, 0.99) - want) <= max(2, 0.03 * want)
+
+
 def test_least_k_finds_the_threshold_of_a_monotone_predicate():
     rng = np.random.default_rng(0)
     for _ in range(300):
