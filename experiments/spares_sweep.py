@@ -51,14 +51,12 @@ def main(argv=None) -> dict:
     if args.from_plan:
         with open(args.from_plan) as fh:
             block = json.load(fh)["spare_pool"]
-        fig = figure_spares(block)
-        fig.tight_layout()
-        fig.savefig(os.path.splitext(args.from_plan)[0] + ".png", dpi=110)
+        _draw(block, os.path.splitext(args.from_plan)[0] + ".png")
         return block
     if args.redraw:
         with open(os.path.join(args.out, "spares_sweep.json")) as fh:
             block = json.load(fh)["spare_pool"]
-        _draw(block, args.out)
+        _draw(block, os.path.join(args.out, "spares_sweep.png"))
         return block
     auto = SpareAuto(args.hardware_repair, args.max_spare_wait, args.spare_runs)
     if args.quick:
@@ -77,7 +75,7 @@ def main(argv=None) -> dict:
     elapsed = time.perf_counter() - t0
     block = result.spares
     os.makedirs(args.out, exist_ok=True)
-    _draw(block, args.out)
+    _draw(block, os.path.join(args.out, "spares_sweep.png"))
     with open(os.path.join(args.out, "spares_sweep.csv"), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["scheme", "spares", "ttt_hours", "ttt_stderr_hours", "cost", "spare_wait_p_exceed",
@@ -96,11 +94,11 @@ def main(argv=None) -> dict:
     return block
 
 
-def _draw(block: dict, out: str) -> None:
+def _draw(block: dict, path: str) -> None:
     fig = figure_spares(block)
     if fig is not None:
         fig.tight_layout()
-        fig.savefig(os.path.join(out, "spares_sweep.png"), dpi=110)
+        fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":
