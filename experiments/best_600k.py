@@ -171,9 +171,10 @@ def main():
               "with_repair_and_batch": batched.to_json(), "stationary_slowdown_by_m": slow,
               "elapsed_s": {"paper_model": round(t1 - t0, 1), "with_repair": round(t2 - t1, 1),
                             "with_repair_and_batch": round(t3 - t2, 1)}}
+    text = json.dumps(record, indent=1, default=str)  # serialised once: the file, and what the CSV is read from
     with open(os.path.join(a.out, "best_600k.json"), "w") as f:
-        json.dump(record, f, indent=1, default=str)
-    rows = write_outputs(json.loads(json.dumps(record, default=str)), a)
+        f.write(text)
+    rows = write_outputs(json.loads(text), a)
     for x in rows:
         print(f"{x['setting']:>24}  {x['scheme']:>7}  r={x['r']:<2} m={x['m']:<2} D_max={x['D_max'] or '-':<4} "
               f"tau={x['tau_min']:>8.1f}  TTT {x['ttt_hours']:>10,.1f} h  [{x['ci95_low_hours']:,.1f}, "
