@@ -240,3 +240,93 @@ def capacity_host(placement: Placement, alive, microbatches: int = 1) -> int:
         else:
             lo = mid
     return hi
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The same least capacity from the sorted list of down groups (what the whole-run kernel keeps per run).
+
+DOWN_LIST_PAD = np.iinfo(np.int32).max // 4  # a free slot of a down list (above every ring position)
+
+
+def least_capacity_from_downs(downs, count, n: int, r: int, m: int):
+    r"""``least_capacity_stacked`` from the down groups' ring positions instead of the down set: ``downs``
+    (``int32[C, K]``, ascending, free slots ``DOWN_LIST_PAD`` at the end) and ``count`` (``int32[C]``, the
+    number of groups down, each run's list complete: ``count <= K``). O(K x max count) per run instead of
+    O(N log(r m)); equal to ``least_capacity_stacked`` run by run (``tests/test_depth_downs.py``).
+
+    *Why the windows between two down groups suffice.* Capacity c >= m is feasible iff (i)
+    ``c (N - count) >= N m`` and (ii) every circular window of l consecutive groups (r <= l < N) with j
+    down has ``c (l - j) >= m (l - r + 1)`` (the queue test's window condition, module docstring). A window
+    with j <= r - 1 down asks at most m (``l - r + 1 <= l - j``), which c >= m meets. For j >= r - 1 the
+    ratio ``(l - r + 1) / (l - j)`` falls as l grows with j fixed, so of the windows holding the same j down
+    groups the shortest binds: the one from the first of them, p_a, to the last, p_b, stretched to r if
+    shorter (a stretched window holds at least those j, and more only asks more, which the pair around all
+    of them asks). So c* is the largest of the count bound and, over every pair (p_a, p_b) of down groups in
+    ring order (t = 0 .. count - 1 steps apart, j = t + 1, span ``(p_b - p_a) mod N + 1``, l = max(span, r)
+    < N), ``ceil(m (l - r + 1) / (l - j))``; a window with ``l = j`` (r consecutive groups down) is a
+    lost shard, and so is c* > r m (then no capacity covers the ring)."""
+    k_max = downs.shape[1]
+    slots = jnp.arange(k_max, dtype=jnp.int32)[None, :]
+    cnt = count[:, None]
+    first = slots < cnt
+    alive = n - count
+    bound = -(-(n * m) // jnp.maximum(alive, 1))
+    # the list twice round the ring (the second lap + N), so that the down group t steps after slot i is
+    # ``laps[:, i + t]`` for every run, whatever its count
+    idx2 = jnp.arange(2 * k_max, dtype=jnp.int32)[None, :]
+    wrap = idx2 >= cnt
+    laps = (jnp.take_along_axis(downs, jnp.where(wrap, idx2 - cnt, idx2).clip(0, k_max - 1), axis=1)
+            + jnp.where(wrap, n, 0))
+    exact_float = n * m < 2 ** 24  # ceil of a float32 quotient is exact for integers below 2^24
+
+    def pair_step(t, acc):  # every pair t steps apart in ring order
+        need, lost = acc
+        other = jax.lax.dynamic_slice_in_dim(laps, t, k_max, axis=1)
+        l = jnp.maximum(other - downs + 1, r)
+        ok = first & (t < cnt) & (l < n)
+        room = l - (t + 1)
+        top = m * (l - r + 1)
+        if exact_float:
+            ask = jnp.ceil(top.astype(jnp.float32) / jnp.maximum(room, 1).astype(jnp.float32)).astype(jnp.int32)
+        else:
+            ask = -(-top // jnp.maximum(room, 1))
+        need = jnp.maximum(need, jnp.max(jnp.where(ok & (room > 0), ask, 0), axis=1))
+        return need, lost | jnp.any(ok & (room <= 0), axis=1)
+
+    # pairs fewer than r - 1 steps apart hold j <= r - 1 down groups: they ask at most m, and lose nothing;
+    # the loop runs up to the most groups down in any run
+    need, lost = jax.lax.fori_loop(min(r - 1, k_max), jnp.minimum(jnp.max(count), k_max), pair_step,
+                                   (jnp.zeros_like(count), jnp.zeros(count.shape, bool)))
+    c = jnp.maximum(jnp.maximum(need, bound), m)
+    return jnp.where(lost | (alive <= 0) | (c > r * m), WIPED_OUT, c).astype(jnp.int32)
+
+
+def down_list_insert(downs, pos, where):
+    """``downs`` with ring position ``pos`` (``int32[C]``) inserted in order where ``where`` (the largest entry
+    drops off a full list: the caller marks it incomplete)."""
+    k_max = downs.shape[1]
+    slots = jnp.arange(k_max, dtype=jnp.int32)[None, :]
+    rank = jnp.sum(downs < pos[:, None], axis=1, dtype=jnp.int32)[:, None]
+    prev = jnp.concatenate([downs[:, :1], downs[:, :-1]], axis=1)
+    new = jnp.where(slots < rank, downs, jnp.where(slots == rank, pos[:, None], prev))
+    return jnp.where(where[:, None], new, downs)
+
+
+def down_list_remove(downs, pos, where):
+    """``downs`` without ring position ``pos`` where ``where`` (unchanged where it is not listed)."""
+    at = jnp.sum(downs < pos[:, None], axis=1, dtype=jnp.int32)[:, None]
+    slots = jnp.arange(downs.shape[1], dtype=jnp.int32)[None, :]
+    nxt = jnp.concatenate([downs[:, 1:], jnp.full_like(downs[:, :1], DOWN_LIST_PAD)], axis=1)
+    listed = jnp.any(downs == pos[:, None], axis=1)
+    return jnp.where((where & listed)[:, None], jnp.where(slots < at, downs, nxt), downs)
+
+
+def down_list_of(down, k_max: int):
+    """The sorted down list (``int32[C, k_max]``) of the down sets ``down`` (``bool[C, N]``): the first
+    ``k_max`` down positions of each run (complete where at most ``k_max`` are down)."""
+    c, n = down.shape
+    idx = jnp.cumsum(down, axis=1, dtype=jnp.int32) - 1
+    idx = jnp.where(down & (idx < k_max), idx, k_max)
+    out = jnp.full((c, k_max + 1), DOWN_LIST_PAD, jnp.int32)
+    pos = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32)[None, :], (c, n))
+    return out.at[jnp.arange(c)[:, None], idx].set(pos)[:, :k_max]

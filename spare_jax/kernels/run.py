@@ -97,7 +97,9 @@ import numpy as np
 
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
 from ..model.runsetup import RunSetup
-from .depth import capacity_block, least_capacity_stacked
+from .depth import (
+    DOWN_LIST_PAD, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
+    least_capacity_stacked)
 from .events import min_first, row_bits
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
@@ -129,10 +131,52 @@ def _rate(down, shape: "RunShape"):
     if r == 1:
         wiped = alive < n
         return wiped, jnp.ones(alive.shape, jnp.float32), jnp.ones(alive.shape, jnp.float32)
-    cap = least_capacity_stacked(down, r, m)
+    return _rate_of_capacity(least_capacity_stacked(down, r, m), m)
+
+
+def _rate_of_capacity(cap, m: int):
+    """``(wiped, rate, depth)`` from the least capacity ``cap`` in micro-batches (0: a wipe-out)."""
     wiped = cap == 0
     depth = jnp.maximum(cap, m).astype(jnp.float32) / jnp.float32(m)
     return wiped, 1.0 / depth, depth
+
+
+DOWN_LIST = 32  # the down groups a run lists (SPARe with repair): more in some run falls back to the down set
+
+
+def _uses_down_list(shape: "RunShape") -> bool:
+    """Whether the kernel keeps each run's sorted list of down groups for the depth (static): ``stacked`` with
+    r >= 2 and repair (without repair down groups pile up until the next restart, and the down set serves)."""
+    return shape.scheme in ("spare", "none") and shape.redundancy >= 2 and shape.repair_law is not None
+
+
+def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
+    """``_rate`` for the runs whose down set changed (``changed``), from each run's sorted down list, which this
+    step's event updates in ``s`` (``dl``, ``dk``, ``dok``): a restart's end empties it, a group's failure or
+    rejoin inserts or removes one position, a domain event marks it incomplete (rebuilt from the down set in
+    the first step where it fits again, as is a list that overflowed). Where a changed run's list is
+    incomplete the depth comes from the down set, for every run of that step: the same numbers either way."""
+    rs_end, fail, rejoin, gi = event
+    n, r, m = shape.groups, shape.redundancy, shape.microbatches
+    dl = jnp.where(rs_end[:, None], DOWN_LIST_PAD, s["dl"])
+    dk = jnp.where(rs_end, 0, s["dk"])
+    dok = s["dok"] | rs_end
+    dl = down_list_insert(dl, gi, fail & dok)
+    dl = down_list_remove(dl, gi, rejoin & dok)
+    dk = dk + fail - rejoin
+    if members is not None:
+        dk = dk + members.sum(axis=1, dtype=jnp.int32)
+        dok = dok & ~jnp.any(members, axis=1)
+    dok = dok & (dk <= DOWN_LIST)
+    rebuild = ~dok & (dk <= DOWN_LIST)
+    dl = jax.lax.cond(jnp.any(rebuild), lambda: jnp.where(rebuild[:, None], down_list_of(down, DOWN_LIST), dl),
+                      lambda: dl)
+    dok = dok | rebuild
+    s["dl"], s["dk"], s["dok"] = dl, dk, dok
+    return jax.lax.cond(
+        jnp.all(dok | ~changed),
+        lambda: _rate_of_capacity(least_capacity_from_downs(dl, jnp.where(changed, dk, 0), n, r, m), m),
+        lambda: _rate(down, shape))
 
 
 class RunShape(NamedTuple):
@@ -285,6 +329,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
           "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
+    listed = _uses_down_list(shape)
+    if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
+        st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dk=jnp.zeros((c,), jnp.int32),
+                  dok=jnp.ones((c,), bool))
     if finite:
         zi = jnp.zeros((c,), jnp.int32)
         st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
@@ -440,7 +488,11 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
         # depth after a change of the groups up while computing or checkpointing
         changed = (is_g | dom_hit) & working
-        wiped, rate, depth = _rate(down, shape)
+        if listed:
+            wiped, rate, depth = _listed_rate(s, down, changed, (rs_end, fail, rejoin, gi), members if nd else None,
+                                              shape)
+        else:
+            wiped, rate, depth = _rate(down, shape)
         wipe = changed & wiped
         s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
         s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))
