@@ -13,7 +13,7 @@ parser.add_argument("--chunk-size", type=int, default=None)
 parser.add_argument("--out", default=None)
 args = parser.parse_args()
 result = run_bench(seconds=10.0 if args.full else 3.0, des_trials=200 if args.full else 60,
-                   chunk_size=args.chunk_size)
+                   chunk_size=args.chunk_size, full=args.full)
 text = json.dumps(result, indent=1)
 print(text)
 if args.out:

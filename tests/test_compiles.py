@@ -94,3 +94,16 @@ def test_bench_counts_the_compiles_of_whole_runs():
     assert out["runs_compiles_changed_costs"] == 0 and out["runs_compiles_first_call"] >= 0
     assert out["runs_changed_costs"] == sorted(CHANGED_COSTS) and len(CHANGED_COSTS) >= 5
     assert jax.config.jax_enable_compilation_cache  # put back
+
+
+def test_compile_log_of_a_command_and_bench_reads_it(tmp_path):
+    """``SPARE_JAX_COMPILE_LOG``: a command run with the cache off writes its compiles and wall time;
+    ``bench.plan_compiles`` reads that log of a command run as its own process, and says so when it fails."""
+    from spare_jax.suite.bench import plan_compiles
+
+    out = plan_compiles(("wipeout", "-N", "8", "-r", "2", "--trials", "2000", "--json"))
+    assert out["plan_compiles"] >= 1 and out["plan_compile_seconds"] > 0
+    assert out["plan_wall_seconds"] >= out["plan_compile_seconds"] * 0.5
+    assert out["plan_command"] == "spare-jax wipeout -N 8 -r 2 --trials 2000"
+    with pytest.raises(RuntimeError, match="exit 2"):
+        plan_compiles(("wipeout", "-N", "8", "-r", "9"))

@@ -37,6 +37,7 @@ def light_bench(monkeypatch):
     monkeypatch.setattr(bench, "bench_repair", lambda *a, **k: {})
     monkeypatch.setattr(bench, "bench_processes", lambda *a, **k: {})
     monkeypatch.setattr(bench, "bench_runs", lambda *a, **k: {})
+    monkeypatch.setattr(bench, "bench_runs_600", lambda *a, **k: {})
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ def test_bench_prints_its_stages_on_stderr(light_bench, capsys):
     code, out, err = _run(capsys, BENCH)
     assert code == 0, err
     stages = re.findall(r"^bench \[(\d+)/(\d+)\] (.+) \(at \d+ s\)$", err, re.M)
-    assert [int(i) for i, _, _ in stages] == list(range(1, 12)) and {t for _, t, _ in stages} == {"11"}, err
+    assert [int(i) for i, _, _ in stages] == list(range(1, 13)) and {t for _, t, _ in stages} == {"12"}, err
     assert any("2 processes" in label for _, _, label in stages)
     assert any("wipe-out kernel, JAX" in label for _, _, label in stages)
     assert any("whole training runs" in label for _, _, label in stages)

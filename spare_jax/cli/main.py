@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import sys
 import time
 import warnings
@@ -125,6 +128,27 @@ def interrupted_line(command_line: list, resumable: bool = False) -> str:
             f"{saved['out_dir']}; resume with: spare-jax {shlex.join(command_line)}")
 
 
+COMPILE_LOG_ENV = "SPARE_JAX_COMPILE_LOG"
+
+
+@contextlib.contextmanager
+def _compile_log(command: str):
+    """With ``SPARE_JAX_COMPILE_LOG=FILE`` set, the command's XLA compiles, their seconds, its lowerings and its
+    wall time are written to FILE as JSON once it is done (what ``bench --full`` reads of a ``plan``)."""
+    path = os.environ.get(COMPILE_LOG_ENV)
+    if not path:
+        yield
+        return
+    from ..kernels.compiles import count_compiles
+
+    t0 = time.perf_counter()
+    with count_compiles() as seen:
+        yield
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump({"command": command, "compiles": seen.compiles, "compile_seconds": seen.seconds,
+                   "lowerings": seen.lowerings, "wall_seconds": time.perf_counter() - t0}, fh)
+
+
 def main(argv=None) -> int:
     _NATIVE_LOG[0] = None
     command_line = list(sys.argv[1:] if argv is None else argv)
@@ -149,8 +173,8 @@ def main(argv=None) -> int:
         refuse_unused(args)
         compile_cache.enable_compile_cache()  # before the first compile (SPARE_JAX_COMPILE_CACHE=off: none)
         coord = _join_processes(args)
-        with warnings.catch_warnings():  # numerics at the edges of the bounds: results carry None, not noise
-            warnings.simplefilter("ignore", RuntimeWarning)
+        with warnings.catch_warnings(), _compile_log(args.command):  # numerics at the edges of the bounds:
+            warnings.simplefilter("ignore", RuntimeWarning)  # results carry None, not noise
             result = args.func(args)
             _add_mtbf(args, result)
         if getattr(args, "preset", None) and isinstance(result, dict):

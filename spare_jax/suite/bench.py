@@ -299,15 +299,75 @@ def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
                                      "reference": hours(ref_ttt), "simpy": hours(des_ttt)}}
 
 
+RUNS_TARGET_EVENTS_PER_S = 2.3e6  # whole runs at N = 600, r = 2, fixed 30-min repair, on 2 cores: the target
+
+
+def bench_runs_600(seconds: float = 3.0, groups: int = 600, runs: int = 1024) -> dict:
+    """Events/s and runs/s of the whole-run kernel at ``groups`` = 600, SPARe r = 2, a fixed 30-min repair
+    (group MTBF 3,000 min, W = 10 h, C = 2, R = 10, tau = 60), after its compile, over at least ``seconds``
+    of consecutive batches of ``runs`` runs; beside it the target and the repair kernel's epochs, which
+    ``bench_repair`` measures at the same N, r and repair. Events are counted alike in both: every failure,
+    rejoin, domain or job-wide event, checkpoint or restart start and end the kernel applies."""
+    import dataclasses
+
+    from ..kernels.run import run_each
+    from ..model.cluster import Sampling
+    from ..reference.simpyrun import bench_setup
+
+    setup = dataclasses.replace(bench_setup(groups, min(2, groups), 1), repair_time_min=30.0, work_min=600.0)
+    run_each(setup, Sampling(count=runs, seed=0, chunk_size=runs))  # compile
+    events, batches, t0 = 0, 0, time.perf_counter()
+    while True:
+        batches += 1
+        out = run_each(setup, Sampling(count=runs, seed=batches, chunk_size=runs))
+        events += int(out["events"].sum())
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            break
+    return {"runs_600_events_per_s": events / dt, "runs_600_runs_per_s": batches * runs / dt,
+            "runs_600_target_events_per_s": RUNS_TARGET_EVENTS_PER_S,
+            "runs_600_setup": f"spare N={groups} r={setup.redundancy} m=1, group MTBF 3000 min, fixed 30-min "
+                              "repair, W=10 h, C=2, R=10, tau=60"}
+
+
+PLAN_600K = ("plan", "--gpus", "600000", "--gpus-per-group", "1000", "--repair-time", "30", "--json", "--quiet")
+
+
+def plan_compiles(args=PLAN_600K) -> dict:
+    """The XLA compiles (and their seconds) of one ``spare-jax plan`` (default ``PLAN_600K``: 600k GPUs in
+    groups of 1,000, a 30-min repair), run as its own process with the persistent compilation cache off, so
+    that every compile it needs is made and counted (``SPARE_JAX_COMPILE_LOG``); also its lowerings and wall
+    time. Minutes on 2 cores: ``bench --full`` only."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "compiles.json")
+        env = dict(os.environ, SPARE_JAX_COMPILE_CACHE="off", SPARE_JAX_COMPILE_LOG=log)
+        done = subprocess.run([sys.executable, "-m", "spare_jax", *args], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0 or not os.path.exists(log):
+            raise RuntimeError(f"`spare-jax {' '.join(args)}` failed (exit {done.returncode}): "
+                               f"{done.stderr.strip().splitlines()[-1:] or ''}")
+        with open(log, encoding="utf-8") as fh:
+            seen = json.load(fh)
+    return {"plan_command": "spare-jax " + " ".join(a for a in args if a not in ("--json", "--quiet")),
+            "plan_compiles": seen["compiles"], "plan_compile_seconds": seen["compile_seconds"],
+            "plan_lowerings": seen["lowerings"], "plan_wall_seconds": seen["wall_seconds"]}
+
+
 CHANGED_COSTS = {"ckpt_cost_min": 3.0, "restart_min": 11.0, "repair_time_min": 301.0, "ckpt_interval_min": 45.0,
-                 "failure_stall_min": 1.0, "rejoin_stall_min": 0.5}
+                 "failure_stall_min": 1.0, "rejoin_stall_min": 0.5, "spares": 3, "hardware_repair_min": 301.0}
 
 
 def runs_compiles(setup, sampling) -> dict:
     """What the whole-run kernel compiles, counted through ``jax.monitoring`` with the persistent compilation
     cache off (a cache hit would hide a compile): the first call's XLA compiles and their seconds, then the
-    compiles and lowerings of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls),
-    which must be 0 (a lowering would show a program rebuilt for a number even where a cache serves it)."""
+    compiles and lowerings of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls, the
+    spare pool's K and H; the setup gets a pool of 2 spares if it has none), which must be 0 (a lowering would show a program rebuilt for a number even where a cache serves it)."""
     import dataclasses
 
     import jax
@@ -315,6 +375,8 @@ def runs_compiles(setup, sampling) -> dict:
     from ..kernels.compiles import count_compiles
     from ..kernels.run import simulate_runs
 
+    if setup.spares is None:  # K and H are numbers of a finite pool: the calls run one (2 spares, H = 300 min)
+        setup = dataclasses.replace(setup, spares=2, hardware_repair_min=300.0)
     cached = jax.config.jax_enable_compilation_cache
     jax.config.update("jax_enable_compilation_cache", False)
     try:
@@ -336,7 +398,7 @@ def runs_compiles(setup, sampling) -> dict:
 def bench_report(groups: int = 600, redundancy: int = 8, full: bool = False, chunk_size: int | None = None,
                  devices=None, progress: bool = False) -> Report:
     """``spare-jax bench``: every measurement of ``run_bench`` (3 s each, or 10 s and 200 SimPy trials with
-    ``full``), refused up front when N and r are out of range or a chunk does not fit the memory; a ``Report``
+    ``full``, which also counts the compiles of a 600k ``plan``, ``plan_compiles``), refused up front when N and r are out of range or a chunk does not fit the memory; a ``Report``
     whose ``to_json()`` is what ``spare-jax bench --json`` prints."""
     from ..kernels.driver import check_work_inputs
     from ..model.bounds import chunk_bytes, memory_budget_bytes
@@ -349,18 +411,18 @@ def bench_report(groups: int = 600, redundancy: int = 8, full: bool = False, chu
         raise ValueError(f"`groups` {groups} x `redundancy` {redundancy}: the overhead kernel's "
                          "1024-trial chunk does not fit half the RAM; lower either")
     return Report(run_bench(groups, redundancy, seconds=10.0 if full else 3.0, des_trials=200 if full else 60,
-                            devices=devices, chunk_size=chunk_size, progress=progress))
+                            devices=devices, chunk_size=chunk_size, progress=progress, full=full))
 
 
 def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_trials: int = 60,
-              chunk_size: int | None = None, overhead_chunk: int = 1024, devices=None,
-              progress: bool = False) -> dict:
+              chunk_size: int | None = None, devices=None, progress: bool = False, full: bool = False) -> dict:
     """All measurements in one run; returns the dict printed by ``spare-jax bench``. ``progress``: one line
-    on stderr as each of its 11 stages starts."""
+    on stderr as each of its stages starts (12, or 13 with ``full``: the compiles of a 600k ``plan``)."""
     from ..kernels.driver import select_devices
     from ..stages import Stages
 
-    st = Stages("bench", 11, progress)
+    st = Stages("bench", 13 if full else 12, progress)
+    overhead_chunk = 1024
     from ..kernels.overhead import overhead_kernel
     from ..kernels.wipeout import wipeout_kernel
 
@@ -450,6 +512,12 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
     st.stage(f"whole training runs: kernel against the NumPy reference and SimPy (compile, then 2 x {seconds:g} s)")
     runs = bench_runs(seconds)
+    st.stage(f"whole training runs at N = 600, r = 2, 30-min repair (compile, then {seconds:g} s)")
+    runs.update(bench_runs_600(seconds))
+    plan = {}
+    if full:
+        st.stage("the compiles of one plan at 600k GPUs, its own process, compilation cache off (minutes)")
+        plan = plan_compiles()
     two_process_trials = int(min(4e6, max(1e5, jax_rate * 2 * seconds)))
     st.stage(f"wipe-out as 2 processes x 1 core against 1 process x 2 cores ({two_process_trials:,} trials each)")
     processes = bench_processes(groups, redundancy, trials=two_process_trials)
@@ -468,7 +536,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
         "overhead_trials_per_s": over_rate, "overhead_numpy_trials_per_s": onp_rate,
         "overhead_speedup_vs_numpy": over_rate / onp_rate,
         "overhead_m8_trials_per_s": over_rate_m8, "overhead_m8_slowdown": over_rate / over_rate_m8,
-        **repair, **runs, **processes,
+        **repair, **runs, **processes, **plan,
         "check_mean_T": {"exact": exact, "jax": [jax_mean, jax_se], "numpy": list(mean_se(np_t)),
                          "simpy": list(mean_se(des_t))},
         "backend": jax.default_backend(), "devices": len(devs), "device_kind": devs[0].device_kind,
