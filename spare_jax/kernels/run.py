@@ -150,6 +150,52 @@ def _uses_down_list(shape: "RunShape") -> bool:
     return shape.scheme in ("spare", "none") and shape.redundancy >= 2 and shape.repair_law is not None
 
 
+def _block_width(n: int) -> int:
+    """Leaves per block of the two-level minimum over the group clocks: a power of 2 near sqrt(N), >= 8."""
+    return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
+
+
+def _all_block_mins(nxt, width: int):
+    """The least time of every block of ``width`` group clocks (``nxt``: ``float32[C, N]``, padded with +inf to
+    whole blocks) and its first position: ``(val, idx)`` of shape ``[C, blocks]``."""
+    c, n = nxt.shape
+    nb = -(-n // width)
+    padded = jnp.concatenate([nxt, jnp.full((c, nb * width - n), jnp.inf, nxt.dtype)], axis=1)
+    val, j = min_first(padded.reshape(c, nb, width))
+    return val, j + width * jnp.arange(nb, dtype=jnp.int32)[None, :]
+
+
+def _block_min_at(nxt, pos, width: int):
+    """The least time of the block holding position ``pos`` (``int32[C]``) and its first position."""
+    n = nxt.shape[1]
+    idx = (pos // width * width)[:, None] + jnp.arange(width, dtype=jnp.int32)[None, :]
+    vals = jnp.where(idx < n, jnp.take_along_axis(nxt, jnp.minimum(idx, n - 1), axis=1), jnp.inf)
+    val, j = min_first(vals)
+    return val, pos // width * width + j
+
+
+def _on_rows(mask, fn, arrays, cap: int):
+    """``fn(rows, sub, sub_mask)`` applied to the rows of ``arrays`` (each ``[C, ...]``) where ``mask``: gathered
+    into at most ``cap`` rows and scattered back (``rows`` the runs, ``sub`` their rows, ``sub_mask`` which of
+    them are real: ``fn`` changes only those), on every row at once in a step where more than ``cap`` runs
+    need it, and not at all where none does. A restart touches every group of one run: done this way it costs
+    O(cap N) instead of O(C N) per step."""
+    c = mask.shape[0]
+
+    def some(arrays):
+        rows = jnp.nonzero(mask, size=cap, fill_value=c)[0]
+        at = jnp.minimum(rows, c - 1)
+        sub = fn(at, tuple(a[at] for a in arrays), mask[at] & (rows < c))
+        return tuple(a.at[rows].set(x, mode="drop") for a, x in zip(arrays, sub))
+
+    def every(arrays):
+        return tuple(fn(jnp.arange(c), arrays, mask))
+
+    count = mask.sum(dtype=jnp.int32)
+    return jax.lax.switch(jnp.where(count == 0, 0, jnp.where(count <= cap, 1, 2)),
+                          (lambda a: a, some, every), tuple(arrays))
+
+
 def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
     """``_rate`` for the runs whose down set changed (``changed``), from each run's sorted down list, which this
     step's event updates in ``s`` (``dl``, ``dk``, ``dok``): a restart's end empties it, a group's failure or
@@ -329,6 +375,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
           "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
+    width = _block_width(n)
+    wide_cap = max(8, c // 16)  # the runs whose every group a step may touch, gathered (``_on_rows``)
+    bv0, bi0 = _all_block_mins(nxt, width)
+    st.update(bv=bv0, bi=bi0)  # the group clocks' block minima (see ``_all_block_mins``)
     listed = _uses_down_list(shape)
     if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
         st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dk=jnp.zeros((c,), jnp.int32),
@@ -346,7 +396,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s = dict(s)
         act = (s["phase"] != DONE) & (s["k"] < max_events)
         phase, t = s["phase"], s["t"]
-        gmin, gi = min_first(s["nxt"])
+        gmin, gb = min_first(s["bv"])  # the earliest group clock: the least of the block minima
+        gi = jnp.take_along_axis(s["bi"], gb[:, None], axis=1)[:, 0]
         dmin, di = min_first(s["dom"])
         jt = s["job"]
         computing = phase == COMPUTE
@@ -392,11 +443,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             stall_now = rs_end & jnp.any(waiting, axis=1)
             rs_end = rs_end & ~stall_now
         dom_hit = is_d & working
-        need_wide = rs_end | dom_hit
-        u_wide = jax.lax.cond(
-            jnp.any(need_wide),
-            lambda: bits_to_uniform(row_bits(words, ids, jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32), n)),
-            lambda: jnp.full((c, n), 0.5, jnp.float32))
+        k_wide = jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32)
+        if nd:  # a domain event's repairs: one number per group
+            u_wide = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(words, ids, k_wide, n)),
+                                  lambda: jnp.full((c, n), 0.5, jnp.float32))
         down, nxt = s["down"], s["nxt"]
 
         # the phase's own event
@@ -411,9 +461,14 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         finished = ck_end & s["final"]
         s["ttt"] = jnp.where(finished, tn, s["ttt"])
         pro_restart = ck_end & ~s["final"] & s["pro"]
-        replace = rs_end[:, None] & (down | renewed)
-        nxt = jnp.where(replace, clock(u_wide, tn[:, None], scale[None, :]), nxt)
-        down = jnp.where(rs_end[:, None], False, down)
+        def restart_ends(rows, sub, ends):  # every down group replaced with a new clock (all with renewed ages)
+            nxt_r, down_r = sub
+            u_r = bits_to_uniform(row_bits(words, ids[rows], k_wide[rows], n))
+            replace = ends[:, None] & (down_r | renewed)
+            return (jnp.where(replace, clock(u_r, tn[rows][:, None], scale[None, :]), nxt_r),
+                    jnp.where(ends[:, None], False, down_r))
+
+        nxt, down = _on_rows(rs_end, restart_ends, (nxt, down), wide_cap)
 
         # a group's clock: a failure, or the rejoin of a repaired group
         onehot = positions[None, :] == gi[:, None]
@@ -431,8 +486,9 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         else:
             g_repair = jnp.where(working, repair_end(u[:, 0], tn), inf)
         g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale), g_repair)
-        nxt = jnp.where(onehot & is_g[:, None], g_next[:, None], nxt)
-        down = jnp.where(onehot & is_g[:, None], fail[:, None], down)
+        lanes = jnp.arange(c)
+        nxt = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
+        down = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
         s["failures"] = s["failures"] + fail
         pushed = fail.astype(jnp.int32)  # node sets sent to hardware repair at this event
 
@@ -477,6 +533,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             ticket = jnp.where(sel, no_ticket, ticket)
             serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
             nxt = jnp.where(sel, serve_repair[:, None], nxt)
+            serve_at = serve
             # during the stall, the last waiting group served ends the restart now (its end is the next event)
             serve_last = serve & s["spare_waiting"] & ~jnp.any(ticket != no_ticket, axis=1)
             # the longest wait for a spare: the served group's wait ends now; a new ticket's starts now
@@ -535,7 +592,24 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["wipeouts"] = s["wipeouts"] + wipe
         s["job_failures"] = s["job_failures"] + job_hit
         s["proactive_restarts"] = s["proactive_restarts"] + pro_restart
-        nxt = jnp.where(to_restart[:, None] & down, inf, nxt)  # repairs in flight are cancelled
+        # the block minima: the block of the one clock a group's event or a served spare set, or all of them
+        # in a run that changed several (a restart, a domain event); repairs in flight are cancelled
+        one = jnp.where(is_g, gi, jnp.where(serve_at, ti, 0)) if finite else gi
+        bv1, bi1 = _block_min_at(nxt, one, width)
+        blk = one // width
+        bv, bi = s["bv"].at[lanes, blk].set(bv1), s["bi"].at[lanes, blk].set(bi1)
+        wide = rs_end | to_restart
+        if nd:
+            wide = wide | dom_hit
+
+        def reblock(rows, sub, sub_wide):
+            nxt_r, bv_r, bi_r = sub
+            nxt_r = jnp.where(to_restart[rows][:, None] & down[rows] & sub_wide[:, None], inf, nxt_r)
+            bv_n, bi_n = _all_block_mins(nxt_r, width)
+            keep = ~sub_wide[:, None]
+            return nxt_r, jnp.where(keep, bv_r, bv_n), jnp.where(keep, bi_r, bi_n)
+
+        nxt, s["bv"], s["bi"] = _on_rows(wide, reblock, (nxt, bv, bi), wide_cap)
         s["phase"] = new_phase
         s["down"], s["nxt"] = down, nxt
         s["k"] = s["k"] + act
