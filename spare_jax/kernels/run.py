@@ -72,7 +72,17 @@ computing (``shrink``: ``alive/N``); ``slowdown`` = computing time / work comput
 Depth: ``stacked`` (``spare``, ``none``): the least c in m..r m passing the two-lap queue test of
 ``kernels.depth`` (bisection over c, O(N log(r m)) per event), no c = a wipe-out; ``block`` (``rep``): the
 depth stays r, a wipe-out when a whole block is down; ``elastic``: a wipe-out only when no group is up,
-depth ``ceil(N m / alive) / m`` (``rebalance``) or work rate ``alive / N`` (``shrink``).
+depth ``ceil(N m / alive) / m`` (``rebalance``) or work rate ``alive / N`` (``shrink``). With repair, a
+``stacked`` run with r >= 2 also keeps the ring positions of its down groups in order (up to ``DOWN_LIST``
+of them: a failure inserts one, a rejoin removes one, a restart's end empties the list, a domain event or an
+overflow has it rebuilt from the down set when it fits again), and the same least c comes from the pairs of
+down groups (``depth.least_capacity_from_downs``, O(DOWN_LIST x groups down) per event); a step where some
+changed run's list is incomplete takes the queue test for every run. The numbers are the same either way.
+
+Speed. The next group event is the least of each run's block minima (blocks of about sqrt N clocks; a
+failure, a rejoin or a served spare sets one clock and recomputes its block by scatter and gather). A
+restart's end, a restart and a domain event touch every group of a run: their work is done on the runs of
+that step that need it, gathered into at most C/16 rows (every row when more need it; ``_on_rows``).
 
 Random numbers. Run ``i``'s k-th event draws its scalars from ``trial_bits(words, [i], 2, stream=RUN_STREAM
 + k)`` (a repair time, also one that starts when a returning spare is taken, or a new clock; a domain's or
