@@ -350,7 +350,6 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     stall_f, stall_j = jnp.asarray(params.failure_stall, jnp.float32), jnp.asarray(params.rejoin_stall, jnp.float32)
     renewed = shape.renewed
     inf = jnp.float32(jnp.inf)
-    positions = jnp.arange(n, dtype=jnp.int32)
     finite = shape.spare_capacity is not None  # a finite spare pool (static: without it no spare state is kept)
     if finite:
         ring_idx, pos_of = jnp.asarray(params.ring, jnp.int32), jnp.asarray(params.pos_of, jnp.int32)
@@ -386,7 +385,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
     width = _block_width(n)
-    wide_cap = max(8, c // 16)  # the runs whose every group a step may touch, gathered (``_on_rows``)
+    wide_cap = max(8, c // 16)
+    lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``_on_rows``)
     bv0, bi0 = _all_block_mins(nxt, width)
     st.update(bv=bv0, bi=bi0)  # the group clocks' block minima (see ``_all_block_mins``)
     listed = _uses_down_list(shape)
@@ -396,7 +396,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     if finite:
         zi = jnp.zeros((c,), jnp.int32)
         st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
-                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, spare_waiting=zb,
+                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, spare_waiting=zb, nwait=zi,
                   wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
 
     def cond(s):
@@ -449,8 +449,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         u = bits_to_uniform(row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
         rs_end = is_ph & (phase == RESTART)
         if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
-            waiting = s["ticket"] != no_ticket
-            stall_now = rs_end & jnp.any(waiting, axis=1)
+            stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
             rs_end = rs_end & ~stall_now
         dom_hit = is_d & working
         k_wide = jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32)
@@ -481,7 +480,6 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         nxt, down = _on_rows(rs_end, restart_ends, (nxt, down), wide_cap)
 
         # a group's clock: a failure, or the rejoin of a repaired group
-        onehot = positions[None, :] == gi[:, None]
         was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
         fail = is_g & ~was_down
         rejoin = is_g & was_down
@@ -490,13 +488,15 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             has_spare = s["free"] > 0
             fail_wait = fail & ~has_spare
             free = s["free"] - (fail & has_spare)
-            ticket = jnp.where(onehot & fail_wait[:, None], s["tickets"][:, None], s["ticket"])
+            ticket = s["ticket"].at[lanes, gi].set(jnp.where(fail_wait, s["tickets"], s["ticket"][lanes, gi]))
             tickets = s["tickets"] + fail_wait
+            nwait = s["nwait"] + fail_wait
+            # a new ticket's wait starts now
+            wait_from = s["wait_from"].at[lanes, gi].set(jnp.where(fail_wait, tn, s["wait_from"][lanes, gi]))
             g_repair = jnp.where(working & has_spare, repair_end(u[:, 0], tn), inf)
         else:
             g_repair = jnp.where(working, repair_end(u[:, 0], tn), inf)
         g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale), g_repair)
-        lanes = jnp.arange(c)
         nxt = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
         down = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
         s["failures"] = s["failures"] + fail
@@ -512,6 +512,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                 queued = members & ~served
                 nxt = jnp.where(served, repair_end(u_wide, tn[:, None]), jnp.where(queued, inf, nxt))
                 ticket = jnp.where(queued, tickets[:, None] + rank - free[:, None], ticket)
+                wait_from = jnp.where(queued, tn[:, None], wait_from)
+                nwait = nwait + jnp.maximum(hit - free, 0)
                 tickets = tickets + jnp.maximum(hit - free, 0)
                 free = jnp.maximum(free - hit, 0)
                 pushed = pushed + hit
@@ -529,27 +531,34 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             # every group failure sends its node set away for exactly H: appended to the ring of return times
             # (they return in the order they left, H being the same for all)
             head, count = s["ret_head"], s["ret_count"]
-            rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
-            s["ret"] = jnp.where(rel < pushed[:, None], (tn + hw)[:, None], s["ret"])
+            tail = (head + count) % slots
+            ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
+            if nd:  # a domain event sends several
+                def several(ret):
+                    rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
+                    return jnp.where((rel < pushed[:, None]) & (pushed > 1)[:, None], (tn + hw)[:, None], ret)
+
+                ret = jax.lax.cond(jnp.any(pushed > 1), several, lambda x: x, ret)
+            s["ret"] = ret
             count = count + pushed
             # a node set returns: the pool gains a spare; the first waiting group takes it, and starts its
             # repair (none during a restart or without repair: it holds the spare, down, until the restart ends)
             s["ret_head"] = jnp.where(is_hw, (head + 1) % slots, head)
             s["ret_count"] = count - is_hw
-            tmin, ti = min_first(ticket)
-            serve = is_hw & (tmin != no_ticket)
-            sel = (positions[None, :] == ti[:, None]) & serve[:, None]
+            serve = is_hw & (nwait > 0)
+            ti = jax.lax.cond(jnp.any(serve), lambda: min_first(ticket)[1], lambda: jnp.zeros((c,), jnp.int32))
             free = free + (is_hw & ~serve)
-            ticket = jnp.where(sel, no_ticket, ticket)
+            ticket = ticket.at[lanes, ti].set(jnp.where(serve, no_ticket, ticket[lanes, ti]))
             serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
-            nxt = jnp.where(sel, serve_repair[:, None], nxt)
+            nxt = nxt.at[lanes, ti].set(jnp.where(serve, serve_repair, nxt[lanes, ti]))
             serve_at = serve
+            nwait = nwait - serve
             # during the stall, the last waiting group served ends the restart now (its end is the next event)
-            serve_last = serve & s["spare_waiting"] & ~jnp.any(ticket != no_ticket, axis=1)
-            # the longest wait for a spare: the served group's wait ends now; a new ticket's starts now
-            waited = jnp.max(jnp.where(sel, tn[:, None] - s["wait_from"], 0.0), axis=1)
+            serve_last = serve & s["spare_waiting"] & (nwait == 0)
+            # the longest wait for a spare: the served group's wait ends now
+            waited = jnp.where(serve, tn - wait_from[lanes, ti], 0.0)
             s["wait_max"] = jnp.maximum(s["wait_max"], waited)
-            s["wait_from"] = jnp.where((ticket != no_ticket) & (s["ticket"] == no_ticket), tn[:, None], s["wait_from"])
+            s["wait_from"], s["nwait"] = wait_from, nwait
             s["free"], s["ticket"], s["tickets"] = free, ticket, tickets
             s["spare_waiting"] = (s["spare_waiting"] | stall_now) & ~rs_end
 
