@@ -185,25 +185,21 @@ def _block_min_at(nxt, pos, width: int):
 
 
 def _on_rows(mask, fn, arrays, cap: int):
-    """``fn(rows, sub, sub_mask)`` applied to the rows of ``arrays`` (each ``[C, ...]``) where ``mask``: gathered
-    into at most ``cap`` rows and scattered back (``rows`` the runs, ``sub`` their rows, ``sub_mask`` which of
-    them are real: ``fn`` changes only those), on every row at once in a step where more than ``cap`` runs
-    need it, and not at all where none does. A restart touches every group of one run: done this way it costs
-    O(cap N) instead of O(C N) per step."""
+    """``fn(rows, sub, sub_mask)`` applied to the rows of ``arrays`` (each ``[C, ...]``) where ``mask``, ``cap``
+    rows at a time: gathered (``rows`` the runs, ``sub`` their rows, ``sub_mask`` which of them are real:
+    ``fn`` changes only those) and scattered back, in as many rounds as the runs that need it call for (none
+    where none does). A restart touches every group of one run: done this way it costs O(cap N) per round
+    instead of O(C N) per step, and ``fn`` is compiled once."""
     c = mask.shape[0]
+    rank = jnp.cumsum(mask, dtype=jnp.int32) - 1
 
-    def some(arrays):
-        rows = jnp.nonzero(mask, size=cap, fill_value=c)[0]
+    def round_(i, arrays):
+        rows = jnp.nonzero(mask & (rank // cap == i), size=cap, fill_value=c)[0]
         at = jnp.minimum(rows, c - 1)
         sub = fn(at, tuple(a[at] for a in arrays), mask[at] & (rows < c))
         return tuple(a.at[rows].set(x, mode="drop") for a, x in zip(arrays, sub))
 
-    def every(arrays):
-        return tuple(fn(jnp.arange(c), arrays, mask))
-
-    count = mask.sum(dtype=jnp.int32)
-    return jax.lax.switch(jnp.where(count == 0, 0, jnp.where(count <= cap, 1, 2)),
-                          (lambda a: a, some, every), tuple(arrays))
+    return jax.lax.fori_loop(0, -(-mask.sum(dtype=jnp.int32) // cap), round_, tuple(arrays))
 
 
 def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
