@@ -122,10 +122,12 @@ OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failur
 WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
 
 
-def _rate(down, shape: "RunShape"):
-    """``(wiped, rate, depth)`` per run for the down sets ``down`` (``bool[C, N]``)."""
+def _rate(down, shape: "RunShape", alive=None):
+    """``(wiped, rate, depth)`` per run for the down sets ``down`` (``bool[C, N]``; ``alive``: the groups up in
+    each, counted from ``down`` when not given)."""
     n, r, m = shape.groups, shape.redundancy, shape.microbatches
-    alive = n - down.sum(axis=1, dtype=jnp.int32)
+    if alive is None:
+        alive = n - down.sum(axis=1, dtype=jnp.int32)
     if shape.scheme == "elastic":
         wiped = alive == 0
         if shape.elastic_data == "shrink":
@@ -202,29 +204,45 @@ def _on_rows(mask, fn, arrays, cap: int):
     return jax.lax.fori_loop(0, -(-mask.sum(dtype=jnp.int32) // cap), round_, tuple(arrays))
 
 
+def _counted_rate(down, dk, gi, domain_hit, shape: "RunShape"):
+    """``_rate`` without a pass over every group where the scheme allows: ``elastic`` from the count of groups
+    down ``dk``; ``rep`` from the block of the group of this step's event (``gi``), every block in a step
+    with a domain event (``domain_hit``: some run has one; None: no domains); ``none`` from the count."""
+    n, r = shape.groups, shape.redundancy
+    if shape.scheme == "elastic":
+        return _rate(down, shape, alive=n - dk)
+    if shape.scheme == "rep":
+        block = (gi // r * r)[:, None] + jnp.arange(r, dtype=jnp.int32)[None, :]
+        local = jnp.all(jnp.take_along_axis(down, block, axis=1), axis=1)
+        wiped = local if domain_hit is None else jax.lax.cond(
+            domain_hit, lambda: capacity_block(~down, r, 1) == 0, lambda: local)
+        return wiped, jnp.full(dk.shape, 1.0 / r, jnp.float32), jnp.full(dk.shape, float(r), jnp.float32)
+    if r == 1:
+        return dk > 0, jnp.ones(dk.shape, jnp.float32), jnp.ones(dk.shape, jnp.float32)
+    return _rate(down, shape)
+
+
 def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
     """``_rate`` for the runs whose down set changed (``changed``), from each run's sorted down list, which this
-    step's event updates in ``s`` (``dl``, ``dk``, ``dok``): a restart's end empties it, a group's failure or
-    rejoin inserts or removes one position, a domain event marks it incomplete (rebuilt from the down set in
-    the first step where it fits again, as is a list that overflowed). Where a changed run's list is
-    incomplete the depth comes from the down set, for every run of that step: the same numbers either way."""
-    rs_end, fail, rejoin, gi = event
+    step's event updates in ``s`` (``dl``, ``dok``; ``dk``, the groups down, is this step's count): a restart's
+    end empties it, a group's failure or rejoin inserts or removes one position, a domain event marks it
+    incomplete (rebuilt from the down set in the first step where it fits again, as is a list that
+    overflowed). Where a changed run's list is incomplete the depth comes from the down set, for every run
+    of that step: the same numbers either way."""
+    rs_end, fail, rejoin, gi, dk = event
     n, r, m = shape.groups, shape.redundancy, shape.microbatches
     dl = jnp.where(rs_end[:, None], DOWN_LIST_PAD, s["dl"])
-    dk = jnp.where(rs_end, 0, s["dk"])
     dok = s["dok"] | rs_end
     dl = down_list_insert(dl, gi, fail & dok)
     dl = down_list_remove(dl, gi, rejoin & dok)
-    dk = dk + fail - rejoin
     if members is not None:
-        dk = dk + members.sum(axis=1, dtype=jnp.int32)
         dok = dok & ~jnp.any(members, axis=1)
     dok = dok & (dk <= DOWN_LIST)
     rebuild = ~dok & (dk <= DOWN_LIST)
     dl = jax.lax.cond(jnp.any(rebuild), lambda: jnp.where(rebuild[:, None], down_list_of(down, DOWN_LIST), dl),
                       lambda: dl)
     dok = dok | rebuild
-    s["dl"], s["dk"], s["dok"] = dl, dk, dok
+    s["dl"], s["dok"] = dl, dok
     return jax.lax.cond(
         jnp.all(dok | ~changed),
         lambda: _rate_of_capacity(least_capacity_from_downs(dl, jnp.where(changed, dk, 0), n, r, m), m),
@@ -384,11 +402,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     wide_cap = max(8, c // 16)
     lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``_on_rows``)
     bv0, bi0 = _all_block_mins(nxt, width)
-    st.update(bv=bv0, bi=bi0)  # the group clocks' block minima (see ``_all_block_mins``)
+    st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down  # the group clocks' block minima (see ``_all_block_mins``)
     listed = _uses_down_list(shape)
     if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
-        st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dk=jnp.zeros((c,), jnp.int32),
-                  dok=jnp.ones((c,), bool))
+        st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dok=jnp.ones((c,), bool))
     if finite:
         zi = jnp.zeros((c,), jnp.int32)
         st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
@@ -560,11 +577,15 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
         # depth after a change of the groups up while computing or checkpointing
         changed = (is_g | dom_hit) & working
+        dk = jnp.where(rs_end, 0, s["dk"]) + fail - rejoin
+        if nd:
+            dk = dk + members.sum(axis=1, dtype=jnp.int32)
+        s["dk"] = dk
         if listed:
-            wiped, rate, depth = _listed_rate(s, down, changed, (rs_end, fail, rejoin, gi), members if nd else None,
-                                              shape)
+            wiped, rate, depth = _listed_rate(s, down, changed, (rs_end, fail, rejoin, gi, dk),
+                                              members if nd else None, shape)
         else:
-            wiped, rate, depth = _rate(down, shape)
+            wiped, rate, depth = _counted_rate(down, dk, gi, jnp.any(dom_hit) if nd else None, shape)
         wipe = changed & wiped
         s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
         s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))
