@@ -279,24 +279,31 @@ def least_capacity_from_downs(downs, count, n: int, r: int, m: int):
             + jnp.where(wrap, n, 0))
     exact_float = n * m < 2 ** 24  # ceil of a float32 quotient is exact for integers below 2^24
 
-    def pair_step(t, acc):  # every pair t steps apart in ring order
-        need, lost = acc
+    def pairs(t):  # every pair t steps apart in ring order: its window length and whether it counts
         other = jax.lax.dynamic_slice_in_dim(laps, t, k_max, axis=1)
         l = jnp.maximum(other - downs + 1, r)
-        ok = first & (t < cnt) & (l < n)
+        return l, first & (t < cnt) & (l < n)
+
+    def pair_step(t, need):
+        l, ok = pairs(t)
         room = l - (t + 1)
         top = m * (l - r + 1)
         if exact_float:
             ask = jnp.ceil(top.astype(jnp.float32) / jnp.maximum(room, 1).astype(jnp.float32)).astype(jnp.int32)
         else:
             ask = -(-top // jnp.maximum(room, 1))
-        need = jnp.maximum(need, jnp.max(jnp.where(ok & (room > 0), ask, 0), axis=1))
-        return need, lost | jnp.any(ok & (room <= 0), axis=1)
+        return jnp.maximum(need, jnp.max(jnp.where(ok & (room > 0), ask, 0), axis=1))
 
-    # pairs fewer than r - 1 steps apart hold j <= r - 1 down groups: they ask at most m, and lose nothing;
-    # the loop runs up to the most groups down in any run
-    need, lost = jax.lax.fori_loop(min(r - 1, k_max), jnp.minimum(jnp.max(count), k_max), pair_step,
-                                   (jnp.zeros_like(count), jnp.zeros(count.shape, bool)))
+    # a shard is lost iff r consecutive groups are down: then the first and the last of them are r - 1 steps
+    # apart in the list, with a window of r
+    l_lost, ok_lost = pairs(min(r - 1, k_max - 1))
+    lost = jnp.any(ok_lost & (l_lost <= r), axis=1) if r - 1 < k_max else jnp.zeros(count.shape, bool)
+    # pairs fewer than r - 1 steps apart hold j <= r - 1 down groups: they ask at most m; and where the count
+    # bound is already r m, so is c* (no capacity above r m is needed without a lost shard): the loop runs
+    # up to the most groups down in a run that can need it
+    open_ = jnp.where(bound < r * m, count, 0)
+    need = jax.lax.fori_loop(min(r - 1, k_max), jnp.minimum(jnp.max(open_), k_max), pair_step,
+                             jnp.zeros_like(count))
     c = jnp.maximum(jnp.maximum(need, bound), m)
     return jnp.where(lost | (alive <= 0) | (c > r * m), WIPED_OUT, c).astype(jnp.int32)
 
