@@ -2,6 +2,10 @@
 
     PYTHONPATH=. python experiments/kernel_speed.py                  # ~2 min on 2 cores: figures/kernel_speed.json
     PYTHONPATH=/tmp/old python experiments/kernel_speed.py --out figures/kernel_speed_OLD.json   # another tree
+    PYTHONPATH=. python experiments/kernel_speed.py --before figures/kernel_speed_OLD.json [--merge-only]
+
+``--before FILE`` puts that tree's events/s beside each case (``events_per_s_before``, ``speedup``);
+``--merge-only`` does so in the existing output without measuring again.
 
 Each case is 1,024 whole training runs of ``reference.simpyrun.bench_setup`` (group MTBF 3,000 min, C 2, R 10,
 tau 60) at N = 600 with a fixed 30-min repair and W = 10 h, in one chunk: the kernel is compiled first, then
@@ -61,11 +65,34 @@ def measure(repeats: int) -> list:
     return rows
 
 
+def with_before(record: dict, before_path: str) -> dict:
+    """``record`` with each case's events/s from ``before_path`` (same cases) and the speed-up beside it."""
+    before = json.loads(Path(before_path).read_text())
+    old = {c["key"]: c for c in before["cases"]}
+    missing = [c["key"] for c in record["cases"] if c["key"] not in old]
+    if missing:
+        raise SystemExit(f"kernel_speed: {before_path} lacks the cases {missing}")
+    for case in record["cases"]:
+        case["events_per_s_before"] = old[case["key"]]["events_per_s"]
+        case["speedup"] = case["events_per_s"] / case["events_per_s_before"]
+    record["before_commit"] = before.get("commit")
+    return record
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "figures" / "kernel_speed.json"))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--before", default=None, help="another tree's output of this script, put beside")
+    parser.add_argument("--merge-only", action="store_true", help="with --before: no new measurement")
     args = parser.parse_args()
+    if args.merge_only:
+        if args.before is None:
+            parser.error("--merge-only needs --before")
+        record = json.loads(Path(args.out).read_text())
+        Path(args.out).write_text(json.dumps(with_before(record, args.before), indent=1) + "\n")
+        print(f"wrote {args.out}")
+        return
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     import jax
@@ -79,6 +106,8 @@ def main() -> None:
                                 text=True).stdout.strip())
     record = {"commit": commit, "uncommitted_changes": dirty, "cpu_count": os.cpu_count(),
               "machine": platform.machine(), "jax_version": jax.__version__, "cases": measure(args.repeats)}
+    if args.before is not None:
+        record = with_before(record, args.before)
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     print(f"wrote {args.out}")
 
