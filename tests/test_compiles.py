@@ -107,3 +107,12 @@ def test_compile_log_of_a_command_and_bench_reads_it(tmp_path):
     assert out["plan_command"] == "spare-jax wipeout -N 8 -r 2 --trials 2000"
     with pytest.raises(RuntimeError, match="exit 2"):
         plan_compiles(("wipeout", "-N", "8", "-r", "9"))
+
+
+def test_compile_log_that_cannot_be_written_is_refused_before_the_work(monkeypatch, capsys):
+    from spare_jax.cli.main import main
+
+    monkeypatch.setenv("SPARE_JAX_COMPILE_LOG", "/proc/nope/compiles.json")
+    assert main(["wipeout", "-N", "8", "-r", "2", "--trials", "1000", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().count("\n") == 0 and "SPARE_JAX_COMPILE_LOG" in err

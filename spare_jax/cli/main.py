@@ -141,10 +141,13 @@ def _compile_log(command: str):
         return
     from ..kernels.compiles import count_compiles
 
+    try:  # opened before the work, so that a path that cannot be written is refused at once
+        fh = open(path, "w", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{COMPILE_LOG_ENV}={path}: cannot write it ({exc.strerror})") from None
     t0 = time.perf_counter()
-    with count_compiles() as seen:
+    with fh, count_compiles() as seen:
         yield
-    with open(path, "w", encoding="utf-8") as fh:
         json.dump({"command": command, "compiles": seen.compiles, "compile_seconds": seen.seconds,
                    "lowerings": seen.lowerings, "wall_seconds": time.perf_counter() - t0}, fh)
 
