@@ -1,9 +1,16 @@
-"""Helpers shared by the event kernels (``repair``, ``run``): the first minimum of a row, and one row of
-per-event random bits."""
+"""Helpers shared by the event kernels (``repair``, ``run``): the width of the blocks of their two-level
+minimum, the first minimum of a row, and one row of per-event random bits."""
+import math
+
 import jax
 import jax.numpy as jnp
 
 from ..model.failures import stream_key, threefry2x32
+
+
+def block_width(n: int) -> int:
+    """Leaves per block of the two-level minimum over N clocks: a power of 2 near sqrt(N), at least 8."""
+    return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
 
 
 def min_first(v):

@@ -61,7 +61,7 @@ import numpy as np
 from . import exact_sums as devsum
 from .driver import (
     Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
-from .events import min_first, row_bits
+from .events import block_width, min_first, row_bits
 from ..model.failures import (
     FailureModel, bits_to_uniform, check_positive, exponential_from_bits, trial_bits)
 from ..model.cluster import Sampling
@@ -184,11 +184,6 @@ def _static_tables(placement: Placement, model: FailureModel, scenario):
     return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
 
 
-def _block_width(n: int) -> int:
-    """Width of the blocks of the two-level minimum (a power of 2 near sqrt(N), at least 8)."""
-    return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
-
-
 def _block_mins(leaves, width: int):
     """Least time of every block of ``width`` leaves (``leaves``: ``float32[L, P]``, P a multiple of
     ``width``) and its leaf index: ``(val, idx)`` of shape ``[L, P // width]`` (ties to the left, like
@@ -252,7 +247,7 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
     whose epoch ended takes the next trial of the chunk (lanes are refilled in batches, when an eighth of
     them is idle), so a long epoch does not hold the others up; a finished lane keeps its results until the
     refill writes them out. The next group event of a lane is a two-level minimum over its N groups' times
-    (blocks of about sqrt(N) leaves, ``_block_width``; the least of the block minima): a failure or a rejoin
+    (blocks of about sqrt(N) leaves, ``events.block_width``; the least of the block minima): a failure or a rejoin
     updates one leaf and recomputes its block's minimum; a domain event recomputes every block. A trial's
     results depend only on its id (its k-th event uses stream ``REPAIR_STREAM + k``).
     """
@@ -264,7 +259,7 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
     if lanes is None:  # on CPU the per-step cost grows faster than the lanes past a few hundred
         lanes = 256 if jax.default_backend() == "cpu" else c // 4
     lanes = max(1, min(c, int(lanes)))
-    width = _block_width(n)
+    width = block_width(n)
     nb = -(-n // width)
     size = nb * width
     scale_j = jnp.asarray(params.clock_scale, jnp.float32)

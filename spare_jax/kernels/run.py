@@ -110,7 +110,7 @@ from ..model.runsetup import RunSetup
 from .depth import (
     DOWN_LIST_PAD, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
     least_capacity_stacked)
-from .events import min_first, row_bits
+from .events import block_width, min_first, row_bits
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
@@ -160,11 +160,6 @@ def _uses_down_list(shape: "RunShape") -> bool:
     """Whether the kernel keeps each run's sorted list of down groups for the depth (static): ``stacked`` with
     r >= 2 and repair (without repair down groups pile up until the next restart, and the down set serves)."""
     return shape.scheme in ("spare", "none") and shape.redundancy >= 2 and shape.repair_law is not None
-
-
-def _block_width(n: int) -> int:
-    """Leaves per block of the two-level minimum over the group clocks: a power of 2 near sqrt(N), >= 8."""
-    return max(8, 1 << max(0, math.ceil(0.5 * math.log2(max(n, 1)))))
 
 
 def _all_block_mins(nxt, width: int):
@@ -398,7 +393,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
           "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
-    width = _block_width(n)
+    width = block_width(n)
     wide_cap = max(8, c // 16)
     lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``_on_rows``)
     bv0, bi0 = _all_block_mins(nxt, width)
