@@ -1,4 +1,4 @@
-"""Costs are numbers, not program: changing C, R, D, K, tau, a stall or a rate between two calls of the whole-run or
+"""Costs are numbers, not program: changing C, R, D, K, tau, a stall, a rate, or SPARe's r and m, between two calls of the whole-run or
 the repair kernel compiles nothing (the optax habit of asserting that a second call does not recompile)."""
 
 import dataclasses
@@ -32,7 +32,9 @@ def test_changed_costs_compile_nothing_in_whole_runs():
                dataclasses.replace(base, repair_time_min=31.0), dataclasses.replace(base, spares=3),
                dataclasses.replace(base, ckpt_interval_min=45.0), dataclasses.replace(base, hardware_repair_min=90.0),
                dataclasses.replace(base, group_mtbf_min=tuple(2 * x for x in base.group_mtbf_min)),
-               dataclasses.replace(base, failure_stall_min=1.0), dataclasses.replace(base, rejoin_stall_min=0.5)]
+               dataclasses.replace(base, failure_stall_min=1.0), dataclasses.replace(base, rejoin_stall_min=0.5),
+               dataclasses.replace(base, redundancy=4), dataclasses.replace(base, microbatches=3),
+               dataclasses.replace(base, redundancy=8, microbatches=64)]
     with count_compiles() as seen:
         outs = [run_each(s, sampling) for s in changed]
     assert (seen.compiles, seen.lowerings) == (0, 0)

@@ -11,29 +11,40 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from spare_jax.kernels import run as runmod
+from spare_jax.model.placement import make_placement
 from spare_jax.kernels.depth import (
-    DOWN_LIST_PAD, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
+    DOWN_LIST_PAD, bisect_steps, capacity_host, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
     least_capacity_stacked)
 
 
 @functools.lru_cache(maxsize=None)
-def _both(n, r, m, k_max):
+def _both(n, k_max):
+    """Both capacities, r and m traced (as the whole-run kernel gives them): one compile per (N, list)."""
     @jax.jit
-    def fn(down):
+    def fn(down, r, m, steps):
         listed = down_list_of(down, k_max)
         count = down.sum(axis=1, dtype=jnp.int32)
-        return least_capacity_stacked(down, r, m), least_capacity_from_downs(listed, count, n, r, m)
-    return fn
+        return least_capacity_stacked(down, r, m, steps), least_capacity_from_downs(listed, count, n, r, m, True)
+    return lambda down, r, m: fn(down, np.int32(r), np.int32(m), np.int32(bisect_steps(r, m)))
 
 
 def test_capacity_from_the_down_list_equals_the_queue_test_on_every_down_set():
+    """Every down set at N = 9, r and m traced, against the queue test with r and m compiled in (the form
+    the epoch kernel uses) and, at r = 3, m = 2, against the host matcher."""
     n = 9
     masks = np.array(list(itertools.product([False, True], repeat=n)))
-    for r in (2, 3, 5):
-        for m in (1, 8):
-            ref, new = (np.asarray(x) for x in _both(n, r, m, n)(jnp.asarray(masks)))
+    static = jax.jit(lambda down: least_capacity_stacked(down, 5, 3))(jnp.asarray(masks))
+    for r in (2, 3, 5, 8):
+        for m in (1, 3, 8):
+            ref, new = (np.asarray(x) for x in _both(n, n)(jnp.asarray(masks), r, m))
             bad = np.nonzero(ref != new)[0]
             assert bad.size == 0, (n, r, m, masks[bad[:3]].astype(int), ref[bad[:3]], new[bad[:3]])
+            if (r, m) == (5, 3):
+                np.testing.assert_array_equal(ref, np.asarray(static))
+            if (r, m) == (3, 2):
+                pl = make_placement("stacked", n, r)
+                for i in range(0, len(masks), 7):
+                    assert ref[i] == capacity_host(pl, ~masks[i], m), masks[i].astype(int)
     assert (ref == 0).any() and (ref > 8).any()  # wipe-outs and depths above 1 were both checked
 
 
@@ -43,7 +54,8 @@ def test_down_list_kept_event_by_event_equals_the_list_of_the_down_set():
     n, k_max, runs = 40, 12, 64
     rng = np.random.default_rng(1)
     step = jax.jit(lambda dl, g, ins, rem: down_list_remove(down_list_insert(dl, g, ins), g, rem))
-    both = _both(n, 3, 4, k_max)
+    both_rm = _both(n, k_max)
+    both = lambda down: both_rm(down, 3, 4)  # noqa: E731
     cap = jax.jit(lambda dl, cnt: least_capacity_from_downs(dl, cnt, n, 3, 4))
     down = np.zeros((runs, n), bool)
     dl = jnp.full((runs, k_max), DOWN_LIST_PAD, jnp.int32)

@@ -104,26 +104,39 @@ def depth_stacked(alive, redundancy: int):
     return jnp.where(ok.any(axis=-1), first + 1, WIPED_OUT).astype(jnp.int32)
 
 
-def least_capacity_stacked(down, r: int, m: int):
+def bisect_steps(r: int, m: int) -> int:
+    """The bisection steps ``least_capacity_stacked`` takes over capacities m..r m: ceil(log2(r m - m + 1))."""
+    return max(0, math.ceil(math.log2(int(r) * int(m) - int(m) + 1)))
+
+
+def least_capacity_stacked(down, r, m, steps=None):
     """Least capacity c in m..r m (micro-batches per group) covering the ``stacked`` ring with the groups up,
     per run (``down``: ``bool[C, N]``); 0 where no c does (a shard lost: a wipe-out).
 
     The queue test of ``feasible_stacked`` (prefix sums and running maxima as associative
     scans, which XLA runs faster than its cumulative reductions on CPU). Feasibility is monotone in c, and
     no c below the count bound ``ceil(N m / alive)`` passes; with few groups down the bound itself passes, so
-    it is tried first and the bisection over the rest runs only in the steps where some run needs it."""
+    it is tried first and the bisection over the rest runs only in the steps where some run needs it.
+    ``r`` and ``m`` may be traced (one compiled program for every r and m); then ``steps``
+    (``bisect_steps(r, m)``, traced too) says how many bisection steps to take. Integers throughout: the
+    same c whichever way r and m are given."""
     n = down.shape[-1]
+    if steps is None:
+        steps = bisect_steps(r, m)
     alive = n - down.sum(axis=1, dtype=jnp.int32)
     a2 = jnp.concatenate([~down, ~down], axis=-1).astype(jnp.int32)
     prefix = jnp.concatenate([jnp.zeros(a2.shape[:-1] + (1,), jnp.int32),
                               jax.lax.associative_scan(jnp.add, a2, axis=1)], axis=-1)
-    steps = m * jnp.arange(2 * n + 1, dtype=jnp.int32)
+    steps_m = m * jnp.arange(2 * n + 1, dtype=jnp.int32)
+    below = jnp.full((down.shape[0], 2 * n + 1), jnp.iinfo(jnp.int32).min // 2, jnp.int32)
 
     def feasible(c):
-        q = c[:, None] * prefix - steps
+        q = c[:, None] * prefix - steps_m
         run_max = jax.lax.associative_scan(jnp.maximum, q, axis=1)
-        slack = q[:, r:] - run_max[:, : 2 * n + 1 - r]
-        return jnp.all(slack >= -(r - 1) * m, axis=1) & (c * alive >= n * m)
+        # for e >= r: Q_e - max_{s <= e-r} Q_s >= -(r-1) m (run_max shifted right by r; nothing asked below r)
+        earlier = jax.lax.dynamic_slice_in_dim(jnp.concatenate([below, run_max], axis=1), 2 * n + 1 - r,
+                                               2 * n + 1, axis=1)
+        return jnp.all(q - earlier >= -(r - 1) * m, axis=1) & (c * alive >= n * m)
 
     bound = jnp.clip(-(-(n * m) // jnp.maximum(alive, 1)), m, r * m).astype(jnp.int32)
     ok_bound = feasible(bound)
@@ -131,12 +144,14 @@ def least_capacity_stacked(down, r: int, m: int):
     def bisect(_):
         hi = jnp.full(bound.shape, r * m, jnp.int32)
         ok = feasible(hi)
-        lo = bound - 1
-        for _ in range(max(0, math.ceil(math.log2(r * m - m + 1)))):
+
+        def step(_, lohi):
+            lo, hi = lohi
             mid = (lo + hi) // 2
             f = feasible(mid) & (mid > lo)
-            hi = jnp.where(f, mid, hi)
-            lo = jnp.where(f | (mid <= lo), lo, mid)
+            return jnp.where(f | (mid <= lo), lo, mid), jnp.where(f, mid, hi)
+
+        _, hi = jax.lax.fori_loop(0, steps, step, (bound - 1, hi))
         return jnp.where(ok, hi, 0)
 
     slow = jax.lax.cond(jnp.any(~ok_bound), bisect, lambda _: bound, None)
@@ -248,7 +263,7 @@ def capacity_host(placement: Placement, alive, microbatches: int = 1) -> int:
 DOWN_LIST_PAD = np.iinfo(np.int32).max // 4  # a free slot of a down list (above every ring position)
 
 
-def least_capacity_from_downs(downs, count, n: int, r: int, m: int):
+def least_capacity_from_downs(downs, count, n: int, r, m, exact_float: bool | None = None):
     r"""``least_capacity_stacked`` from the down groups' ring positions instead of the down set: ``downs``
     (``int32[C, K]``, ascending, free slots ``DOWN_LIST_PAD`` at the end) and ``count`` (``int32[C]``, the
     number of groups down, each run's list complete: ``count <= K``). O(K x max count) per run instead of
@@ -264,7 +279,10 @@ def least_capacity_from_downs(downs, count, n: int, r: int, m: int):
     of them asks). So c* is the largest of the count bound and, over every pair (p_a, p_b) of down groups in
     ring order (t = 0 .. count - 1 steps apart, j = t + 1, span ``(p_b - p_a) mod N + 1``, l = max(span, r)
     < N), ``ceil(m (l - r + 1) / (l - j))``; a window with ``l = j`` (r consecutive groups down) is a
-    lost shard, and so is c* > r m (then no capacity covers the ring)."""
+    lost shard, and so is c* > r m (then no capacity covers the ring).
+
+    ``r`` and ``m`` may be traced; then ``exact_float`` (static) says whether ``N m < 2^24`` for every m the
+    program serves (the quotients are then taken in float32, exact for such integers)."""
     k_max = downs.shape[1]
     slots = jnp.arange(k_max, dtype=jnp.int32)[None, :]
     cnt = count[:, None]
@@ -277,7 +295,8 @@ def least_capacity_from_downs(downs, count, n: int, r: int, m: int):
     wrap = idx2 >= cnt
     laps = (jnp.take_along_axis(downs, jnp.where(wrap, idx2 - cnt, idx2).clip(0, k_max - 1), axis=1)
             + jnp.where(wrap, n, 0))
-    exact_float = n * m < 2 ** 24  # ceil of a float32 quotient is exact for integers below 2^24
+    if exact_float is None:
+        exact_float = n * m < 2 ** 24  # ceil of a float32 quotient is exact for integers below 2^24
 
     def pairs(t):  # every pair t steps apart in ring order: its window length and whether it counts
         other = jax.lax.dynamic_slice_in_dim(laps, t, k_max, axis=1)
@@ -296,13 +315,13 @@ def least_capacity_from_downs(downs, count, n: int, r: int, m: int):
 
     # a shard is lost iff r consecutive groups are down: then the first and the last of them are r - 1 steps
     # apart in the list, with a window of r
-    l_lost, ok_lost = pairs(min(r - 1, k_max - 1))
-    lost = jnp.any(ok_lost & (l_lost <= r), axis=1) if r - 1 < k_max else jnp.zeros(count.shape, bool)
+    l_lost, ok_lost = pairs(jnp.minimum(r - 1, k_max - 1))
+    lost = jnp.any(ok_lost & (l_lost <= r), axis=1) & (r - 1 < k_max)
     # pairs fewer than r - 1 steps apart hold j <= r - 1 down groups: they ask at most m; and where the count
     # bound is already r m, so is c* (no capacity above r m is needed without a lost shard): the loop runs
     # up to the most groups down in a run that can need it
     open_ = jnp.where(bound < r * m, count, 0)
-    need = jax.lax.fori_loop(min(r - 1, k_max), jnp.minimum(jnp.max(open_), k_max), pair_step,
+    need = jax.lax.fori_loop(jnp.minimum(r - 1, k_max), jnp.minimum(jnp.max(open_), k_max), pair_step,
                              jnp.zeros_like(count))
     c = jnp.maximum(jnp.maximum(need, bound), m)
     return jnp.where(lost | (alive <= 0) | (c > r * m), WIPED_OUT, c).astype(jnp.int32)

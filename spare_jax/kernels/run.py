@@ -108,7 +108,7 @@ import numpy as np
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
 from ..model.runsetup import RunSetup
 from .depth import (
-    DOWN_LIST_PAD, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
+    DOWN_LIST_PAD, bisect_steps, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
     least_capacity_stacked)
 from .events import block_width, min_first, row_bits
 
@@ -122,10 +122,11 @@ OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failur
 WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
 
 
-def _rate(down, shape: "RunShape", alive=None):
+def _rate(down, shape: "RunShape", rm, alive=None):
     """``(wiped, rate, depth)`` per run for the down sets ``down`` (``bool[C, N]``; ``alive``: the groups up in
-    each, counted from ``down`` when not given)."""
-    n, r, m = shape.groups, shape.redundancy, shape.microbatches
+    each, counted from ``down`` when not given; ``rm``: r, m and the bisection steps, traced, ``_layout``)."""
+    n, r = shape.groups, shape.redundancy
+    r_run, m, steps = rm
     if alive is None:
         alive = n - down.sum(axis=1, dtype=jnp.int32)
     if shape.scheme == "elastic":
@@ -134,7 +135,7 @@ def _rate(down, shape: "RunShape", alive=None):
             rate = alive.astype(jnp.float32) / jnp.float32(n)
             return wiped, rate, jnp.ones_like(rate)
         cap = -(-(n * m) // jnp.maximum(alive, 1))
-        rate = jnp.float32(m) / cap.astype(jnp.float32)
+        rate = m.astype(jnp.float32) / cap.astype(jnp.float32)
         return wiped, rate, 1.0 / rate
     if shape.scheme == "rep":
         wiped = capacity_block(~down, r, 1) == 0
@@ -143,13 +144,13 @@ def _rate(down, shape: "RunShape", alive=None):
     if r == 1:
         wiped = alive < n
         return wiped, jnp.ones(alive.shape, jnp.float32), jnp.ones(alive.shape, jnp.float32)
-    return _rate_of_capacity(least_capacity_stacked(down, r, m), m)
+    return _rate_of_capacity(least_capacity_stacked(down, r_run, m, steps), m)
 
 
-def _rate_of_capacity(cap, m: int):
+def _rate_of_capacity(cap, m):
     """``(wiped, rate, depth)`` from the least capacity ``cap`` in micro-batches (0: a wipe-out)."""
     wiped = cap == 0
-    depth = jnp.maximum(cap, m).astype(jnp.float32) / jnp.float32(m)
+    depth = jnp.maximum(cap, m).astype(jnp.float32) / m.astype(jnp.float32)
     return wiped, 1.0 / depth, depth
 
 
@@ -159,7 +160,7 @@ DOWN_LIST = 32  # the down groups a run lists (SPARe with repair): more in some 
 def _uses_down_list(shape: "RunShape") -> bool:
     """Whether the kernel keeps each run's sorted list of down groups for the depth (static): ``stacked`` with
     r >= 2 and repair (without repair down groups pile up until the next restart, and the down set serves)."""
-    return shape.scheme in ("spare", "none") and shape.redundancy >= 2 and shape.repair_law is not None
+    return shape.scheme in ("spare", "none") and shape.redundancy == 0 and shape.repair_law is not None
 
 
 def _all_block_mins(nxt, width: int):
@@ -199,13 +200,13 @@ def _on_rows(mask, fn, arrays, cap: int):
     return jax.lax.fori_loop(0, -(-mask.sum(dtype=jnp.int32) // cap), round_, tuple(arrays))
 
 
-def _counted_rate(down, dk, gi, domain_hit, shape: "RunShape"):
+def _counted_rate(down, dk, gi, domain_hit, shape: "RunShape", rm):
     """``_rate`` without a pass over every group where the scheme allows: ``elastic`` from the count of groups
     down ``dk``; ``rep`` from the block of the group of this step's event (``gi``), every block in a step
     with a domain event (``domain_hit``: some run has one; None: no domains); ``none`` from the count."""
     n, r = shape.groups, shape.redundancy
     if shape.scheme == "elastic":
-        return _rate(down, shape, alive=n - dk)
+        return _rate(down, shape, rm, alive=n - dk)
     if shape.scheme == "rep":
         block = (gi // r * r)[:, None] + jnp.arange(r, dtype=jnp.int32)[None, :]
         local = jnp.all(jnp.take_along_axis(down, block, axis=1), axis=1)
@@ -214,10 +215,10 @@ def _counted_rate(down, dk, gi, domain_hit, shape: "RunShape"):
         return wiped, jnp.full(dk.shape, 1.0 / r, jnp.float32), jnp.full(dk.shape, float(r), jnp.float32)
     if r == 1:
         return dk > 0, jnp.ones(dk.shape, jnp.float32), jnp.ones(dk.shape, jnp.float32)
-    return _rate(down, shape)
+    return _rate(down, shape, rm)
 
 
-def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
+def _listed_rate(s, down, changed, event, members, shape: "RunShape", rm):
     """``_rate`` for the runs whose down set changed (``changed``), from each run's sorted down list, which this
     step's event updates in ``s`` (``dl``, ``dok``; ``dk``, the groups down, is this step's count): a restart's
     end empties it, a group's failure or rejoin inserts or removes one position, a domain event marks it
@@ -225,7 +226,7 @@ def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
     overflowed). Where a changed run's list is incomplete the depth comes from the down set, for every run
     of that step: the same numbers either way."""
     rs_end, fail, rejoin, gi, dk = event
-    n, r, m = shape.groups, shape.redundancy, shape.microbatches
+    n, (r, m, _) = shape.groups, rm
     dl = jnp.where(rs_end[:, None], DOWN_LIST_PAD, s["dl"])
     dok = s["dok"] | rs_end
     dl = down_list_insert(dl, gi, fail & dok)
@@ -240,8 +241,9 @@ def _listed_rate(s, down, changed, event, members, shape: "RunShape"):
     s["dl"], s["dok"] = dl, dok
     return jax.lax.cond(
         jnp.all(dok | ~changed),
-        lambda: _rate_of_capacity(least_capacity_from_downs(dl, jnp.where(changed, dk, 0), n, r, m), m),
-        lambda: _rate(down, shape))
+        lambda: _rate_of_capacity(least_capacity_from_downs(dl, jnp.where(changed, dk, 0), n, r, m,
+                                                            not shape.wide_capacity), m),
+        lambda: _rate(down, shape, rm))
 
 
 class RunShape(NamedTuple):
@@ -250,12 +252,15 @@ class RunShape(NamedTuple):
     ``weibull``: the group clocks are Weibull (else exponential); ``renewed``: a global restart draws every
     group a new clock; ``domain_counts``: the number of domains at each level; ``job_wide``: a job-wide clock;
     ``repair_law``: ``fixed``, ``exp``, ``lognormal`` or None (no repair); ``spare_capacity``: the static size
-    of a finite spare pool's buffers (None: an unlimited pool), any K up to it runs in the same program."""
+    of a finite spare pool's buffers (None: an unlimited pool), any K up to it runs in the same program.
+    ``redundancy``: rep's r (its blocks are shapes), 1 for ``stacked`` with r = 1, else 0: r and m are then
+    numbers of the run (``RunParams``), so one program serves every r >= 2 and every m; ``wide_capacity``:
+    N m reaches 2^24 (the depth's quotients are then taken in integers)."""
 
     scheme: str
     groups: int
     redundancy: int
-    microbatches: int
+    wide_capacity: bool
     weibull: bool
     renewed: bool
     domain_counts: tuple
@@ -281,6 +286,9 @@ class RunParams(NamedTuple):
     d_max: np.ndarray  # float32[]: the proactive restart depth (+inf: never)
     spares: np.ndarray  # int32[]: K (0 without a finite pool)
     hardware_repair: np.ndarray  # float32[]: H
+    redundancy: np.ndarray  # int32[]: r
+    microbatches: np.ndarray  # int32[]: m
+    bisect_steps: np.ndarray  # int32[]: ``depth.bisect_steps(r, m)``
     ring: np.ndarray  # int32[N]: ring position -> physical group
     pos_of: np.ndarray  # int32[N]: physical group -> ring position
     failure_stall: np.ndarray  # float32[]: S, the job's pause after a group failure survived without a restart
@@ -296,9 +304,11 @@ def spare_capacity(spares: int) -> int:
 def run_shape(setup: RunSetup, capacity: int | None = None) -> RunShape:
     """The static part of ``setup``; ``capacity``: a spare pool's static size at least this (a sweep over K
     up to it then shares one compiled program)."""
+    r = int(setup.redundancy)
+    static_r = r if setup.scheme == "rep" else int(setup.scheme in ("spare", "none") and r == 1)
     return RunShape(
-        scheme=setup.scheme, groups=int(setup.groups), redundancy=int(setup.redundancy),
-        microbatches=int(setup.microbatches), weibull=setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
+        scheme=setup.scheme, groups=int(setup.groups), redundancy=static_r,
+        wide_capacity=int(setup.groups) * int(setup.microbatches) >= 2 ** 24, weibull=setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
         domain_counts=tuple(int(np.asarray(members).max()) + 1 for members, _ in setup.domains),
         job_wide=setup.job_mtbf_min is not None,
         repair_law=None if setup.repair_time_min is None else setup.repair_law,
@@ -330,6 +340,8 @@ def run_params(setup: RunSetup) -> RunParams:
         work=f32(setup.work_min), d_max=f32(np.inf if setup.restart_depth is None else setup.restart_depth),
         spares=np.int32(0 if setup.spares is None else setup.spares),
         hardware_repair=f32(0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min),
+        redundancy=np.int32(setup.redundancy), microbatches=np.int32(setup.microbatches),
+        bisect_steps=np.int32(bisect_steps(setup.redundancy, setup.microbatches)),
         ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32),
         failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min))
 
@@ -385,7 +397,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
            if shape.job_wide else jnp.full((c,), inf))
     zf = jnp.zeros((c,), jnp.float32)
     zb = jnp.zeros((c,), bool)
-    _, rate0, depth0 = _rate(jnp.zeros((1, n), bool), shape)  # at full health (rep: 1/r; the others: 1)
+    rm = tuple(jnp.asarray(x, jnp.int32) for x in (params.redundancy, params.microbatches, params.bisect_steps))
+    _, rate0, depth0 = _rate(jnp.zeros((1, n), bool), shape, rm)  # at full health (rep: 1/r; the others: 1)
     rate0, depth0 = rate0[0], depth0[0]
     padding = ids >= jnp.asarray(total, jnp.uint32)
     st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
@@ -578,9 +591,9 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["dk"] = dk
         if listed:
             wiped, rate, depth = _listed_rate(s, down, changed, (rs_end, fail, rejoin, gi, dk),
-                                              members if nd else None, shape)
+                                              members if nd else None, shape, rm)
         else:
-            wiped, rate, depth = _counted_rate(down, dk, gi, jnp.any(dom_hit) if nd else None, shape)
+            wiped, rate, depth = _counted_rate(down, dk, gi, jnp.any(dom_hit) if nd else None, shape, rm)
         wipe = changed & wiped
         s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
         s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))

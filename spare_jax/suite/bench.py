@@ -360,14 +360,15 @@ def plan_compiles(args=PLAN_600K) -> dict:
 
 
 CHANGED_COSTS = {"ckpt_cost_min": 3.0, "restart_min": 11.0, "repair_time_min": 301.0, "ckpt_interval_min": 45.0,
-                 "failure_stall_min": 1.0, "rejoin_stall_min": 0.5, "spares": 3, "hardware_repair_min": 301.0}
+                 "failure_stall_min": 1.0, "rejoin_stall_min": 0.5, "spares": 3, "hardware_repair_min": 301.0,
+                 "redundancy": 5, "microbatches": 8}
 
 
 def runs_compiles(setup, sampling) -> dict:
     """What the whole-run kernel compiles, counted through ``jax.monitoring`` with the persistent compilation
     cache off (a cache hit would hide a compile): the first call's XLA compiles and their seconds, then the
     compiles and lowerings of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls, the
-    spare pool's K and H; the setup gets a pool of 2 spares if it has none), which must be 0 (a lowering would show a program rebuilt for a number even where a cache serves it)."""
+    spare pool's K and H, SPARe's r and m; the setup gets a pool of 2 spares if it has none), which must be 0 (a lowering would show a program rebuilt for a number even where a cache serves it)."""
     import dataclasses
 
     import jax
