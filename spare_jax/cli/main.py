@@ -132,9 +132,10 @@ COMPILE_LOG_ENV = "SPARE_JAX_COMPILE_LOG"
 
 
 @contextlib.contextmanager
-def _compile_log(command: str):
+def _compile_log(command: str, argv: list):
     """With ``SPARE_JAX_COMPILE_LOG=FILE`` set, the command's XLA compiles, their seconds, its lowerings and its
-    wall time are written to FILE as JSON once it is done (what ``bench --full`` reads of a ``plan``)."""
+    wall time are written to FILE as JSON once it is done (what ``bench --full`` reads of a ``plan``), with
+    the command line (``argv``) and the persistent compilation cache it ran with (a directory, or null: off)."""
     path = os.environ.get(COMPILE_LOG_ENV)
     if not path:
         yield
@@ -148,8 +149,12 @@ def _compile_log(command: str):
     t0 = time.perf_counter()
     with fh, count_compiles() as seen:
         yield
-        json.dump({"command": command, "compiles": seen.compiles, "compile_seconds": seen.seconds,
-                   "lowerings": seen.lowerings, "wall_seconds": time.perf_counter() - t0}, fh)
+        import jax
+
+        json.dump({"command": command, "argv": argv, "compiles": seen.compiles, "compile_seconds": seen.seconds,
+                   "lowerings": seen.lowerings, "wall_seconds": time.perf_counter() - t0,
+                   "compile_cache": jax.config.jax_compilation_cache_dir
+                   if jax.config.jax_enable_compilation_cache else None}, fh)
 
 
 def main(argv=None) -> int:
@@ -176,7 +181,7 @@ def main(argv=None) -> int:
         refuse_unused(args)
         compile_cache.enable_compile_cache()  # before the first compile (SPARE_JAX_COMPILE_CACHE=off: none)
         coord = _join_processes(args)
-        with warnings.catch_warnings(), _compile_log(args.command):  # numerics at the edges of the bounds:
+        with warnings.catch_warnings(), _compile_log(args.command, command_line):  # numerics at the edges of the bounds:
             warnings.simplefilter("ignore", RuntimeWarning)  # results carry None, not noise
             result = args.func(args)
             _add_mtbf(args, result)

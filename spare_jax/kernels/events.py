@@ -1,5 +1,6 @@
 """Helpers shared by the event kernels (``repair``, ``run``): the width of the blocks of their two-level
-minimum, the first minimum of a row, and one row of per-event random bits."""
+minimum, the first minimum of a row, one row of per-event random bits, the block minima of a run's clocks,
+and work done only on the rows (runs) of a step that need it."""
 import math
 
 import jax
@@ -30,3 +31,40 @@ def row_bits(words, trial_ids, streams, width: int):
     first, second = threefry2x32(k0[:, None], k1[:, None], jnp.asarray(trial_ids, jnp.uint32)[:, None],
                                  pairs[None, :])
     return jnp.concatenate([first, second], axis=1)[:, : int(width)]
+
+
+def all_block_mins(nxt, width: int):
+    """The least time of every block of ``width`` group clocks (``nxt``: ``float32[C, N]``, padded with +inf to
+    whole blocks) and its first position: ``(val, idx)`` of shape ``[C, blocks]``."""
+    c, n = nxt.shape
+    nb = -(-n // width)
+    padded = jnp.concatenate([nxt, jnp.full((c, nb * width - n), jnp.inf, nxt.dtype)], axis=1)
+    val, j = min_first(padded.reshape(c, nb, width))
+    return val, j + width * jnp.arange(nb, dtype=jnp.int32)[None, :]
+
+
+def block_min_at(nxt, pos, width: int):
+    """The least time of the block holding position ``pos`` (``int32[C]``) and its first position."""
+    n = nxt.shape[1]
+    idx = (pos // width * width)[:, None] + jnp.arange(width, dtype=jnp.int32)[None, :]
+    vals = jnp.where(idx < n, jnp.take_along_axis(nxt, jnp.minimum(idx, n - 1), axis=1), jnp.inf)
+    val, j = min_first(vals)
+    return val, pos // width * width + j
+
+
+def on_rows(mask, fn, arrays, cap: int):
+    """``fn(rows, sub, sub_mask)`` applied to the rows of ``arrays`` (each ``[C, ...]``) where ``mask``, ``cap``
+    rows at a time: gathered (``rows`` the runs, ``sub`` their rows, ``sub_mask`` which of them are real:
+    ``fn`` changes only those) and scattered back, in as many rounds as the runs that need it call for (none
+    where none does). A restart touches every group of one run: done this way it costs O(cap N) per round
+    instead of O(C N) per step, and ``fn`` is compiled once."""
+    c = mask.shape[0]
+    rank = jnp.cumsum(mask, dtype=jnp.int32) - 1
+
+    def round_(i, arrays):
+        rows = jnp.nonzero(mask & (rank // cap == i), size=cap, fill_value=c)[0]
+        at = jnp.minimum(rows, c - 1)
+        sub = fn(at, tuple(a[at] for a in arrays), mask[at] & (rows < c))
+        return tuple(a.at[rows].set(x, mode="drop") for a, x in zip(arrays, sub))
+
+    return jax.lax.fori_loop(0, -(-mask.sum(dtype=jnp.int32) // cap), round_, tuple(arrays))

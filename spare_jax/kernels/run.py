@@ -82,7 +82,7 @@ changed run's list is incomplete takes the queue test for every run. The numbers
 Speed. The next group event is the least of each run's block minima (blocks of about sqrt N clocks; a
 failure, a rejoin or a served spare sets one clock and recomputes its block by scatter and gather). A
 restart's end, a restart and a domain event touch every group of a run: their work is done on the runs of
-that step that need it, gathered into at most C/16 rows (every row when more need it; ``_on_rows``).
+that step that need it, gathered into at most C/16 rows (every row when more need it; ``on_rows``).
 
 Random numbers. Run ``i``'s k-th event draws its scalars from ``trial_bits(words, [i], 2, stream=RUN_STREAM
 + k)`` (a repair time, also one that starts when a returning spare is taken, or a new clock; a domain's or
@@ -99,7 +99,6 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -107,10 +106,10 @@ import numpy as np
 
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
 from ..model.runsetup import RunSetup
-from .depth import (
-    DOWN_LIST_PAD, bisect_steps, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
-    least_capacity_stacked)
-from .events import block_width, min_first, row_bits
+from .depth import DOWN_LIST_PAD
+from .events import all_block_mins, block_min_at, block_width, min_first, on_rows, row_bits
+from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list
+from .run_shape import RunParams, RunShape, run_params, run_shape
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
@@ -120,230 +119,6 @@ DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")
 WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
-
-
-def _rate(down, shape: "RunShape", rm, alive=None):
-    """``(wiped, rate, depth)`` per run for the down sets ``down`` (``bool[C, N]``; ``alive``: the groups up in
-    each, counted from ``down`` when not given; ``rm``: r, m and the bisection steps, traced, ``_layout``)."""
-    n, r = shape.groups, shape.redundancy
-    r_run, m, steps = rm
-    if alive is None:
-        alive = n - down.sum(axis=1, dtype=jnp.int32)
-    if shape.scheme == "elastic":
-        wiped = alive == 0
-        if shape.elastic_data == "shrink":
-            rate = alive.astype(jnp.float32) / jnp.float32(n)
-            return wiped, rate, jnp.ones_like(rate)
-        cap = -(-(n * m) // jnp.maximum(alive, 1))
-        rate = m.astype(jnp.float32) / cap.astype(jnp.float32)
-        return wiped, rate, 1.0 / rate
-    if shape.scheme == "rep":
-        wiped = capacity_block(~down, r, 1) == 0
-        rate = jnp.full(alive.shape, 1.0 / r, jnp.float32)
-        return wiped, rate, jnp.full(alive.shape, float(r), jnp.float32)
-    if r == 1:
-        wiped = alive < n
-        return wiped, jnp.ones(alive.shape, jnp.float32), jnp.ones(alive.shape, jnp.float32)
-    return _rate_of_capacity(least_capacity_stacked(down, r_run, m, steps), m)
-
-
-def _rate_of_capacity(cap, m):
-    """``(wiped, rate, depth)`` from the least capacity ``cap`` in micro-batches (0: a wipe-out)."""
-    wiped = cap == 0
-    depth = jnp.maximum(cap, m).astype(jnp.float32) / m.astype(jnp.float32)
-    return wiped, 1.0 / depth, depth
-
-
-DOWN_LIST = 32  # the down groups a run lists (SPARe with repair): more in some run falls back to the down set
-
-
-def _uses_down_list(shape: "RunShape") -> bool:
-    """Whether the kernel keeps each run's sorted list of down groups for the depth (static): ``stacked`` with
-    r >= 2 and repair (without repair down groups pile up until the next restart, and the down set serves)."""
-    return shape.scheme in ("spare", "none") and shape.redundancy == 0 and shape.repair_law is not None
-
-
-def _all_block_mins(nxt, width: int):
-    """The least time of every block of ``width`` group clocks (``nxt``: ``float32[C, N]``, padded with +inf to
-    whole blocks) and its first position: ``(val, idx)`` of shape ``[C, blocks]``."""
-    c, n = nxt.shape
-    nb = -(-n // width)
-    padded = jnp.concatenate([nxt, jnp.full((c, nb * width - n), jnp.inf, nxt.dtype)], axis=1)
-    val, j = min_first(padded.reshape(c, nb, width))
-    return val, j + width * jnp.arange(nb, dtype=jnp.int32)[None, :]
-
-
-def _block_min_at(nxt, pos, width: int):
-    """The least time of the block holding position ``pos`` (``int32[C]``) and its first position."""
-    n = nxt.shape[1]
-    idx = (pos // width * width)[:, None] + jnp.arange(width, dtype=jnp.int32)[None, :]
-    vals = jnp.where(idx < n, jnp.take_along_axis(nxt, jnp.minimum(idx, n - 1), axis=1), jnp.inf)
-    val, j = min_first(vals)
-    return val, pos // width * width + j
-
-
-def _on_rows(mask, fn, arrays, cap: int):
-    """``fn(rows, sub, sub_mask)`` applied to the rows of ``arrays`` (each ``[C, ...]``) where ``mask``, ``cap``
-    rows at a time: gathered (``rows`` the runs, ``sub`` their rows, ``sub_mask`` which of them are real:
-    ``fn`` changes only those) and scattered back, in as many rounds as the runs that need it call for (none
-    where none does). A restart touches every group of one run: done this way it costs O(cap N) per round
-    instead of O(C N) per step, and ``fn`` is compiled once."""
-    c = mask.shape[0]
-    rank = jnp.cumsum(mask, dtype=jnp.int32) - 1
-
-    def round_(i, arrays):
-        rows = jnp.nonzero(mask & (rank // cap == i), size=cap, fill_value=c)[0]
-        at = jnp.minimum(rows, c - 1)
-        sub = fn(at, tuple(a[at] for a in arrays), mask[at] & (rows < c))
-        return tuple(a.at[rows].set(x, mode="drop") for a, x in zip(arrays, sub))
-
-    return jax.lax.fori_loop(0, -(-mask.sum(dtype=jnp.int32) // cap), round_, tuple(arrays))
-
-
-def _counted_rate(down, dk, gi, domain_hit, shape: "RunShape", rm):
-    """``_rate`` without a pass over every group where the scheme allows: ``elastic`` from the count of groups
-    down ``dk``; ``rep`` from the block of the group of this step's event (``gi``), every block in a step
-    with a domain event (``domain_hit``: some run has one; None: no domains); ``none`` from the count."""
-    n, r = shape.groups, shape.redundancy
-    if shape.scheme == "elastic":
-        return _rate(down, shape, rm, alive=n - dk)
-    if shape.scheme == "rep":
-        block = (gi // r * r)[:, None] + jnp.arange(r, dtype=jnp.int32)[None, :]
-        local = jnp.all(jnp.take_along_axis(down, block, axis=1), axis=1)
-        wiped = local if domain_hit is None else jax.lax.cond(
-            domain_hit, lambda: capacity_block(~down, r, 1) == 0, lambda: local)
-        return wiped, jnp.full(dk.shape, 1.0 / r, jnp.float32), jnp.full(dk.shape, float(r), jnp.float32)
-    if r == 1:
-        return dk > 0, jnp.ones(dk.shape, jnp.float32), jnp.ones(dk.shape, jnp.float32)
-    return _rate(down, shape, rm)
-
-
-def _listed_rate(s, down, changed, event, members, shape: "RunShape", rm):
-    """``_rate`` for the runs whose down set changed (``changed``), from each run's sorted down list, which this
-    step's event updates in ``s`` (``dl``, ``dok``; ``dk``, the groups down, is this step's count): a restart's
-    end empties it, a group's failure or rejoin inserts or removes one position, a domain event marks it
-    incomplete (rebuilt from the down set in the first step where it fits again, as is a list that
-    overflowed). Where a changed run's list is incomplete the depth comes from the down set, for every run
-    of that step: the same numbers either way."""
-    rs_end, fail, rejoin, gi, dk = event
-    n, (r, m, _) = shape.groups, rm
-    dl = jnp.where(rs_end[:, None], DOWN_LIST_PAD, s["dl"])
-    dok = s["dok"] | rs_end
-    dl = down_list_insert(dl, gi, fail & dok)
-    dl = down_list_remove(dl, gi, rejoin & dok)
-    if members is not None:
-        dok = dok & ~jnp.any(members, axis=1)
-    dok = dok & (dk <= DOWN_LIST)
-    rebuild = ~dok & (dk <= DOWN_LIST)
-    dl = jax.lax.cond(jnp.any(rebuild), lambda: jnp.where(rebuild[:, None], down_list_of(down, DOWN_LIST), dl),
-                      lambda: dl)
-    dok = dok | rebuild
-    s["dl"], s["dok"] = dl, dok
-    return jax.lax.cond(
-        jnp.all(dok | ~changed),
-        lambda: _rate_of_capacity(least_capacity_from_downs(dl, jnp.where(changed, dk, 0), n, r, m,
-                                                            not shape.wide_capacity), m),
-        lambda: _rate(down, shape, rm))
-
-
-class RunShape(NamedTuple):
-    """What changes the compiled program of a run (static): a new value compiles anew.
-
-    ``weibull``: the group clocks are Weibull (else exponential); ``renewed``: a global restart draws every
-    group a new clock; ``domain_counts``: the number of domains at each level; ``job_wide``: a job-wide clock;
-    ``repair_law``: ``fixed``, ``exp``, ``lognormal`` or None (no repair); ``spare_capacity``: the static size
-    of a finite spare pool's buffers (None: an unlimited pool), any K up to it runs in the same program.
-    ``redundancy``: rep's r (its blocks are shapes), 1 for ``stacked`` with r = 1, else 0: r and m are then
-    numbers of the run (``RunParams``), so one program serves every r >= 2 and every m; ``wide_capacity``:
-    N m reaches 2^24 (the depth's quotients are then taken in integers)."""
-
-    scheme: str
-    groups: int
-    redundancy: int
-    wide_capacity: bool
-    weibull: bool
-    renewed: bool
-    domain_counts: tuple
-    job_wide: bool
-    repair_law: str | None
-    spare_capacity: int | None
-    elastic_data: str
-
-
-class RunParams(NamedTuple):
-    """Every number of a run (traced: a new value never compiles), shapes fixed by the ``RunShape``."""
-
-    scale: np.ndarray  # float32[N]: each ring position's clock scale (the mean when exponential)
-    inv_shape: np.ndarray  # float32[]: 1/k of the Weibull clocks (unused when exponential)
-    domain_of: np.ndarray  # int32[L, N]: each ring position's global domain index at each level
-    domain_mean: np.ndarray  # float32[max(1, domains)]: each domain's mean time between events
-    job_mean: np.ndarray  # float32[]: the job-wide clock's mean
-    repair: np.ndarray  # float32[3]: the repair law's numbers (``kernels.repair.repair_numbers``)
-    ckpt_cost: np.ndarray  # float32[]: C
-    restart: np.ndarray  # float32[]: R
-    tau: np.ndarray  # float32[]: the checkpoint interval in computing time
-    work: np.ndarray  # float32[]: W
-    d_max: np.ndarray  # float32[]: the proactive restart depth (+inf: never)
-    spares: np.ndarray  # int32[]: K (0 without a finite pool)
-    hardware_repair: np.ndarray  # float32[]: H
-    redundancy: np.ndarray  # int32[]: r
-    microbatches: np.ndarray  # int32[]: m
-    bisect_steps: np.ndarray  # int32[]: ``depth.bisect_steps(r, m)``
-    ring: np.ndarray  # int32[N]: ring position -> physical group
-    pos_of: np.ndarray  # int32[N]: physical group -> ring position
-    failure_stall: np.ndarray  # float32[]: S, the job's pause after a group failure survived without a restart
-    rejoin_stall: np.ndarray  # float32[]: S_j, the job's pause after a group's return from repair
-
-
-def spare_capacity(spares: int) -> int:
-    """The static size of a spare pool of ``spares`` node sets: a power of 2, at least 8 (K within it shares
-    one compiled kernel)."""
-    return max(8, 1 << max(0, int(spares) - 1).bit_length())
-
-
-def run_shape(setup: RunSetup, capacity: int | None = None) -> RunShape:
-    """The static part of ``setup``; ``capacity``: a spare pool's static size at least this (a sweep over K
-    up to it then shares one compiled program)."""
-    r = int(setup.redundancy)
-    static_r = r if setup.scheme == "rep" else int(setup.scheme in ("spare", "none") and r == 1)
-    return RunShape(
-        scheme=setup.scheme, groups=int(setup.groups), redundancy=static_r,
-        wide_capacity=int(setup.groups) * int(setup.microbatches) >= 2 ** 24, weibull=setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
-        domain_counts=tuple(int(np.asarray(members).max()) + 1 for members, _ in setup.domains),
-        job_wide=setup.job_mtbf_min is not None,
-        repair_law=None if setup.repair_time_min is None else setup.repair_law,
-        spare_capacity=None if setup.spares is None else spare_capacity(max(setup.spares, capacity or 0)),
-        elastic_data=setup.elastic_data)
-
-
-def run_params(setup: RunSetup) -> RunParams:
-    """Every number of ``setup`` as host arrays (the kernel's traced input)."""
-    from .repair import repair_numbers
-
-    ring = np.asarray(setup.ring)
-    scale = setup.weibull_scale()[ring].astype(np.float32)
-    dom_idx, dom_mean, offset = [], [], 0
-    for members, mtbf in setup.domains:
-        members = np.asarray(members)
-        dom_idx.append(members[ring] + offset)
-        count = int(members.max()) + 1
-        dom_mean += [mtbf] * count
-        offset += count
-    dom_idx = np.stack(dom_idx).astype(np.int32) if dom_idx else np.zeros((0, setup.groups), np.int32)
-    f32 = np.float32
-    return RunParams(
-        scale=scale, inv_shape=f32(1.0 / setup.weibull_shape), domain_of=dom_idx,
-        domain_mean=np.asarray(dom_mean if dom_mean else [1.0], f32),
-        job_mean=f32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0),
-        repair=repair_numbers(setup.repair_time_min, setup.repair_law, setup.repair_sigma),
-        ckpt_cost=f32(setup.ckpt_cost_min), restart=f32(setup.restart_min), tau=f32(setup.ckpt_interval_min),
-        work=f32(setup.work_min), d_max=f32(np.inf if setup.restart_depth is None else setup.restart_depth),
-        spares=np.int32(0 if setup.spares is None else setup.spares),
-        hardware_repair=f32(0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min),
-        redundancy=np.int32(setup.redundancy), microbatches=np.int32(setup.microbatches),
-        bisect_steps=np.int32(bisect_steps(setup.redundancy, setup.microbatches)),
-        ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32),
-        failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min))
 
 
 def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
@@ -398,7 +173,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     zf = jnp.zeros((c,), jnp.float32)
     zb = jnp.zeros((c,), bool)
     rm = tuple(jnp.asarray(x, jnp.int32) for x in (params.redundancy, params.microbatches, params.bisect_steps))
-    _, rate0, depth0 = _rate(jnp.zeros((1, n), bool), shape, rm)  # at full health (rep: 1/r; the others: 1)
+    _, rate0, depth0 = rate(jnp.zeros((1, n), bool), shape, rm)  # at full health (rep: 1/r; the others: 1)
     rate0, depth0 = rate0[0], depth0[0]
     padding = ids >= jnp.asarray(total, jnp.uint32)
     st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
@@ -408,10 +183,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
     width = block_width(n)
     wide_cap = max(8, c // 16)
-    lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``_on_rows``)
-    bv0, bi0 = _all_block_mins(nxt, width)
-    st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down  # the group clocks' block minima (see ``_all_block_mins``)
-    listed = _uses_down_list(shape)
+    lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``on_rows``)
+    bv0, bi0 = all_block_mins(nxt, width)
+    st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down  # the group clocks' block minima (see ``all_block_mins``)
+    listed = uses_down_list(shape)
     if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
         st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dok=jnp.ones((c,), bool))
     if finite:
@@ -498,7 +273,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             return (jnp.where(replace, clock(u_r, tn[rows][:, None], scale[None, :]), nxt_r),
                     jnp.where(ends[:, None], False, down_r))
 
-        nxt, down = _on_rows(rs_end, restart_ends, (nxt, down), wide_cap)
+        nxt, down = on_rows(rs_end, restart_ends, (nxt, down), wide_cap)
 
         # a group's clock: a failure, or the rejoin of a repaired group
         was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
@@ -590,10 +365,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             dk = dk + members.sum(axis=1, dtype=jnp.int32)
         s["dk"] = dk
         if listed:
-            wiped, rate, depth = _listed_rate(s, down, changed, (rs_end, fail, rejoin, gi, dk),
+            wiped, rate, depth = listed_rate(s, down, changed, (rs_end, fail, rejoin, gi, dk),
                                               members if nd else None, shape, rm)
         else:
-            wiped, rate, depth = _counted_rate(down, dk, gi, jnp.any(dom_hit) if nd else None, shape, rm)
+            wiped, rate, depth = counted_rate(down, dk, gi, jnp.any(dom_hit) if nd else None, shape, rm)
         wipe = changed & wiped
         s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
         s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))
@@ -639,7 +414,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         # the block minima: the block of the one clock a group's event or a served spare set, or all of them
         # in a run that changed several (a restart, a domain event); repairs in flight are cancelled
         one = jnp.where(is_g, gi, jnp.where(serve_at, ti, 0)) if finite else gi
-        bv1, bi1 = _block_min_at(nxt, one, width)
+        bv1, bi1 = block_min_at(nxt, one, width)
         blk = one // width
         bv, bi = s["bv"].at[lanes, blk].set(bv1), s["bi"].at[lanes, blk].set(bi1)
         wide = rs_end | to_restart
@@ -649,11 +424,11 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         def reblock(rows, sub, sub_wide):
             nxt_r, bv_r, bi_r = sub
             nxt_r = jnp.where(to_restart[rows][:, None] & down[rows] & sub_wide[:, None], inf, nxt_r)
-            bv_n, bi_n = _all_block_mins(nxt_r, width)
+            bv_n, bi_n = all_block_mins(nxt_r, width)
             keep = ~sub_wide[:, None]
             return nxt_r, jnp.where(keep, bv_r, bv_n), jnp.where(keep, bi_r, bi_n)
 
-        nxt, s["bv"], s["bi"] = _on_rows(wide, reblock, (nxt, bv, bi), wide_cap)
+        nxt, s["bv"], s["bi"] = on_rows(wide, reblock, (nxt, bv, bi), wide_cap)
         s["phase"] = new_phase
         s["down"], s["nxt"] = down, nxt
         s["k"] = s["k"] + act

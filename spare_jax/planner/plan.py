@@ -276,11 +276,11 @@ def _monte_carlo(scheme, cluster, entry, cfg, gpus, sampling, notes):
     width = n * max(r, 2)
     fit = int(min(runs, TTT_EPOCHS_MAX / per_run, PLAN_CELLS_MAX / (width * per_run)))
     if fit < 2:
-        notes.append(f"{scheme}: no Monte Carlo spread (one run needs about {per_run:.3g} epochs of {width} "
+        notes.append(f"{scheme}: no Monte Carlo spread (one run needs about {per_run:,.0f} epochs of {width:,} "
                      "failure times, beyond the sampling limit)")
         return None
     if fit < runs:
-        notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:.3g} epochs; "
+        notes.append(f"{scheme}: {fit} Monte Carlo runs instead of {runs} (each needs about {per_run:,.0f} epochs; "
                      "sampling limit)" + ("; its 5-95% range is only indicative" if fit < 20 else ""))
     # the availability E[U] / (E[U] + R) as the optimiser computed it (its output carries the percentage)
     availability = entry["mean_uptime_min"] / (entry["mean_uptime_min"] + cfg.restart_for(gpus))

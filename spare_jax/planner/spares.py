@@ -233,7 +233,8 @@ def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: floa
     K, every K up to ``top`` in one compiled kernel (its static capacity is ``top``); ``start`` is the P99 of
     the Poisson count of node sets away (``poisson_p99``: mean N H / group MTBF);
     ``cost(K, ttt_hours)`` at ``price`` per GPU-hour. ``stages`` (a ``stages.Stages``) says each K."""
-    from ..kernels.run import run_each, spare_capacity
+    from ..kernels.run import run_each
+    from ..kernels.run_shape import spare_capacity
     from ..model.cluster import Sampling
 
     n, gpg = cluster.groups, int(cluster.model.gpus_per_group)

@@ -354,6 +354,9 @@ def plan_compiles(args=PLAN_600K) -> dict:
                                f"{done.stderr.strip().splitlines()[-1:] or ''}")
         with open(log, encoding="utf-8") as fh:
             seen = json.load(fh)
+    if seen["compile_cache"] is not None:  # a cache hit would hide a compile: the count would be too low
+        raise RuntimeError(f"`spare-jax {' '.join(args)}` ran with the compilation cache {seen['compile_cache']}, "
+                           "not off: its compiles are not all counted")
     return {"plan_command": "spare-jax " + " ".join(a for a in args if a not in ("--json", "--quiet")),
             "plan_compiles": seen["compiles"], "plan_compile_seconds": seen["compile_seconds"],
             "plan_lowerings": seen["lowerings"], "plan_wall_seconds": seen["wall_seconds"]}

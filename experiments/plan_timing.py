@@ -1,0 +1,51 @@
+"""How long the 600k plans take as commands, from nothing compiled: wall time and XLA compiles.
+
+    PYTHONPATH=. python experiments/plan_timing.py   # about 10 minutes on 2 cores
+
+Runs each command of docs/best_600k.md as its own process with the persistent compilation cache off (so every
+program it needs is compiled, and counted through ``SPARE_JAX_COMPILE_LOG``), one after the other, and writes
+figures/plan_600k_timing.json: per command its line, wall seconds, XLA compiles and their seconds, and the
+machine's core count. Run it on a quiet machine: the wall time is what a user waits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+COMMANDS = {
+    "with_repair": ("plan", "--gpus", "600000", "--gpus-per-group", "1000", "--repair-time", "30", "--json"),
+    "with_repair_and_batch": ("plan", "--gpus", "600000", "--gpus-per-group", "1000", "--repair-time", "30",
+                              "--max-microbatches", "64", "--json"),
+}
+
+
+def main(argv=None) -> int:
+    from spare_jax.suite.bench import plan_compiles
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "figures" / "plan_600k_timing.json"))
+    ap.add_argument("--only", choices=sorted(COMMANDS), help="time one of the commands")
+    a = ap.parse_args(argv)
+    record = {"command": "python experiments/plan_timing.py", "cores": os.cpu_count(), "plans": {}}
+    for name, args in COMMANDS.items():
+        if a.only and name != a.only:
+            continue
+        seen = plan_compiles(args)
+        record["plans"][name] = seen
+        print(f"{name}: {seen['plan_wall_seconds']:.0f} s wall, {seen['plan_compiles']} compiles "
+              f"({seen['plan_compile_seconds']:.0f} s): {seen['plan_command']}", flush=True)
+    with open(a.out, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, indent=1)
+    print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
