@@ -56,3 +56,25 @@ def rng():
 # smoke runs, multi-device and multi-process checks, end-to-end command-line runs that compile many kernels).
 # `make test` skips them; `make test-all` (or `pytest`) runs everything. Each stays a real test: run with
 # `pytest -m slow` it fails when its check fails.
+
+
+# ``SPARE_JAX_TEST_COMPILES=FILE``: each test's XLA compiles and their seconds, one tab-separated line per
+# test appended to FILE.<worker> (where the suite's minutes go; off by default).
+COMPILE_PROFILE = os.environ.get("SPARE_JAX_TEST_COMPILES")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    if not COMPILE_PROFILE:
+        yield
+        return
+    import time
+
+    from spare_jax.kernels.compiles import count_compiles
+
+    t0 = time.perf_counter()
+    with count_compiles() as seen:
+        yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(f"{COMPILE_PROFILE}.{worker}", "a", encoding="utf-8") as fh:
+        fh.write(f"{item.nodeid}\t{seen.compiles}\t{seen.seconds:.2f}\t{time.perf_counter() - t0:.2f}\n")

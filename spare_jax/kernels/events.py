@@ -33,6 +33,19 @@ def row_bits(words, trial_ids, streams, width: int):
     return jnp.concatenate([first, second], axis=1)[:, : int(width)]
 
 
+def row_bits_at(words, trial_ids, streams, width: int, cols):
+    """``row_bits(words, trial_ids, streams, width)`` at the columns ``cols`` (``int32[C, K]``, each below
+    ``width``) only: O(K) per row instead of O(width), the same bits (column j < ceil(width/2) is the first
+    word of counter j, a later one the second word of counter j - ceil(width/2))."""
+    half = (int(width) + 1) // 2
+    k0, k1 = stream_key(words, jnp.asarray(streams, jnp.uint32))
+    cols = jnp.asarray(cols, jnp.int32)
+    second = cols >= half
+    pair = jnp.where(second, cols - half, cols).astype(jnp.uint32)
+    a, b = threefry2x32(k0[:, None], k1[:, None], jnp.asarray(trial_ids, jnp.uint32)[:, None], pair)
+    return jnp.where(second, b, a)
+
+
 def all_block_mins(nxt, width: int):
     """The least time of every block of ``width`` group clocks (``nxt``: ``float32[C, N]``, padded with +inf to
     whole blocks) and its first position: ``(val, idx)`` of shape ``[C, blocks]``."""

@@ -107,7 +107,7 @@ import numpy as np
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
 from ..model.runsetup import RunSetup
 from .depth import DOWN_LIST_PAD
-from .events import all_block_mins, block_min_at, block_width, min_first, on_rows, row_bits
+from .events import all_block_mins, block_min_at, block_width, min_first, on_rows, row_bits, row_bits_at
 from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list
 from .run_shape import RunParams, RunShape, run_params, run_shape
 
@@ -272,6 +272,22 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             replace = ends[:, None] & (down_r | renewed)
             return (jnp.where(replace, clock(u_r, tn[rows][:, None], scale[None, :]), nxt_r),
                     jnp.where(ends[:, None], False, down_r))
+
+        if listed and not renewed:  # only the listed down groups draw: the same bits at their columns
+            full_ends = restart_ends
+
+            def restart_ends(rows, sub, ends):
+                def from_list():
+                    nxt_r, down_r = sub
+                    pos = s["dl"][rows]  # ascending, free slots DOWN_LIST_PAD (dropped by the scatter)
+                    cols = jnp.minimum(pos, n - 1)
+                    u_r = bits_to_uniform(row_bits_at(words, ids[rows], k_wide[rows], n, cols))
+                    new = clock(u_r, tn[rows][:, None], scale[cols])
+                    pos = jnp.where(ends[:, None], pos, DOWN_LIST_PAD)
+                    at = jnp.arange(rows.shape[0])[:, None]
+                    return (nxt_r.at[at, pos].set(new, mode="drop"), jnp.where(ends[:, None], False, down_r))
+
+                return jax.lax.cond(jnp.all(s["dok"][rows] | ~ends), from_list, lambda: full_ends(rows, sub, ends))
 
         nxt, down = on_rows(rs_end, restart_ends, (nxt, down), wide_cap)
 

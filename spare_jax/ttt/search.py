@@ -45,7 +45,7 @@ from .runs import first_tau, pooled_daly, whole_run_ttt
 DEFAULT_MICROBATCHES = (1, 2, 4, 8)
 DEFAULT_RESTART_DEPTHS = (1.5, 2.0, 3.0)
 DEFAULT_TAU_FACTORS = (0.7, 1.0, 1.4)
-SEARCH_LANES = 8  # runs per kernel call: one compiled kernel per layout, whatever the stage's run count
+SEARCH_LANES = 8  # runs per kernel call: one compiled kernel per static shape (SPARe's r and m are numbers), whatever the stage's run count
 
 
 @dataclasses.dataclass(frozen=True)
