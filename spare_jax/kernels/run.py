@@ -79,6 +79,12 @@ overflow has it rebuilt from the down set when it fits again), and the same leas
 down groups (``depth.least_capacity_from_downs``, O(DOWN_LIST x groups down) per event); a step where some
 changed run's list is incomplete takes the queue test for every run. The numbers are the same either way.
 
+The step is one function per part, in this order, each reading and updating the state (``RunState``, a
+NamedTuple: the loop's carry) and the step's event: ``select`` (each run's next event and its time),
+``advance`` (the time up to it: computing, stalled, waiting for spares), ``phase_event``, ``restart_end``,
+``group_event``, ``domain_event`` (and the job-wide clock), ``spare_return``, ``depth_change``, ``stalls``,
+``phase_change`` and ``reblock`` (the block minima). A new lever is a new part, or a few lines in one.
+
 Speed. The next group event is the least of each run's block minima (blocks of about sqrt N clocks; a
 failure, a rejoin or a served spare sets one clock and recomputes its block by scatter and gather). A
 restart's end, a restart and a domain event touch every group of a run: their work is done on the runs of
@@ -109,7 +115,7 @@ from ..model.runsetup import RunSetup
 from .depth import DOWN_LIST_PAD
 from .events import all_block_mins, block_min_at, block_width, min_first, on_rows, row_bits, row_bits_at
 from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list
-from .run_shape import RunParams, RunShape, run_params, run_shape
+from .run_shape import RunParams, RunShape, RunState, run_params, run_shape
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
@@ -119,6 +125,7 @@ DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")
 WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
+
 
 
 def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
@@ -196,22 +203,26 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                   wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
 
     def cond(s):
-        return jnp.any((s["phase"] != DONE) & (s["k"] < max_events))
+        return jnp.any((s.phase != DONE) & (s.k < max_events))
 
-    def body(s):
-        s = dict(s)
-        act = (s["phase"] != DONE) & (s["k"] < max_events)
+    # One function per part of a step. Each reads and updates ``s`` (the state, as a dict) and ``e`` (this
+    # step's event: which kind each run takes, its time ``tn``, and what the event did), in this order.
+
+    def select(s, e):
+        """Each run's next event: the phase's own, a group's clock, a domain, the job, a spare's return."""
+        e["act"] = act = (s["phase"] != DONE) & (s["k"] < max_events)
         phase, t = s["phase"], s["t"]
+        e["phase"] = phase
         gmin, gb = min_first(s["bv"])  # the earliest group clock: the least of the block minima
-        gi = jnp.take_along_axis(s["bi"], gb[:, None], axis=1)[:, 0]
-        dmin, di = min_first(s["dom"])
+        e["gi"] = jnp.take_along_axis(s["bi"], gb[:, None], axis=1)[:, 0]
+        dmin, e["di"] = min_first(s["dom"])
         jt = s["job"]
-        computing = phase == COMPUTE
-        working = computing | (phase == CKPT)
+        e["computing"] = computing = phase == COMPUTE
+        e["working"] = computing | (phase == CKPT)
         # a stall in force (its end after t) holds computing back until it ends; none in force: resume = t
-        resume = jnp.maximum(t, s["stall_end"])
-        t_ck = resume + jnp.maximum(tau - s["comp"], 0.0)
-        t_w = resume + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
+        e["resume"] = resume = jnp.maximum(t, s["stall_end"])
+        e["t_ck"] = t_ck = resume + jnp.maximum(tau - s["comp"], 0.0)
+        e["t_w"] = t_w = resume + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
         t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
         t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
         if finite:  # a node set's return from hardware repair goes first at a tie
@@ -221,11 +232,16 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             t_rand = jnp.minimum(t_rand, t_hw)
         else:
             is_hw = jnp.zeros_like(act)
-        is_ph = act & ~is_hw & (t_ph <= t_rand)
-        is_g = act & ~is_hw & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
-        is_d = act & ~is_hw & ~is_ph & ~is_g & (dmin <= jt)
-        is_j = act & ~is_hw & ~is_ph & ~is_g & ~is_d
-        tn = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
+        e["is_hw"] = is_hw
+        e["is_ph"] = is_ph = act & ~is_hw & (t_ph <= t_rand)
+        e["is_g"] = is_g = act & ~is_hw & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
+        e["is_d"] = is_d = act & ~is_hw & ~is_ph & ~is_g & (dmin <= jt)
+        e["is_j"] = act & ~is_hw & ~is_ph & ~is_g & ~is_d
+        e["tn"] = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
+
+    def advance(s, e):
+        """Time moves to ``tn``: the wait for spares, the stalled and the computing time, the work done."""
+        act, phase, computing, tn, t = e["act"], e["phase"], e["computing"], e["tn"], s["t"]
         dt = jnp.maximum(tn - t, 0.0)
         if finite:
             s["spare_wait"] = jnp.where(act & (phase == RESTART) & s["spare_waiting"], s["spare_wait"] + dt,
@@ -235,179 +251,208 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         stalled = jnp.where(act & computing, jnp.maximum(jnp.minimum(tn, s["stall_end"]) - t, 0.0), 0.0)
         s["failure_stall"] = s["failure_stall"] + jnp.where(s["stall_rejoin"], 0.0, stalled)
         s["rejoin_stall"] = s["rejoin_stall"] + jnp.where(s["stall_rejoin"], stalled, 0.0)
-        dt_comp = jnp.maximum(tn - resume, 0.0)
+        dt_comp = jnp.maximum(tn - e["resume"], 0.0)
         gain = jnp.where(act & computing, dt_comp * s["rate"], 0.0)
         s["comp"] = jnp.where(act & computing, s["comp"] + dt_comp, s["comp"])
         s["compute"] = jnp.where(act & computing, s["compute"] + dt_comp, s["compute"])
         s["wu"] = s["wu"] + gain
         s["work"] = s["work"] + gain
         s["t"] = tn
-        u = bits_to_uniform(row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
-        rs_end = is_ph & (phase == RESTART)
+        e["u"] = bits_to_uniform(row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
+        rs_end = e["is_ph"] & (phase == RESTART)
         if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
-            stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
+            e["stall_now"] = stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
             rs_end = rs_end & ~stall_now
-        dom_hit = is_d & working
-        k_wide = jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32)
+        e["rs_end"] = rs_end
+        e["dom_hit"] = dom_hit = e["is_d"] & e["working"]
+        e["k_wide"] = k_wide = jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32)
         if nd:  # a domain event's repairs: one number per group
-            u_wide = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(words, ids, k_wide, n)),
-                                  lambda: jnp.full((c, n), 0.5, jnp.float32))
-        down, nxt = s["down"], s["nxt"]
+            e["u_wide"] = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(words, ids, k_wide, n)),
+                                       lambda: jnp.full((c, n), 0.5, jnp.float32))
 
-        # the phase's own event
-        start_ck = is_ph & computing
-        final_now = start_ck & (t_w <= t_ck)
+    def phase_event(s, e):
+        """The phase's own event: a checkpoint starts (the final one when the work reaches W) or ends."""
+        is_ph, computing, phase, tn = e["is_ph"], e["computing"], e["phase"], e["tn"]
+        e["start_ck"] = start_ck = is_ph & computing
+        final_now = start_ck & (e["t_w"] <= e["t_ck"])
         s["wu"] = jnp.where(final_now, work_total - s["wc"], s["wu"])
         s["final"] = s["final"] | final_now
-        ck_end = is_ph & (phase == CKPT)
+        e["ck_end"] = ck_end = is_ph & (phase == CKPT)
         s["wc"] = jnp.where(ck_end, s["wc"] + s["wu"], s["wc"])
         s["wu"] = jnp.where(ck_end, 0.0, s["wu"])
         s["ckpts"] = s["ckpts"] + ck_end
-        finished = ck_end & s["final"]
+        e["finished"] = finished = ck_end & s["final"]
         s["ttt"] = jnp.where(finished, tn, s["ttt"])
-        pro_restart = ck_end & ~s["final"] & s["pro"]
-        def restart_ends(rows, sub, ends):  # every down group replaced with a new clock (all with renewed ages)
+        e["pro_restart"] = ck_end & ~s["final"] & s["pro"]
+
+    def restart_end(s, e):
+        """A restart's end: every down group replaced with a new clock (all of them with renewed ages)."""
+        tn, k_wide = e["tn"], e["k_wide"]
+
+        def full_ends(rows, sub, ends):
             nxt_r, down_r = sub
             u_r = bits_to_uniform(row_bits(words, ids[rows], k_wide[rows], n))
             replace = ends[:, None] & (down_r | renewed)
             return (jnp.where(replace, clock(u_r, tn[rows][:, None], scale[None, :]), nxt_r),
                     jnp.where(ends[:, None], False, down_r))
 
-        if listed and not renewed:  # only the listed down groups draw: the same bits at their columns
-            full_ends = restart_ends
+        def listed_ends(rows, sub, ends):  # only the listed down groups draw: the same bits at their columns
+            def from_list():
+                nxt_r, down_r = sub
+                pos = s["dl"][rows]  # ascending, free slots DOWN_LIST_PAD (dropped by the scatter)
+                cols = jnp.minimum(pos, n - 1)
+                u_r = bits_to_uniform(row_bits_at(words, ids[rows], k_wide[rows], n, cols))
+                new = clock(u_r, tn[rows][:, None], scale[cols])
+                pos = jnp.where(ends[:, None], pos, DOWN_LIST_PAD)
+                at = jnp.arange(rows.shape[0])[:, None]
+                return (nxt_r.at[at, pos].set(new, mode="drop"), jnp.where(ends[:, None], False, down_r))
 
-            def restart_ends(rows, sub, ends):
-                def from_list():
-                    nxt_r, down_r = sub
-                    pos = s["dl"][rows]  # ascending, free slots DOWN_LIST_PAD (dropped by the scatter)
-                    cols = jnp.minimum(pos, n - 1)
-                    u_r = bits_to_uniform(row_bits_at(words, ids[rows], k_wide[rows], n, cols))
-                    new = clock(u_r, tn[rows][:, None], scale[cols])
-                    pos = jnp.where(ends[:, None], pos, DOWN_LIST_PAD)
-                    at = jnp.arange(rows.shape[0])[:, None]
-                    return (nxt_r.at[at, pos].set(new, mode="drop"), jnp.where(ends[:, None], False, down_r))
+            return jax.lax.cond(jnp.all(s["dok"][rows] | ~ends), from_list, lambda: full_ends(rows, sub, ends))
 
-                return jax.lax.cond(jnp.all(s["dok"][rows] | ~ends), from_list, lambda: full_ends(rows, sub, ends))
+        ends = listed_ends if listed and not renewed else full_ends
+        e["nxt"], e["down"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"]), wide_cap)
 
-        nxt, down = on_rows(rs_end, restart_ends, (nxt, down), wide_cap)
-
-        # a group's clock: a failure, or the rejoin of a repaired group
+    def group_event(s, e):
+        """A group's clock: a failure (a spare taken or a ticket, with a finite pool), or a rejoin."""
+        is_g, gi, tn, u, working, down, nxt = e["is_g"], e["gi"], e["tn"], e["u"], e["working"], e["down"], e["nxt"]
         was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
-        fail = is_g & ~was_down
-        rejoin = is_g & was_down
+        e["fail"] = fail = is_g & ~was_down
+        e["rejoin"] = rejoin = is_g & was_down
         g_scale = scale[gi]
         if finite:  # the failed group takes a free spare, or waits (its ticket: first come, first served)
             has_spare = s["free"] > 0
             fail_wait = fail & ~has_spare
-            free = s["free"] - (fail & has_spare)
-            ticket = s["ticket"].at[lanes, gi].set(jnp.where(fail_wait, s["tickets"], s["ticket"][lanes, gi]))
-            tickets = s["tickets"] + fail_wait
-            nwait = s["nwait"] + fail_wait
+            e["free"] = s["free"] - (fail & has_spare)
+            e["ticket"] = s["ticket"].at[lanes, gi].set(jnp.where(fail_wait, s["tickets"], s["ticket"][lanes, gi]))
+            e["tickets"] = s["tickets"] + fail_wait
+            e["nwait"] = s["nwait"] + fail_wait
             # a new ticket's wait starts now
-            wait_from = s["wait_from"].at[lanes, gi].set(jnp.where(fail_wait, tn, s["wait_from"][lanes, gi]))
+            e["wait_from"] = s["wait_from"].at[lanes, gi].set(jnp.where(fail_wait, tn, s["wait_from"][lanes, gi]))
             g_repair = jnp.where(working & has_spare, repair_end(u[:, 0], tn), inf)
         else:
             g_repair = jnp.where(working, repair_end(u[:, 0], tn), inf)
         g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale), g_repair)
-        nxt = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
-        down = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
+        e["nxt"] = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
+        e["down"] = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
         s["failures"] = s["failures"] + fail
-        pushed = fail.astype(jnp.int32)  # node sets sent to hardware repair at this event
+        e["pushed"] = fail.astype(jnp.int32)  # node sets sent to hardware repair at this event
 
-        # a domain event: its up members go down as one event (nothing during a restart)
+    def domain_event(s, e):
+        """A failure domain: its up members go down as one event (nothing during a restart); the job-wide
+        clock's next event."""
+        tn, u = e["tn"], e["u"]
         if nd:
-            members = jnp.any(dom_idx[None, :, :] == di[:, None, None], axis=1) & ~down & dom_hit[:, None]
+            di, dom_hit, down, nxt, u_wide = e["di"], e["dom_hit"], e["down"], e["nxt"], e["u_wide"]
+            e["members"] = members = jnp.any(dom_idx[None, :, :] == di[:, None, None], axis=1) & ~down & dom_hit[:, None]
             if finite:  # the first ``free`` of them by physical id take spares, the others wait in that order
+                free, tickets = e["free"], e["tickets"]
                 hit = members.sum(axis=1, dtype=jnp.int32)
                 rank = (jnp.cumsum(members[:, pos_of], axis=1, dtype=jnp.int32) - 1)[:, ring_idx]
                 served = members & (rank < free[:, None])
                 queued = members & ~served
                 nxt = jnp.where(served, repair_end(u_wide, tn[:, None]), jnp.where(queued, inf, nxt))
-                ticket = jnp.where(queued, tickets[:, None] + rank - free[:, None], ticket)
-                wait_from = jnp.where(queued, tn[:, None], wait_from)
-                nwait = nwait + jnp.maximum(hit - free, 0)
-                tickets = tickets + jnp.maximum(hit - free, 0)
-                free = jnp.maximum(free - hit, 0)
-                pushed = pushed + hit
+                e["ticket"] = jnp.where(queued, tickets[:, None] + rank - free[:, None], e["ticket"])
+                e["wait_from"] = jnp.where(queued, tn[:, None], e["wait_from"])
+                e["nwait"] = e["nwait"] + jnp.maximum(hit - free, 0)
+                e["tickets"] = tickets + jnp.maximum(hit - free, 0)
+                e["free"] = jnp.maximum(free - hit, 0)
+                e["pushed"] = e["pushed"] + hit
             else:
                 nxt = jnp.where(members, repair_end(u_wide, tn[:, None]), nxt)
-            down = down | members
+            e["nxt"], e["down"] = nxt, down | members
             s["failures"] = s["failures"] + members.sum(axis=1)
             new_dom = tn - jnp.log1p(-u[:, 1]) * dom_mean[di]
             which = jnp.arange(nd, dtype=jnp.int32)[None, :] == di[:, None]
-            s["dom"] = jnp.where(which & is_d[:, None], new_dom[:, None], s["dom"])
-        s["job"] = jnp.where(is_j, tn - jnp.log1p(-u[:, 1]) * job_mean, s["job"])
+            s["dom"] = jnp.where(which & e["is_d"][:, None], new_dom[:, None], s["dom"])
+        else:
+            e["members"] = None
+        s["job"] = jnp.where(e["is_j"], tn - jnp.log1p(-u[:, 1]) * job_mean, s["job"])
 
-        serve_last = None
-        if finite:
-            # every group failure sends its node set away for exactly H: appended to the ring of return times
-            # (they return in the order they left, H being the same for all)
-            head, count = s["ret_head"], s["ret_count"]
-            tail = (head + count) % slots
-            ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
-            if nd:  # a domain event sends several
-                def several(ret):
-                    rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
-                    return jnp.where((rel < pushed[:, None]) & (pushed > 1)[:, None], (tn + hw)[:, None], ret)
+    def spare_return(s, e):
+        """A finite pool: every group failure sends its node set away for exactly H (appended to the ring of
+        return times: they return in the order they left, H being the same for all); a node set's return
+        gives the pool a spare, which the first waiting group takes, and starts its repair (none during a
+        restart or without repair: it holds the spare, down, until the restart ends)."""
+        e["serve_last"] = e["serve_at"] = None
+        if not finite:
+            return
+        tn, u, is_hw, pushed, phase = e["tn"], e["u"], e["is_hw"], e["pushed"], e["phase"]
+        head, count = s["ret_head"], s["ret_count"]
+        tail = (head + count) % slots
+        ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
+        if nd:  # a domain event sends several
+            def several(ret):
+                rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
+                return jnp.where((rel < pushed[:, None]) & (pushed > 1)[:, None], (tn + hw)[:, None], ret)
 
-                ret = jax.lax.cond(jnp.any(pushed > 1), several, lambda x: x, ret)
-            s["ret"] = ret
-            count = count + pushed
-            # a node set returns: the pool gains a spare; the first waiting group takes it, and starts its
-            # repair (none during a restart or without repair: it holds the spare, down, until the restart ends)
-            s["ret_head"] = jnp.where(is_hw, (head + 1) % slots, head)
-            s["ret_count"] = count - is_hw
-            serve = is_hw & (nwait > 0)
-            ti = jax.lax.cond(jnp.any(serve), lambda: min_first(ticket)[1], lambda: jnp.zeros((c,), jnp.int32))
-            free = free + (is_hw & ~serve)
-            ticket = ticket.at[lanes, ti].set(jnp.where(serve, no_ticket, ticket[lanes, ti]))
-            serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
-            nxt = nxt.at[lanes, ti].set(jnp.where(serve, serve_repair, nxt[lanes, ti]))
-            serve_at = serve
-            nwait = nwait - serve
-            # during the stall, the last waiting group served ends the restart now (its end is the next event)
-            serve_last = serve & s["spare_waiting"] & (nwait == 0)
-            # the longest wait for a spare: the served group's wait ends now
-            waited = jnp.where(serve, tn - wait_from[lanes, ti], 0.0)
-            s["wait_max"] = jnp.maximum(s["wait_max"], waited)
-            s["wait_from"], s["nwait"] = wait_from, nwait
-            s["free"], s["ticket"], s["tickets"] = free, ticket, tickets
-            s["spare_waiting"] = (s["spare_waiting"] | stall_now) & ~rs_end
+            ret = jax.lax.cond(jnp.any(pushed > 1), several, lambda x: x, ret)
+        s["ret"] = ret
+        count = count + pushed
+        s["ret_head"] = jnp.where(is_hw, (head + 1) % slots, head)
+        s["ret_count"] = count - is_hw
+        nwait, ticket, wait_from = e["nwait"], e["ticket"], e["wait_from"]
+        serve = is_hw & (nwait > 0)
+        e["ti"] = ti = jax.lax.cond(jnp.any(serve), lambda: min_first(ticket)[1], lambda: jnp.zeros((c,), jnp.int32))
+        s["free"] = e["free"] + (is_hw & ~serve)
+        s["ticket"] = ticket.at[lanes, ti].set(jnp.where(serve, no_ticket, ticket[lanes, ti]))
+        serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
+        e["nxt"] = e["nxt"].at[lanes, ti].set(jnp.where(serve, serve_repair, e["nxt"][lanes, ti]))
+        e["serve_at"] = serve
+        nwait = nwait - serve
+        # during the stall, the last waiting group served ends the restart now (its end is the next event)
+        e["serve_last"] = serve & s["spare_waiting"] & (nwait == 0)
+        # the longest wait for a spare: the served group's wait ends now
+        waited = jnp.where(serve, tn - wait_from[lanes, ti], 0.0)
+        s["wait_max"] = jnp.maximum(s["wait_max"], waited)
+        s["wait_from"], s["nwait"], s["tickets"] = wait_from, nwait, e["tickets"]
+        s["spare_waiting"] = (s["spare_waiting"] | e["stall_now"]) & ~e["rs_end"]
 
-        # depth after a change of the groups up while computing or checkpointing
-        changed = (is_g | dom_hit) & working
+    def depth_change(s, e):
+        """The depth after a change of the groups up while computing or checkpointing: a wipe-out, the new
+        work rate, a proactive checkpoint at D_max."""
+        rs_end, fail, rejoin, members = e["rs_end"], e["fail"], e["rejoin"], e["members"]
+        e["changed"] = changed = (e["is_g"] | e["dom_hit"]) & e["working"]
         dk = jnp.where(rs_end, 0, s["dk"]) + fail - rejoin
         if nd:
             dk = dk + members.sum(axis=1, dtype=jnp.int32)
         s["dk"] = dk
         if listed:
-            wiped, rate, depth = listed_rate(s, down, changed, (rs_end, fail, rejoin, gi, dk),
-                                              members if nd else None, shape, rm)
+            wiped, new_rate, new_depth = listed_rate(s, e["down"], changed, (rs_end, fail, rejoin, e["gi"], dk), members,
+                                               shape, rm)
         else:
-            wiped, rate, depth = counted_rate(down, dk, gi, jnp.any(dom_hit) if nd else None, shape, rm)
-        wipe = changed & wiped
-        s["rate"] = jnp.where(changed & ~wiped, rate, jnp.where(rs_end, rate0, s["rate"]))
-        s["depth"] = jnp.where(changed & ~wiped, depth, jnp.where(rs_end, depth0, s["depth"]))
-        hit_max = changed & ~wiped & (depth >= d_max)
-        pro_ck = hit_max & computing
-        s["pro"] = s["pro"] | pro_ck | (hit_max & (phase == CKPT) & ~s["final"])
-        job_hit = is_j & working
+            wiped, new_rate, new_depth = counted_rate(e["down"], dk, e["gi"], jnp.any(e["dom_hit"]) if nd else None,
+                                                shape, rm)
+        e["wiped"] = wiped
+        e["wipe"] = changed & wiped
+        s["rate"] = jnp.where(changed & ~wiped, new_rate, jnp.where(rs_end, rate0, s["rate"]))
+        s["depth"] = jnp.where(changed & ~wiped, new_depth, jnp.where(rs_end, depth0, s["depth"]))
+        hit_max = changed & ~wiped & (new_depth >= d_max)
+        e["pro_ck"] = pro_ck = hit_max & e["computing"]
+        s["pro"] = s["pro"] | pro_ck | (hit_max & (e["phase"] == CKPT) & ~s["final"])
 
-        # stalls: a failure survived without a restart (nor a proactive checkpoint, started or in progress)
-        # pauses the job until S after it, a return from repair until S_j after it, whichever end is later
-        # (the later end's cause is charged); a restart ends any stall
-        survived = changed & ~wiped & ~s["pro"]
-        downed = fail | (jnp.any(members, axis=1) if nd else False)  # a group's failure, or a domain event's
+    def stalls(s, e):
+        """A failure survived without a restart (nor a proactive checkpoint, started or in progress) pauses
+        the job until S after it, a return from repair until S_j after it, whichever end is later (the later
+        end's cause is charged); a restart ends any stall (``phase_change``)."""
+        tn, members = e["tn"], e["members"]
+        survived = e["changed"] & ~e["wiped"] & ~s["pro"]
+        downed = e["fail"] | (jnp.any(members, axis=1) if nd else False)  # a group's failure, or a domain event's
         fail_stall = survived & downed
-        rejoin_stall = survived & rejoin
+        rejoin_stall = survived & e["rejoin"]
         end_f = jnp.where(fail_stall, tn + stall_f, -inf)
         end_j = jnp.where(rejoin_stall, tn + stall_j, -inf)
         later_j = end_j > jnp.maximum(s["stall_end"], end_f)
         later_f = (end_f >= s["stall_end"]) & fail_stall
         s["stall_rejoin"] = jnp.where(later_j, True, jnp.where(later_f, False, s["stall_rejoin"]))
         s["stall_end"] = jnp.maximum(s["stall_end"], jnp.maximum(end_f, end_j))
-        # phase changes
-        to_restart = wipe | job_hit | pro_restart
+
+    def phase_change(s, e):
+        """The next phase: a checkpoint, computing again, done, or a restart (a wipe-out, a job-wide failure,
+        a proactive restart after its checkpoint), which loses the work since the last checkpoint."""
+        tn, phase, rs_end, start_ck, pro_ck, ck_end = e["tn"], e["phase"], e["rs_end"], e["start_ck"], e["pro_ck"], e["ck_end"]
+        finished, pro_restart, wipe = e["finished"], e["pro_restart"], e["wipe"]
+        e["job_hit"] = job_hit = e["is_j"] & e["working"]
+        e["to_restart"] = to_restart = wipe | job_hit | pro_restart
         new_phase = phase
         new_phase = jnp.where(start_ck | pro_ck, CKPT, new_phase)
         new_phase = jnp.where(ck_end & ~finished & ~pro_restart, COMPUTE, new_phase)
@@ -416,7 +461,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         new_phase = jnp.where(to_restart, RESTART, new_phase)
         s["pend"] = jnp.where(start_ck | pro_ck, tn + cost, jnp.where(to_restart, tn + restart, s["pend"]))
         if finite:
-            s["pend"] = jnp.where(stall_now, inf, jnp.where(serve_last, tn, s["pend"]))
+            s["pend"] = jnp.where(e["stall_now"], inf, jnp.where(e["serve_last"], tn, s["pend"]))
         s["comp"] = jnp.where(start_ck | pro_ck | to_restart | rs_end, 0.0, s["comp"])
         s["stall_end"] = jnp.where(to_restart, jnp.minimum(s["stall_end"], tn), s["stall_end"])
         s["lost"] = s["lost"] + jnp.where(to_restart, s["wu"], 0.0)
@@ -427,30 +472,39 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["wipeouts"] = s["wipeouts"] + wipe
         s["job_failures"] = s["job_failures"] + job_hit
         s["proactive_restarts"] = s["proactive_restarts"] + pro_restart
-        # the block minima: the block of the one clock a group's event or a served spare set, or all of them
-        # in a run that changed several (a restart, a domain event); repairs in flight are cancelled
-        one = jnp.where(is_g, gi, jnp.where(serve_at, ti, 0)) if finite else gi
+        s["phase"] = new_phase
+
+    def reblock(s, e):
+        """The block minima: the block of the one clock a group's event or a served spare set, or all of them
+        in a run that changed several (a restart, a domain event); a restart cancels the repairs in flight."""
+        is_g, gi, nxt, down, to_restart = e["is_g"], e["gi"], e["nxt"], e["down"], e["to_restart"]
+        one = jnp.where(is_g, gi, jnp.where(e["serve_at"], e["ti"], 0)) if finite else gi
         bv1, bi1 = block_min_at(nxt, one, width)
         blk = one // width
         bv, bi = s["bv"].at[lanes, blk].set(bv1), s["bi"].at[lanes, blk].set(bi1)
-        wide = rs_end | to_restart
+        wide = e["rs_end"] | to_restart
         if nd:
-            wide = wide | dom_hit
+            wide = wide | e["dom_hit"]
 
-        def reblock(rows, sub, sub_wide):
+        def every_block(rows, sub, sub_wide):
             nxt_r, bv_r, bi_r = sub
             nxt_r = jnp.where(to_restart[rows][:, None] & down[rows] & sub_wide[:, None], inf, nxt_r)
             bv_n, bi_n = all_block_mins(nxt_r, width)
             keep = ~sub_wide[:, None]
             return nxt_r, jnp.where(keep, bv_r, bv_n), jnp.where(keep, bi_r, bi_n)
 
-        nxt, s["bv"], s["bi"] = on_rows(wide, reblock, (nxt, bv, bi), wide_cap)
-        s["phase"] = new_phase
-        s["down"], s["nxt"] = down, nxt
-        s["k"] = s["k"] + act
-        return s
+        s["nxt"], s["bv"], s["bi"] = on_rows(wide, every_block, (nxt, bv, bi), wide_cap)
+        s["down"] = down
+        s["k"] = s["k"] + e["act"]
 
-    s = jax.lax.while_loop(cond, body, st)
+    def body(state):
+        s, e = state._asdict(), {}
+        for part in (select, advance, phase_event, restart_end, group_event, domain_event, spare_return, depth_change,
+                     stalls, phase_change, reblock):
+            part(s, e)
+        return RunState(**s)
+
+    s = jax.lax.while_loop(cond, body, RunState(**st))._asdict()
     out = {name: s[name].astype(jnp.float32) for name in OUTPUTS if name != "events"}
     out["events"] = s["k"].astype(jnp.float32)
     out["censored"] = (s["phase"] != DONE)
