@@ -66,6 +66,8 @@ def _strip(obj):
 
 
 def run_case(name: str) -> dict:
+    # one device, and XLA's default optimisation level (not the suite's level 0, which moves float32
+    # transcendentals in their last bits): the goldens check the numbers a user's command prints, exactly
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
     proc = subprocess.run([sys.executable, "-m", "spare_jax", *CASES[name], "--json", "--quiet"],
                           capture_output=True, text=True, env=env, timeout=600, cwd=os.path.dirname(HERE))
