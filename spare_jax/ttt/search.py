@@ -10,8 +10,9 @@ where they decide something:
 1. *Pilot* (every layout: scheme, r, m, repair time): ``Budget.screen_runs`` runs of ``W x
    Budget.screen_work`` at a first interval (Daly's for the cluster's failure rate times r). Their measured
    interruptions per computing minute give each layout Daly's interval.
-   Every stage before the reports runs the kernel alone, run by run (``kernels.run.run_each``: a layout
-   compiles in about a third of the time of the exact-sum driver), and ranks by the mean.
+   Every stage before the reports runs the kernel alone, run by run (``kernels.run.run_each``: it
+   compiles in about a third of the time of the exact-sum driver, and SPARe's layouts share one compile, as
+   do elastic's: r and m are numbers of the run), and ranks by the mean.
 2. *Screen* (every candidate: each layout with every D_max): the same runs at that interval. The best third
    of each scheme's candidates go on.
 3. *Interval* (each survivor at tau x ``SearchSpace.tau_factors``, and at W -- a single final checkpoint --
