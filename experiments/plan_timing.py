@@ -31,9 +31,15 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "figures" / "plan_600k_timing.json"))
-    ap.add_argument("--only", choices=sorted(COMMANDS), help="time one of the commands")
+    ap.add_argument("--only", choices=sorted(COMMANDS), help="time one of the commands (the other's figures in --out are kept)")
     a = ap.parse_args(argv)
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    if not os.path.isdir(out_dir) or not os.access(out_dir, os.W_OK):  # refused before minutes of plans
+        ap.error(f"--out {a.out}: cannot write there")
     record = {"command": "python experiments/plan_timing.py", "cores": os.cpu_count(), "plans": {}}
+    if a.only and os.path.exists(a.out):  # one plan re-timed: the other keeps its figures
+        with open(a.out, encoding="utf-8") as fh:
+            record["plans"] = json.load(fh).get("plans", {})
     for name, args in COMMANDS.items():
         if a.only and name != a.only:
             continue
