@@ -61,7 +61,7 @@ import numpy as np
 from . import exact_sums as devsum
 from .driver import (
     Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
-from .events import block_width, min_first, row_bits
+from .events import all_block_mins, block_width, min_first, row_bits
 from ..model.failures import (
     FailureModel, bits_to_uniform, check_positive, exponential_from_bits, trial_bits)
 from ..model.cluster import Sampling
@@ -184,15 +184,6 @@ def _static_tables(placement: Placement, model: FailureModel, scenario):
     return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
 
 
-def _block_mins(leaves, width: int):
-    """Least time of every block of ``width`` leaves (``leaves``: ``float32[L, P]``, P a multiple of
-    ``width``) and its leaf index: ``(val, idx)`` of shape ``[L, P // width]`` (ties to the left, like
-    ``argmin``)."""
-    lanes, p = leaves.shape
-    val, j = min_first(leaves.reshape(lanes, p // width, width))
-    return val, j + width * jnp.arange(p // width, dtype=jnp.int32)[None, :]
-
-
 def _depth_of_down(down, placement, microbatches: int = 1):
     """d*(down set) per lane (``down``: ``bool[L, N]`` in ring positions, no shard lost): 1 when nothing is
     down; for ``stacked`` the least d in 2..r-1 passing the queue test (``depth.feasible_stacked``), else r;
@@ -298,7 +289,7 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
             * jnp.asarray(params.job_mean, jnp.float32)
     else:
         init_job = jnp.full((c,), inf)
-    init_bv, init_bi = _block_mins(init_t, width)
+    init_bv, init_bi = all_block_mins(init_t, width)
     rows = jnp.arange(lanes)
     base = rows * size
     lane_blocks = rows * nb
@@ -346,7 +337,7 @@ def repair_kernel(words, trial_ids, params: EpochParams, shape: EpochShape, lane
             hit = member & ~down & is_dom[:, None]
             rep = td[:, None] + repair_time(bits_to_uniform(row_bits(words, ids, DOMAIN_REPAIR_STREAM + ev, n)))
             lt = lt.at[:, :n].set(jnp.where(hit, rep, lt[:, :n]))
-            bv, bi = _block_mins(lt, width)
+            bv, bi = all_block_mins(lt, width)
             down = down | hit
             nfail = nfail + hit.sum(axis=1, dtype=jnp.int32)
             new_clock = td + exponential_from_bits(bits[:, 1]) * dom_mean_j[k]
