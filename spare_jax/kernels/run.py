@@ -128,7 +128,7 @@ WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wai
 
 
 
-def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
+def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events=DEFAULT_MAX_EVENTS):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
     per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
@@ -139,6 +139,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     without a finite pool; kept per run, not summed by ``simulate_runs``)."""
     from .repair import sample_repair
 
+    max_events = jnp.asarray(max_events, jnp.int32)  # traced (a number of the call): a new limit compiles nothing
     n = shape.groups
     c = run_ids.shape[0]
     scale = jnp.asarray(params.scale, jnp.float32)
@@ -518,9 +519,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
 
 @functools.lru_cache(maxsize=128)
-def jitted_run_kernel(shape: RunShape, max_events: int = DEFAULT_MAX_EVENTS):
-    """``run_kernel`` compiled for one shape: ``fn(words, run_ids, total, params)``."""
-    return jax.jit(functools.partial(run_kernel, shape=shape, max_events=max_events))
+def jitted_run_kernel(shape: RunShape):
+    """``run_kernel`` compiled for one shape: ``fn(words, run_ids, total, params, max_events=...)``, every
+    number traced (the event limit too)."""
+    return jax.jit(functools.partial(run_kernel, shape=shape))
 
 
 def _reduce(out, valid):
@@ -578,6 +580,22 @@ def _width(shape: RunShape) -> int:
     return shape.groups if shape.spare_capacity is None else 2 * shape.groups + shape.spare_capacity
 
 
+MIN_CHUNK = 256  # runs per device in the least default chunk (see ``default_chunk``)
+MAX_CHUNK = 2048  # runs per device in the largest
+
+
+def default_chunk(runs: int, width: int, ndev: int = 1) -> int:
+    """The chunk ``simulate_runs`` takes when none is given: a power of 2 of runs per device, at least
+    ``MIN_CHUNK`` and at most ``MAX_CHUNK`` (fewer where ``width`` numbers per run would pass 2^20 per device:
+    memory), times the devices. The array shapes, so the compiled program, are then the same for every
+    count of runs up to the least chunk, and for any two counts that round to the same power: the pilot runs
+    that choose tau and the runs that follow, or the candidates of a plan, share one compile. Padding runs
+    are done at once, so a small count costs little more; the results never depend on the chunk."""
+    cap = 1 << int(math.log2(max(1, min(MAX_CHUNK, 2**20 // max(1, width)))))
+    want = 1 << max(0, math.ceil(math.log2(max(1, -(-int(runs) // ndev)))))
+    return min(cap, max(MIN_CHUNK, want)) * ndev
+
+
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """``sampling.count`` whole training runs of ``setup`` (``model.cluster.Sampling``: seed, chunk size,
     devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
@@ -592,13 +610,13 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     chunk = sampling.chunk_size
     shape = run_shape(setup)
     width = _width(shape)
-    if chunk is None:  # no more lanes than runs; up to 2048 of them (fewer at large N: memory)
-        chunk = min(-(-runs // ndev) * ndev, max(ndev, min(2048, 2**20 // width)))
-    fn = jitted_run_kernel(shape, int(max_events))
-    aux = (words, np.uint32(runs), run_params(setup))
+    if chunk is None:
+        chunk = default_chunk(runs, width, ndev)
+    fn = jitted_run_kernel(shape)
+    aux = (words, np.uint32(runs), run_params(setup), np.int32(max_events))
 
     def per_trial(aux, ids):
-        return fn(aux[0], ids, aux[1], aux[2])
+        return fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])
 
     limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
     params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
@@ -608,7 +626,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
                                          desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
                                          progress=sampling.progress, out_dir=sampling.out_dir, params=params,
                                          bytes_per_item=64),
-                               aux=aux, cache_key=("runs", shape, int(max_events)))
+                               aux=aux, cache_key=("runs", shape))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
                          "the parameters are outside the range the model handles)")
@@ -630,15 +648,15 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS, ca
     runs = int(sampling.count)
     words = as_uint32_key_words(int(sampling.seed))
     shape = run_shape(setup, capacity)
-    fn = jitted_run_kernel(shape, int(max_events))
-    params = run_params(setup)
+    fn = jitted_run_kernel(shape)
+    params, limit = run_params(setup), np.int32(max_events)
     parts = []
 
     def consume(index, host, saved=None):
         parts.append(host)
         return {}
 
-    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), params), runs, consume,
+    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), params, max_events=limit), runs, consume,
                 Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
                           sampling.progress, bytes_per_item=64))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
