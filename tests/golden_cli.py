@@ -65,15 +65,40 @@ def _strip(obj):
     return obj
 
 
-def run_case(name: str) -> dict:
-    # one device, and XLA's default optimisation level (not the suite's level 0, which moves float32
-    # transcendentals in their last bits): the goldens check the numbers a user's command prints, exactly
+def run_cases(names) -> dict:
+    """``{name: --json output}`` of the cases ``names``, run one after the other by ``spare_jax.cli.main`` in one
+    fresh Python process: one device, and XLA's default optimisation level (not the suite's level 0, which
+    moves float32 transcendentals in their last bits): the goldens check the numbers a user's command prints,
+    exactly. One process for several cases saves a start and an import of JAX per case; a number that
+    depended on what ran before it in the process would be a bug, and would show here."""
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=1")
-    proc = subprocess.run([sys.executable, "-m", "spare_jax", *CASES[name], "--json", "--quiet"],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=os.path.dirname(HERE))
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--print", *names], capture_output=True,
+                          text=True, env=env, timeout=900, cwd=os.path.dirname(HERE))
     if proc.returncode != 0:
-        raise RuntimeError(f"{name}: exit {proc.returncode}: {proc.stderr.strip()[-500:]}")
-    return _strip(json.loads(proc.stdout))
+        raise RuntimeError(f"{', '.join(names)}: exit {proc.returncode}: {proc.stderr.strip()[-800:]}")
+    return json.loads(proc.stdout)
+
+
+def run_case(name: str) -> dict:
+    return run_cases([name])[name]
+
+
+def _print_cases(names):
+    """The child of ``run_cases``: each case's ``--json --quiet`` through the command's own entry point."""
+    import contextlib
+    import io
+
+    from spare_jax.cli import main
+
+    out = {}
+    for name in names:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = main([*CASES[name], "--json", "--quiet"])
+        if code != 0:
+            sys.exit(f"{name}: exit {code}")
+        out[name] = _strip(json.loads(buf.getvalue()))
+    json.dump(out, sys.stdout)
 
 
 def golden(name: str) -> dict:
@@ -82,6 +107,9 @@ def golden(name: str) -> dict:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--print"]:
+        _print_cases(sys.argv[2:])
+        sys.exit(0)
     if not sys.argv[1:] or sys.argv[1] != "--write" or any(a not in CASES for a in sys.argv[2:]):
         sys.exit("usage: python tests/golden_cli.py --write [CASE ...]")
     os.makedirs(GOLDEN, exist_ok=True)

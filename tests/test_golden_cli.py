@@ -15,7 +15,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from golden_cli import CASES, golden, run_case  # noqa: E402
+from golden_cli import CASES, golden, run_case, run_cases  # noqa: E402
 
 REL = 1e-12
 
@@ -55,9 +55,23 @@ SLOW_CASES = ("wipeout_scenario", "wipeout_repair", "overhead_microbatches", "pl
               "optimize_curves", "optimize_repair", "plan_failure_log", "plan_scenario", "plan_sensitivity")
 
 
-@pytest.mark.parametrize("name", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CASES else c
-                                  for c in sorted(CASES)])
+FAST_CASES = tuple(c for c in sorted(CASES) if c not in SLOW_CASES)
+
+
+def _check(got, name):
+    got = json.loads(json.dumps(got))  # the same float round trip as the recorded file
+    return [f"{name}: {d}" for d in differences(got, golden(name))]
+
+
+def test_json_unchanged_fast_cases():
+    """The fast tier's cases, in one process (see ``golden_cli.run_cases``): every difference of every case."""
+    got = run_cases(FAST_CASES)
+    diff = [d for name in FAST_CASES for d in _check(got[name], name)]
+    assert not diff, "; ".join(diff[:20])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SLOW_CASES)
 def test_json_unchanged(name):
-    got = json.loads(json.dumps(run_case(name)))  # the same float round trip as the recorded file
-    diff = differences(got, golden(name))
-    assert not diff, f"{name}: " + "; ".join(diff[:10])
+    diff = _check(run_case(name), name)
+    assert not diff, "; ".join(diff[:10])
