@@ -31,11 +31,13 @@ quick: run  ## the same as make run (kept for older instructions)
 figures: $(STAMP)  ## the full suite (about 25-40 minutes on 2 cores): rewrites the tracked figures/
 	$(PY) -m spare_jax run --full
 
+# Tests that run one compiled program carry the same xdist_group mark and run on one worker (loadgroup), which
+# compiles it once; the others are shared out as they come.
 test: $(TSTAMP)  ## the test suite without the slow tier (one worker per core, at most 4: mostly JAX compiles)
-	$(PY) -m pytest -q -n auto --maxprocesses=4 -m "not slow"
+	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup -m "not slow"
 
 test-all: $(TSTAMP)  ## every test, the slow tier included (N = 600 statistics, smoke runs, multi-process)
-	$(PY) -m pytest -q -n auto --maxprocesses=4
+	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup
 
 bench: $(TSTAMP)
 	$(PY) -m spare_jax bench

@@ -17,13 +17,14 @@ from spare_jax.model.runsetup import RunSetup
 from spare_jax.model.training import Training
 
 
-def _setup(repair, restart=10.0, cost=2.0, tau=60.0, n=8) -> RunSetup:
+def _setup(repair, restart=10.0, cost=2.0, tau=60.0, n=16) -> RunSetup:
     model = FailureModel(system_mtbf_min=300.0 / n, reference_gpus=1000.0 * n)
     cluster = Cluster(groups=n, model=model, repair=repair)
     training = Training(work_hours=4.0, ckpt_cost_min=cost, restart_min=restart, reference_gpus=1000.0 * n)
     return RunSetup.build(cluster, training, "spare", 2, tau)
 
 
+@pytest.mark.xdist_group("spare16-exp-pool")  # the shape and chunk of tests/test_runs.py's spare pool comparison
 def test_changed_costs_compile_nothing_in_whole_runs():
     base = _setup(Repair(30.0, "exp", spares=2, hardware_repair_min=120.0))
     sampling = Sampling(count=16, seed=3, chunk_size=16)
@@ -39,9 +40,10 @@ def test_changed_costs_compile_nothing_in_whole_runs():
         outs = [run_each(s, sampling) for s in changed]
     assert (seen.compiles, seen.lowerings) == (0, 0)
     assert all((o["ttt"] != first["ttt"]).any() for o in outs)  # each number reached the kernel
-    simulate_runs(base, sampling)
+    summed = dataclasses.replace(sampling, chunk_size=512)
+    simulate_runs(base, summed)
     with count_compiles() as seen:
-        simulate_runs(changed[1], sampling)
+        simulate_runs(changed[1], summed)
     assert (seen.compiles, seen.lowerings) == (0, 0)
 
 
@@ -85,6 +87,7 @@ def test_the_cache_keeps_every_program_however_quick_its_compile():
     assert jax.config.jax_persistent_cache_min_compile_time_secs == MIN_COMPILE_SECONDS == 0.0
 
 
+@pytest.mark.xdist_group("spare16-exp-pool")
 def test_bench_counts_the_compiles_of_whole_runs():
     """``bench``'s count (the persistent cache off): a call that changes only C, R, D, tau or a stall compiles
     nothing; the first call's compiles are reported beside it (0 here when this process compiled that shape)."""
@@ -92,7 +95,7 @@ def test_bench_counts_the_compiles_of_whole_runs():
 
     import jax
 
-    out = runs_compiles(_setup(Repair(30.0, "exp", spares=2, hardware_repair_min=120.0)), Sampling(16, 3, 16))
+    out = runs_compiles(_setup(Repair(30.0, "exp", spares=2, hardware_repair_min=120.0)), Sampling(16, 3, 512))
     assert out["runs_compiles_changed_costs"] == 0 and out["runs_compiles_first_call"] >= 0
     assert out["runs_changed_costs"] == sorted(CHANGED_COSTS) and len(CHANGED_COSTS) >= 5
     assert jax.config.jax_enable_compilation_cache  # put back

@@ -68,10 +68,11 @@ def test_results_do_not_depend_on_the_chunk():
     assert a["sums"] == b["sums"] and a["runs"] == b["runs"] == 40
 
 
+@pytest.mark.xdist_group("spare16-fixed")  # the program of tests/test_stall_reference.py's fast case (1000 runs)
 def test_censored_runs_are_refused():
     s = _setup(repair=Repair(100.0))
-    raw = simulate_runs(s, Sampling(count=4), max_events=10)
-    assert raw["censored"] == 4
+    raw = simulate_runs(s, Sampling(count=1000), max_events=10)
+    assert raw["censored"] == 1000
     with pytest.raises(ValueError, match="did not finish"):
         summarize(raw)
 
@@ -136,6 +137,7 @@ def _spares_bind(spares):
     return _compare(_setup(repair=_pool(60.0, "exp", spares), **SPARES_BIND), 400, 200)
 
 
+@pytest.mark.xdist_group("spare16-exp-pool")  # the program of tests/test_compiles.py's whole runs
 @pytest.mark.parametrize("spares", [pytest.param(0, marks=pytest.mark.slow), 5,
                                     pytest.param(None, marks=pytest.mark.slow)])
 def test_spare_pool_against_the_reference_where_it_binds(spares):

@@ -103,6 +103,7 @@ def compare(case: str) -> dict:
     return z
 
 
+@pytest.mark.xdist_group("spare16-fixed")  # one program with tests/test_runs.py's censored runs
 @pytest.mark.parametrize("case", ["a-short-run", pytest.param("a-repair-stall", marks=pytest.mark.slow),
                                   pytest.param("d-paper-model", marks=pytest.mark.slow)])
 def test_stalls_against_the_reference(case):
