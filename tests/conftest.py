@@ -67,9 +67,30 @@ def rng():
 # `pytest -m slow` it fails when its check fails.
 
 
-# ``SPARE_JAX_TEST_COMPILES=FILE``: each test's XLA compiles and their seconds, one tab-separated line per
-# test appended to FILE.<worker> (where the suite's minutes go; off by default).
+# ``SPARE_JAX_TEST_COMPILES=FILE``: each test's XLA compiles and their seconds, its wall seconds, and the programs
+# that took over a second to compile (JAX's name for each, e.g. ``jit(run_kernel)`` or ``jit(local)``, the
+# driver's block around a kernel, with its seconds), one tab-separated line per test appended to FILE.<worker>
+# (where the suite's minutes go; off by default). Run it on an empty .jax_cache: a program loaded from the cache
+# is not compiled.
 COMPILE_PROFILE = os.environ.get("SPARE_JAX_TEST_COMPILES")
+_SLOW_PROGRAMS = []  # (name, seconds) of the test running now
+
+
+if COMPILE_PROFILE:
+    import logging
+    import re
+
+    class _ProgramLog(logging.Handler):
+        """JAX logs "Finished XLA compilation of NAME in S sec" at debug level (a load from the cache too)."""
+
+        def emit(self, record):
+            found = re.search(r"Finished XLA compilation of (.*) in ([0-9.]+) sec", record.getMessage())
+            if found and float(found.group(2)) > 1.0:
+                _SLOW_PROGRAMS.append(f"{found.group(1)} {float(found.group(2)):.1f}")
+
+    _logger = logging.getLogger("jax._src.dispatch")
+    _logger.setLevel(logging.DEBUG)
+    _logger.addHandler(_ProgramLog())
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -81,9 +102,11 @@ def pytest_runtest_call(item):
 
     from spare_jax.kernels.compiles import count_compiles
 
+    _SLOW_PROGRAMS.clear()
     t0 = time.perf_counter()
     with count_compiles() as seen:
         yield
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(f"{COMPILE_PROFILE}.{worker}", "a", encoding="utf-8") as fh:
-        fh.write(f"{item.nodeid}\t{seen.compiles}\t{seen.seconds:.2f}\t{time.perf_counter() - t0:.2f}\n")
+        fh.write(f"{item.nodeid}\t{seen.compiles}\t{seen.seconds:.2f}\t{time.perf_counter() - t0:.2f}\t"
+                 f"{'; '.join(_SLOW_PROGRAMS)}\n")
