@@ -139,7 +139,7 @@ def test_optimize_says_a_tau_at_its_floor_and_an_r_star_at_r_max(capsys):
 
 
 def test_edge_notes_of_a_plan_and_of_a_micro_batch_search():
-    from spare_jax.cli.edges import edge_notes
+    from spare_jax.ttt.edges import edge_notes
 
     res = {"schemes": {"spare": {"r_star": 16, "ckpt_interval_min": 30.0, "microbatches": 8},
                        "rep": {"r_star": 4, "ckpt_interval_min": 30.0}}}
@@ -186,3 +186,30 @@ def test_refusals_quote_huge_numbers_in_scientific_form(capsys):
     line = _refused(capsys, ["wipeout", "-N", "1" + "0" * 30], "1.000e+30")
     line = _refused(capsys, ["wipeout", "-N", "x" * 300], "(300 characters)")
     assert len(line) < 150
+
+
+def test_the_library_answers_carry_the_edge_notes(monkeypatch):
+    """The notes are the library's (the command prints what ``optimize`` and ``time_to_train`` return):
+    ``optimize`` adds them to its search's answer (here a stand-in answer with tau* at the floor and r* at
+    ``r_max``), and ``time_to_train`` with its interval left to the search says when it sits at the floor,
+    never when the interval was given."""
+    from spare_jax.model.cluster import Cluster, Sampling
+    from spare_jax.model.failures import FailureModel
+    from spare_jax.results import Report
+    from spare_jax.ttt import Training, answer
+
+    cluster = Cluster(groups=8, model=FailureModel())
+    found = {"schemes": {"spare": {"r_star": 2, "ckpt_interval_min": 0.05, "microbatches": 4},
+                         "none": {"r_star": 1, "ckpt_interval_min": 30.0}}, "notes": ["the search's own"]}
+    monkeypatch.setattr(answer, "_optimize", lambda *a: Report(found))
+    notes = answer.optimize(cluster, Training(1.0, 0.0), answer.Space(r_max=2, microbatches=(1, 4))).to_json()["notes"]
+    assert notes[0] == "the search's own" and len(notes) == 4, notes
+    assert notes[1].startswith("spare: tau* = 0.05 min is the floor of the interval search")
+    assert notes[2].startswith("spare: r* = 2 is the largest r searched")
+    assert notes[3].startswith("spare: m* = 4 is the largest micro-batch count searched")
+    monkeypatch.undo()
+    got = answer.time_to_train(cluster, Training(1.0, 0.0), answer.Policy("none", 1), Sampling(count=8, seed=1))
+    assert any("is the floor of the interval search" in n for n in got["notes"]), got.get("notes")
+    given = answer.time_to_train(cluster, Training(1.0, 0.0, ckpt_interval_min=0.05), answer.Policy("none", 1),
+                                 Sampling(count=8, seed=1))
+    assert not any("floor" in n for n in given.get("notes") or [])  # a given interval is no search's answer

@@ -6,7 +6,6 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 
 from __future__ import annotations
 
-from .edges import edge_notes, tau_floor_note
 from .model_from_flags import (
     failure_model_from_flags, repair_from_flags, repair_times_from_flags, scenario_from_flags, training_from_flags)
 
@@ -86,11 +85,7 @@ def cmd_ttt(args) -> dict:
         raise ValueError(f"--elastic-data applies to --scheme elastic only (got --elastic-data {args.elastic_data} "
                          f"with --scheme {args.scheme})")
     policy = Policy(args.scheme, args.redundancy, args.restart_depth, args.ages, args.elastic_data or "rebalance")
-    out = time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
-    note = None if args.ckpt_interval is not None else tau_floor_note(out.get("ckpt_interval_min"))
-    if note:
-        out["notes"] = list(out.get("notes") or []) + [note]
-    return out
+    return time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
 
 
 def cmd_optimize(args) -> dict:
@@ -99,11 +94,7 @@ def cmd_optimize(args) -> dict:
     space = Space(args.r_max, tuple(args.microbatch_set or [1]),
                   None if args.restart_depths is None else tuple(args.restart_depths), args.epochs, args.pool_seed,
                   args.ages, args.curves, repair_times_from_flags(args))
-    out = optimize(_cluster(args, check_redundancy=False), training_from_flags(args), space, not args.quiet).to_json()
-    notes = edge_notes(out, args.groups, args.r_max, args.microbatch_set)
-    if notes:
-        out["notes"] = list(out.get("notes") or []) + notes
-    return out
+    return optimize(_cluster(args, check_redundancy=False), training_from_flags(args), space, not args.quiet).to_json()
 
 
 def cmd_place(args) -> dict:

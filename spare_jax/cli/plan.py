@@ -12,7 +12,6 @@ import os
 
 from .args import policy_search_args, repair_args, scenario_args, stall_args
 from .base import bounded, bound_help
-from .edges import edge_notes
 from .model_from_flags import (
     preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list)
 from ..model.bounds import BOUNDS
@@ -322,8 +321,6 @@ def cmd_plan(args) -> dict:
                                   args.schemes, search, preset, args.global_batch_seqs, args.max_microbatches,
                                   spares_auto)
     result = planmod.plan(fleet, costs, options, progress=not args.quiet)
-    result.notes = list(result.notes) + edge_notes({"schemes": result.schemes, "search": result.inputs.get("search")},
-                                                   n, result.inputs["r_max"], args.microbatch_set)
     result.sources = _sources(args, result, s, mtbf_src, scenario, preset)  # for the report (not in the JSON)
     if args.report is not None:
         from ..planner.report import write_report

@@ -650,10 +650,25 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         if lim.get("ttt_hours") is not None:
             e["left_to_gain_pct"] = 100.0 * (e["ttt_hours"] - lim["ttt_hours"]) / lim["ttt_hours"]
     inputs.update(batch["inputs"])
+    notes += _edge_notes(schemes, inputs, n, search, batch)
     context = {"batch": batch["text"], "trade": _trade_text(n, model, repair, lim), "work_hours": work_hours}
     return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.to_json(), **seen}, curves, runs_hours,
                       notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
                       bound=best_possible, limit=lim, spares=spares)
+
+
+def _edge_notes(schemes: dict, inputs: dict, n: int, search, batch: dict) -> list:
+    """The notes on answers at the edge of their search (``ttt.edges``): tau* at the floor, r* at ``r_max``, and
+    m* at the largest micro-batch count of a grid given in ``search``. The default grid's edge, and the grid a
+    batch sets, are said by the batch sentence of the verdict instead."""
+    from ..ttt.edges import edge_notes
+    from ..ttt.search import DEFAULT_MICROBATCHES
+
+    listed = None
+    if search is not None and batch["microbatches"] is None and \
+            tuple(search.microbatches) != tuple(DEFAULT_MICROBATCHES):
+        listed = tuple(search.microbatches)
+    return edge_notes({"schemes": schemes, "search": inputs.get("search")}, n, inputs["r_max"], listed)
 
 
 def _batch(global_batch_seqs, max_microbatches, n: int, repair, space) -> dict:

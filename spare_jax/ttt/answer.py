@@ -24,7 +24,16 @@ from .exact import as_answered, closed_form_answers  # the chooser's closed-form
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
                   sampling: Sampling = Sampling(count=200)) -> Report:
     """``sampling.count`` training runs of ``policy`` on ``cluster`` with the costs of ``training`` (its
-    checkpoint interval, or the optimum when it is None)."""
+    checkpoint interval, or the optimum when it is None: a note says so when that optimum is the interval
+    search's floor). A ``Report`` whose ``to_json()`` is what ``spare-jax ttt --json`` prints."""
+    from .edges import tau_floor_note
+
+    out = _time_to_train(cluster, training, policy, sampling)
+    note = None if training.ckpt_interval_min is not None else tau_floor_note(out.get("ckpt_interval_min"))
+    return Report({**out, "notes": list(out.get("notes") or []) + [note]}) if note else out
+
+
+def _time_to_train(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:
     if policy.restart_depth is not None and policy.scheme != "spare":
         raise ValueError(f"`restart_depth` applies to `scheme` spare only ({policy.scheme} has a constant depth)")
     if cluster.scenario.microbatches > 1 and policy.scheme not in ("spare", "elastic"):
@@ -344,8 +353,17 @@ def _check_ttt_feasible(cluster, cfg, runs, r, tau, epochs, prof, th) -> None:
 def optimize(cluster: Cluster, training: Training, space: Space = Space(), progress: bool = False) -> Report:
     """The best redundancy r* and checkpoint interval tau* per scheme on ``cluster``: the closed form where it
     exists, epoch pools under a scenario without one or with repair, and the scheduling policies when
-    ``space`` lists several micro-batch counts or restart depths. A ``Report`` whose ``to_json()`` is what
-    ``spare-jax optimize --json`` prints."""
+    ``space`` lists several micro-batch counts or restart depths; ``notes`` say where an answer sits at the
+    edge of its search (tau* at the floor, r* at ``space.r_max``, m* at the largest count listed). A ``Report``
+    whose ``to_json()`` is what ``spare-jax optimize --json`` prints."""
+    from .edges import edge_notes
+
+    out = _optimize(cluster, training, space, progress)
+    notes = edge_notes(out, cluster.groups, space.r_max, space.microbatches)
+    return Report({**out, "notes": list(out.get("notes") or []) + notes}) if notes else out
+
+
+def _optimize(cluster: Cluster, training: Training, space: Space, progress: bool) -> Report:
     from .closed_form import optimize_r_tau
 
     scenario = cluster.scenario

@@ -19,7 +19,7 @@ def _r_searched(result: dict, entry: dict, r_max) -> list:
 
 def tau_floor_note(tau) -> str | None:
     """A sentence when the checkpoint interval ``tau`` (minutes) is the searches' floor."""
-    from ..ttt.closed_form import TAU_FLOOR_MIN
+    from .closed_form import TAU_FLOOR_MIN
 
     if isinstance(tau, (int, float)) and tau <= TAU_FLOOR_MIN * (1 + 1e-6):
         return (f"tau* = {tau:g} min is the floor of the interval search (the checkpoint cost is 0 or close to "
