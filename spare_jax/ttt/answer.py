@@ -30,7 +30,12 @@ def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(
 
     out = _time_to_train(cluster, training, policy, sampling)
     note = None if training.ckpt_interval_min is not None else tau_floor_note(out.get("ckpt_interval_min"))
-    return Report({**out, "notes": list(out.get("notes") or []) + [note]}) if note else out
+    return _with_notes(out, [note] if note else [])
+
+
+def _with_notes(out: Report, notes: list) -> Report:
+    """``out`` with ``notes`` after its own (``out`` itself when there are none)."""
+    return Report({**out, "notes": list(out.get("notes") or []) + notes}) if notes else out
 
 
 def _time_to_train(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:
@@ -359,8 +364,7 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
     from .edges import edge_notes
 
     out = _optimize(cluster, training, space, progress)
-    notes = edge_notes(out, cluster.groups, space.r_max, space.microbatches)
-    return Report({**out, "notes": list(out.get("notes") or []) + notes}) if notes else out
+    return _with_notes(out, edge_notes(out, cluster.groups, space.r_max, space.microbatches))
 
 
 def _optimize(cluster: Cluster, training: Training, space: Space, progress: bool) -> Report:
