@@ -591,8 +591,8 @@ def default_chunk(runs: int, width: int, ndev: int = 1) -> int:
     count of runs up to the least chunk, and for any two counts that round to the same power: the pilot runs
     that choose tau and the runs that follow, or the candidates of a plan, share one compile. Padding runs
     are done at once, so a small count costs little more; the results never depend on the chunk."""
-    cap = 1 << int(math.log2(max(1, min(MAX_CHUNK, 2**20 // max(1, width)))))
-    want = 1 << max(0, math.ceil(math.log2(max(1, -(-int(runs) // ndev)))))
+    cap = 1 << (max(1, min(MAX_CHUNK, 2**20 // max(1, width))).bit_length() - 1)  # a power of 2 at most this
+    want = 1 << max(0, -(-int(runs) // ndev) - 1).bit_length()  # the least power of 2 at least the runs per device
     return min(cap, max(MIN_CHUNK, want)) * ndev
 
 
