@@ -73,7 +73,7 @@ def rng():
 # (where the suite's minutes go; off by default). Run it on an empty .jax_cache: a program loaded from the cache
 # is not compiled.
 COMPILE_PROFILE = os.environ.get("SPARE_JAX_TEST_COMPILES")
-_SLOW_PROGRAMS = []  # (name, seconds) of the test running now
+_SLOW_PROGRAMS = []  # "NAME SECONDS" of each program the running test compiled for over a second
 
 
 if COMPILE_PROFILE:
