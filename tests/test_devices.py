@@ -44,3 +44,37 @@ def test_one_and_four_devices_give_identical_results():
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["1"] == out["4"]
+
+
+RUNS_SCRIPT = r"""
+import dataclasses, json, jax, numpy as np
+from spare_jax.kernels.repair import repair_epochs
+from spare_jax.kernels.run import run_each, simulate_runs
+from spare_jax.model.cluster import Sampling
+from spare_jax.model.placement import make_placement
+from spare_jax.model.repair import Repair
+from spare_jax.reference.simpyrun import bench_setup
+assert len(jax.devices()) == 4, jax.devices()
+setup = dataclasses.replace(bench_setup(16, 2, 1), work_min=2000.0)
+out = {}
+for devices in (1, 2, 4):
+    each = run_each(setup, Sampling(300, 3, devices=devices))
+    sums = simulate_runs(setup, Sampling(300, 3, devices=devices))["sums"]
+    up, work, cens = repair_epochs(make_placement("stacked", 24, 2), Sampling(500, 4, devices=devices),
+                                   repair=Repair(30.0))
+    out[devices] = {"each": {k: np.asarray(v, np.float64).tolist() for k, v in each.items()},
+                    "sums": {k: float(v) for k, v in sums.items()},
+                    "repair": [up.tolist(), work.tolist(), cens.tolist()]}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_whole_runs_and_epochs_on_one_two_and_four_devices_are_identical():
+    """``run_chunked`` (each run's outputs and repair epochs: every device runs its slice as its own program)
+    and ``run_reduced`` (the runs' exact sums) on 1, 2 and 4 CPU devices."""
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-c", RUNS_SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["1"] == out["2"] == out["4"]

@@ -357,9 +357,15 @@ class Execution:
     block_trials: int | None = None
 
 
-def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Execution) -> dict:
-    """Run ``kernel(trial_ids) -> pytree of per-trial arrays`` over ``trials`` ids in chunks, as ``execution``
-    says (its chunk size, devices, progress bar and resumable ``out_dir``; ``block_trials`` is not read).
+def run_chunked(per_trial: Callable, trials: int, consume: Callable, execution: Execution, *, aux=None,
+                cache_key=None) -> dict:
+    """Run ``per_trial(aux, trial_ids) -> pytree of per-trial arrays`` over ``trials`` ids in chunks, as
+    ``execution`` says (its chunk size, devices, progress bar and resumable ``out_dir``; ``block_trials`` is not
+    read). Each device runs its own slice of every chunk as its own program (``shard_map``): a kernel's loop
+    then never waits for another device's (a step's ``any`` over trials would otherwise be a cross-device
+    reduction). ``aux`` (a pytree of arrays: the seed words, the kernel's numbers) is passed to every call,
+    replicated; with a hashable ``cache_key`` that determines ``per_trial``, the compiled program is reused
+    across calls (so ``per_trial`` must take every number that may change through ``aux``).
 
     ``consume(index, host_arrays)`` receives each chunk's per-trial results (already cut to the valid
     trials) as numpy arrays; it must return a dict of numpy arrays (the chunk's sufficient statistics) that
@@ -370,6 +376,8 @@ def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Exe
     out_dir, params = ex.out_dir, ex.params
     devs, ndev, chunk_size, mesh = _devices_and_chunk(ex.devices, ex.chunk_size, trials, ex.width, ex.bytes_per_item)
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
+    kernel = _chunk_fn(per_trial, mesh, None if cache_key is None else (cache_key, tuple(d.id for d in devs)))
+    aux = jax.tree_util.tree_map(np.asarray, aux)  # host values: replicated on every device
     # the generator and the sum format are part of the digest: chunks of an older engine are never mixed in
     if out_dir and jax.process_count() > 1:
         raise ValueError("`Sampling.out_dir` with several processes resumes the device-reduced runs (wipeout, overhead, "
@@ -397,7 +405,7 @@ def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Exe
                 continue
             # ids past ``trials`` only pad the last chunk (cut on the host): wrap them rather than overflow
             ids = shard_ids(np.arange(start, start + chunk_size, dtype=np.int64).astype(np.uint32), sharding)
-            out = kernel(ids)
+            out = kernel(aux, ids)
             host = jax.tree_util.tree_map(lambda a: to_host(a)[:n_valid], out)
             stats = consume(index, host)
             if store is not None:
@@ -410,6 +418,25 @@ def run_chunked(kernel: Callable, trials: int, consume: Callable, execution: Exe
         if store is not None:
             store.close()
     return {"chunk_size": chunk_size, "devices": ndev, "chunks": n_chunks, "resumed_chunks": resumed}
+
+
+_CHUNK_FNS: dict = {}
+
+
+def _chunk_fn(per_trial: Callable, mesh, key):
+    """``jit(shard_map(per_trial))`` over ``mesh``'s trial axis (``aux`` replicated, ids and outputs split),
+    kept under ``key`` (None: not kept)."""
+    from jax.sharding import PartitionSpec as P
+
+    fn = _CHUNK_FNS.get(key) if key is not None else None
+    if fn is None:
+        axis = mesh.axis_names[0]
+        fn = jax.jit(_shard_map(per_trial, mesh, (P(), P(axis)), P(axis)))
+        if key is not None:
+            if len(_CHUNK_FNS) >= 64:
+                _CHUNK_FNS.pop(next(iter(_CHUNK_FNS)))
+            _CHUNK_FNS[key] = fn
+    return fn
 
 
 def shard_ids(ids: np.ndarray, sharding):

@@ -433,13 +433,6 @@ def jitted_repair_kernel(shape: EpochShape):
     return jax.jit(functools.partial(repair_kernel, shape=shape))
 
 
-def jitted_epochs(placement, model, scenario, repair, options: EpochOptions = EpochOptions()):
-    """``fn(words, trial_ids)``: the kernel compiled for the static shape of these inputs, with their numbers
-    as traced arguments (a new repair time, rate or time limit compiles nothing)."""
-    fn = jitted_repair_kernel(epoch_shape(placement, model, scenario, repair, options))
-    return functools.partial(fn, params=epoch_params(placement, model, scenario, repair, options))
-
-
 @dataclasses.dataclass
 class RepairResult(Result):
     """Monte Carlo summary of epochs with repair: uptime (restart to wipe-out or job-wide end), failures seen."""
@@ -622,9 +615,9 @@ def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureMod
     scenario = Scenario() if scenario is None else scenario
     scenario.check(placement.groups)
     epochs, track_depth = int(sampling.count), bool(options.track_depth)
-    fn = jitted_epochs(placement, model, scenario, repair,
-                 EpochOptions(int(options.max_events), track_depth,
-                              None if options.max_time is None else float(options.max_time)))
+    opts = EpochOptions(int(options.max_events), track_depth, None if options.max_time is None else float(options.max_time))
+    shape = epoch_shape(placement, model, scenario, repair, opts)
+    fn = jitted_repair_kernel(shape)
     words = as_uint32_key_words(sampling.seed)
     ups, works, cens = [], [], []
 
@@ -634,10 +627,11 @@ def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureMod
         cens.append(np.asarray(host[3], bool))
         return {}
 
-    run_chunked(lambda ids: fn(words, ids), epochs, consume,
+    run_chunked(lambda aux, ids: fn(aux[0], ids, aux[1]), epochs, consume,
                 Execution(placement.groups, sampling.chunk_size or min(DEFAULT_CHUNK, epochs), sampling.devices,
                           desc=f"repair epochs N={placement.groups} r={placement.redundancy}",
-                          progress=sampling.progress, bytes_per_item=4))
+                          progress=sampling.progress, bytes_per_item=4),
+                aux=(words, epoch_params(placement, model, scenario, repair, opts)), cache_key=("repair", shape))
     up = np.concatenate(ups)
     work = np.concatenate(works) if track_depth else up / placement.redundancy
     return up, work, np.concatenate(cens)

@@ -656,9 +656,10 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS, ca
         parts.append(host)
         return {}
 
-    run_chunked(lambda ids: fn(words, ids, np.uint32(runs), params, max_events=limit), runs, consume,
+    run_chunked(lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3]), runs, consume,
                 Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
-                          sampling.progress, bytes_per_item=64))
+                          sampling.progress, bytes_per_item=64),
+                aux=(words, np.uint32(runs), params, limit), cache_key=("runs", shape))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out["censored"].any():
         raise ValueError(f"{int(out['censored'].sum())} of {runs} training runs did not finish within the event "

@@ -87,8 +87,7 @@ def sample_epochs_iid(cluster: Cluster, scheme: str, redundancy: int, sampling: 
     job_rate = float(scenario.job_rate_per_min(cluster.groups, model.group_mtbf_min))
     m = int(scenario.microbatches) if scheme == "spare" and r > 1 else 1
 
-    @jax.jit
-    def kernel(ids):
+    def kernel(_, ids):  # a new closure per call: compiled per call (run_chunked keeps none without a key)
         bits = trial_bits(words, ids, n, stream=WIPEOUT_STREAM)
         t_count, w = wipeout_from_bits(bits, pl)
         uptime = times_from_bits(w, model)

@@ -90,9 +90,10 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
         bps.append(np.asarray(host[1], np.float64))
         return {}
 
-    run_chunked(lambda ids: fn(words, ids), int(epochs), consume,
+    run_chunked(lambda aux, ids: fn(aux, ids), int(epochs), consume,
                 Execution(n * max(r, 2), desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress,
-                          bytes_per_item=8))
+                          bytes_per_item=8),
+                aux=words, cache_key=("pool", scheme == "spare" and r > 1, kind, n, r, model, scenario))
     m = scenario.microbatches if scheme == "spare" and r > 1 else 1
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
