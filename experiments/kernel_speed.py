@@ -13,7 +13,9 @@ the same runs with a new seed are timed (``kernels.run.run_each``), best of ``--
 finite spare pool of 328 node sets (capacity 1,024, hardware repair 1,440 min, W 24 h, 300 runs), the pool the
 600k planner searches. Events are the kernel's own count (every failure, rejoin, domain or job-wide event,
 spare return, and the start and end of every checkpoint and restart), summed over the runs; steps/s is the
-lockstep rate (the longest run's events over the time).
+lockstep rate (the longest run's events over the time). Then the repair kernel's events/s at the same N, r and
+repair (``repair``; this tree only). Like the command line, it runs on one JAX CPU device per core
+(``SPARE_JAX_CPU_DEVICES=1``: on one, ``devices`` in the output).
 """
 
 from __future__ import annotations
@@ -65,6 +67,17 @@ def measure(repeats: int) -> list:
     return rows
 
 
+def measure_repair(seconds: float = 5.0) -> dict:
+    """The repair kernel at the same N, r and repair (``suite.bench.bench_repair``: epochs of 4,096 through the
+    driver on every device, to the first wipe-out), for the epoch-mode target beside the whole runs'."""
+    from spare_jax.suite.bench import bench_repair
+
+    out = bench_repair(600, 2, 30.0, seconds=seconds)
+    print(f"repair epochs: {out['repair_events_per_s']:,.0f} events/s", flush=True)
+    return {"events_per_s": out["repair_events_per_s"], "numpy_events_per_s": out["repair_numpy_events_per_s"],
+            "uptime_min": out["repair_check_uptime_min"]}
+
+
 def with_before(record: dict, before_path: str) -> dict:
     """``record`` with each case's events/s from ``before_path`` (same cases) and the speed-up beside it."""
     before = json.loads(Path(before_path).read_text())
@@ -99,13 +112,24 @@ def main() -> None:
 
     import spare_jax
 
+    try:  # as the command line: one CPU device per core (SPARE_JAX_CPU_DEVICES=1: one)
+        from spare_jax.kernels.cpu_devices import use_cpu_cores
+    except ImportError:  # a tree from before it (--before): JAX's one CPU device, whole runs only
+        current = False
+    else:
+        current = True
+        use_cpu_cores()
+
     tree = os.path.dirname(os.path.dirname(os.path.abspath(spare_jax.__file__)))
     commit = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or None
     dirty = bool(subprocess.run(["git", "-C", tree, "status", "--porcelain", "spare_jax"], capture_output=True,
                                 text=True).stdout.strip())
     record = {"commit": commit, "uncommitted_changes": dirty, "cpu_count": os.cpu_count(),
-              "machine": platform.machine(), "jax_version": jax.__version__, "cases": measure(args.repeats)}
+              "machine": platform.machine(), "jax_version": jax.__version__, "devices": len(jax.devices()),
+              "cases": measure(args.repeats)}
+    if current:
+        record["repair"] = measure_repair()
     if args.before is not None:
         record = with_before(record, args.before)
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")

@@ -21,6 +21,11 @@ TEST_COMPILE_CACHE = pathlib.Path(__file__).resolve().parent.parent / ".jax_cach
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 os.environ.setdefault("SPARE_JAX_COMPILE_CACHE", str(TEST_COMPILE_CACHE))
+# One CPU device per test process, whatever the command lines it runs in-process ask for (the command line asks
+# for one per core: a worker's device count would then depend on which test ran first in it). The workers
+# already use every core; tests/test_cpu_devices.py checks the command line's devices, and
+# tests/test_devices.py the same numbers on several.
+os.environ.setdefault("SPARE_JAX_CPU_DEVICES", "1")
 enable_compile_cache()
 
 

@@ -10,7 +10,7 @@ import sys
 import time
 import warnings
 
-from ..kernels import compile_cache
+from ..kernels import compile_cache, cpu_devices
 from .base import CLIError, as_flags
 from .config import apply_config
 from .output import emit
@@ -53,15 +53,21 @@ def _coordinator():
     return multiproc.coordinator()
 
 
+def _joins_processes(args) -> bool:
+    """Whether this command joins a multi-process run (each process then keeps JAX's one CPU device)."""
+    return getattr(args, "distributed", False) or any(
+        getattr(args, k, None) is not None for k in ("coordinator", "num_processes", "process_id"))
+
+
 def _join_processes(args):
     """With --coordinator/--num-processes/--process-id (or --distributed): join the run, native logs to a
     file (unless --verbose), and start the watchdog. Returns the coordinator (None for one process)."""
     from ..kernels import multiproc
 
+    if not _joins_processes(args):
+        return None
     dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
     explicit = any(v is not None for v in dist)
-    if not explicit and not getattr(args, "distributed", False):
-        return None
     from ..kernels.driver import check_distributed_args, initialize_distributed
 
     if explicit:
@@ -180,6 +186,8 @@ def main(argv=None) -> int:
         resolve_gpus(args)
         refuse_unused(args)
         compile_cache.enable_compile_cache()  # before the first compile (SPARE_JAX_COMPILE_CACHE=off: none)
+        if not _joins_processes(args):  # one CPU device per core (SPARE_JAX_CPU_DEVICES), before JAX starts
+            cpu_devices.use_cpu_cores()
         coord = _join_processes(args)
         with warnings.catch_warnings(), _compile_log(args.command, command_line):  # numerics at the edges of the bounds:
             warnings.simplefilter("ignore", RuntimeWarning)  # results carry None, not noise

@@ -163,44 +163,49 @@ def repair_events_numpy(placement: Placement, trials: int, group_mtbf_min: float
 
 def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float = 30.0, law: str = "fixed",
                  seconds: float = 3.0, chunk_size: int = 4096) -> dict:
-    """Events/s of the JAX repair kernel (steady state, after compilation) against ``repair_events_numpy``
-    in the same run, same model (group MTBF 3000 min), with the mean uptimes as a check."""
+    """Events/s of the JAX repair kernel through the driver on every device (``simulate_repair``: steady state,
+    after compilation, consecutive batches of ``chunk_size`` epochs) against ``repair_events_numpy`` in the same
+    run, same model (group MTBF 3000 min), with the mean uptimes as a check."""
+    from ..kernels.repair import EpochOptions, simulate_repair
+    from ..model.cluster import Sampling
     from ..model.repair import Repair
-    from ..kernels.repair import EpochOptions, jitted_epochs
 
     repair = Repair(repair_time_min, law)
     pl = make_placement("stacked", groups, redundancy)
-    model = FailureModel()
-    from ..model.scenario import Scenario
+    options = EpochOptions(max_events=1 << 24)
 
-    fn = jitted_epochs(pl, model, Scenario(), repair, EpochOptions(max_events=1 << 24))
-    words = as_uint32_key_words(0)
-    fn(words, np.arange(chunk_size, dtype=np.uint32))[4].block_until_ready()  # compile
-    ev, ups, t0, start = 0, [], time.perf_counter(), chunk_size
+    def batch(seed):
+        return simulate_repair(pl, Sampling(chunk_size, seed, chunk_size, progress=False), repair=repair,
+                               options=options)
+
+    batch(0)  # compile
+    ev, means, variances, t0, seed = 0, [], [], time.perf_counter(), 0
     while True:
-        out = fn(words, np.arange(start, start + chunk_size, dtype=np.uint32))
-        ev += int(np.asarray(out[4]).sum())
-        ups.append(np.asarray(out[0], np.float64))
-        start += chunk_size
+        seed += 1
+        res = batch(seed)
+        ev += res.events
+        means.append(res.uptime_mean_min)
+        variances.append(res.uptime_var_min2)
         dt = time.perf_counter() - t0
         if dt >= seconds:
             break
     jax_rate = ev / dt
+    ju = (float(np.mean(means)), float(math.sqrt(np.mean(variances) / (len(means) * chunk_size))))
     rng = np.random.default_rng(3)
     nev, nups, t0 = 0, [], time.perf_counter()
     while True:
-        u, _, e = repair_events_numpy(pl, 8, model.group_mtbf_min, repair, rng)
+        u, _, e = repair_events_numpy(pl, 8, FailureModel().group_mtbf_min, repair, rng)
         nev += int(e.sum())
         nups.append(u)
         dt = time.perf_counter() - t0
         if dt >= seconds:
             break
     np_rate = nev / dt
-    ju, nu = np.concatenate(ups), np.concatenate(nups)
+    nu = np.concatenate(nups)
     return {"repair_groups": groups, "repair_redundancy": redundancy, "repair_time_min": repair_time_min,
             "repair_law": law, "repair_events_per_s": jax_rate, "repair_numpy_events_per_s": np_rate,
             "repair_speedup_vs_numpy": jax_rate / np_rate, "repair_chunk_size": chunk_size,
-            "repair_check_uptime_min": {"jax": [float(ju.mean()), float(ju.std() / math.sqrt(ju.size))],
+            "repair_check_uptime_min": {"jax": list(ju),
                                         "numpy": [float(nu.mean()), float(nu.std() / math.sqrt(nu.size))]}}
 
 

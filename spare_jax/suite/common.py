@@ -6,8 +6,13 @@ import sys
 
 
 def experiment_args(doc: str):
-    """The command line shared by ``experiments/*.py``: ``--out``, ``--quick``, ``--seed``."""
+    """The command line shared by ``experiments/*.py``: ``--out``, ``--quick``, ``--seed``. Like the command
+    line, the scripts run on one JAX CPU device per core (``kernels.cpu_devices``: the same numbers)."""
     import argparse
+
+    from ..kernels.cpu_devices import use_cpu_cores
+
+    use_cpu_cores()
 
     parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
     parser.add_argument("--out", default="figures", help="where figures and data go (default figures/)")
