@@ -1,6 +1,6 @@
 """How long the 600k plans take as commands, from nothing compiled: wall time and XLA compiles.
 
-    PYTHONPATH=. python experiments/plan_timing.py   # about 10 minutes on 2 cores
+    PYTHONPATH=. python experiments/plan_timing.py   # about 3 minutes on 2 cores
 
 Runs each command of docs/best_600k.md as its own process with the persistent compilation cache off (so every
 program it needs is compiled, and counted through ``SPARE_JAX_COMPILE_LOG``), one after the other, and writes
