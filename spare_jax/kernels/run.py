@@ -88,7 +88,8 @@ NamedTuple: the loop's carry) and the step's event: ``select`` (each run's next 
 Speed. The next group event is the least of each run's block minima (blocks of about sqrt N clocks; a
 failure, a rejoin or a served spare sets one clock and recomputes its block by scatter and gather). A
 restart's end, a restart and a domain event touch every group of a run: their work is done on the runs of
-that step that need it, gathered into at most C/16 rows (every row when more need it; ``on_rows``).
+that step that need it, gathered C/64 rows at a time, at least 8 (in as many rounds as they need; ``on_rows``): a
+step has a few such runs, and every gathered row costs O(N) whether it needs it or not.
 
 Random numbers. Run ``i``'s k-th event draws its scalars from ``trial_bits(words, [i], 2, stream=RUN_STREAM
 + k)`` (a repair time, also one that starts when a returning spare is taken, or a new clock; a domain's or
@@ -190,7 +191,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
           "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
           **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
     width = block_width(n)
-    wide_cap = max(8, c // 16)
+    wide_cap = max(8, c // 64)
     lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``on_rows``)
     bv0, bi0 = all_block_mins(nxt, width)
     st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down  # the group clocks' block minima (see ``all_block_mins``)
