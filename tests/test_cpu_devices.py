@@ -50,3 +50,26 @@ def test_a_bad_device_count_is_one_line():
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         "spare-jax: error: SPARE_JAX_CPU_DEVICES must be a count of devices from 1 to 4096, or off; got 'lots'"]
+
+
+def test_the_default_run_chunk_keeps_many_devices_within_the_memory_budget():
+    """CPU devices share one memory: the default chunk of whole runs is a power of 2 per device, from
+    ``MIN_CHUNK`` up to ``MAX_CHUNK`` as the runs ask, and its runs over all devices stay within ``fit``."""
+    from spare_jax.kernels.run import MAX_CHUNK, MIN_CHUNK, default_chunk
+
+    assert default_chunk(10, 600, 1) == MIN_CHUNK
+    assert default_chunk(300, 600, 1) == 512
+    assert default_chunk(10**6, 600, 2) == 2 * 1024  # 2^20 numbers per device at N = 600
+    assert default_chunk(10**6, 16, 4) == 4 * MAX_CHUNK
+    for ndev in (1, 2, 3, 8, 32):
+        for fit in (None, 5_000, 20_000, 10**6):
+            for runs in (1, 255, 256, 300, 5_000, 10**6):
+                chunk = default_chunk(runs, 600, ndev, fit)
+                per = chunk // ndev
+                assert chunk == per * ndev and per & (per - 1) == 0
+                if fit is not None:
+                    assert chunk <= max(fit, ndev)
+                if fit is None or fit // ndev >= MIN_CHUNK:
+                    assert per >= MIN_CHUNK
+    assert default_chunk(10**6, 600, 32) == 32 * 1024  # without a budget: 32 devices x 1,024
+    assert default_chunk(10**6, 600, 32, fit=8_000) == 32 * 128  # 8,000 runs fit: 128 per device

@@ -582,17 +582,20 @@ def _width(shape: RunShape) -> int:
 
 
 MIN_CHUNK = 256  # runs per device in the least default chunk (see ``default_chunk``)
+RUN_BYTES = 64  # the driver's memory estimate per number of a run's width (``model.bounds.chunk_bytes``)
 MAX_CHUNK = 2048  # runs per device in the largest
 
 
-def default_chunk(runs: int, width: int, ndev: int = 1) -> int:
+def default_chunk(runs: int, width: int, ndev: int = 1, fit: int | None = None) -> int:
     """The chunk ``simulate_runs`` takes when none is given: a power of 2 of runs per device, at least
-    ``MIN_CHUNK`` and at most ``MAX_CHUNK`` (fewer where ``width`` numbers per run would pass 2^20 per device:
-    memory), times the devices. The array shapes, so the compiled program, are then the same for every
+    ``MIN_CHUNK`` and at most ``MAX_CHUNK`` (fewer where ``width`` numbers per run would pass 2^20 per device,
+    or where the devices together would pass ``fit`` runs, the most that the memory budget allows: the CPU
+    devices share one memory), times the devices. The array shapes, so the compiled program, are then the same for every
     count of runs up to the least chunk, and for any two counts that round to the same power: the pilot runs
     that choose tau and the runs that follow, or the candidates of a plan, share one compile. Padding runs
     are done at once, so a small count costs little more; the results never depend on the chunk."""
-    cap = 1 << (max(1, min(MAX_CHUNK, 2**20 // max(1, width))).bit_length() - 1)  # a power of 2 at most this
+    most = min(MAX_CHUNK, 2**20 // max(1, width), max(1, fit // ndev) if fit is not None else MAX_CHUNK)
+    cap = 1 << (max(1, most).bit_length() - 1)  # a power of 2 at most this
     want = 1 << max(0, -(-int(runs) // ndev) - 1).bit_length()  # the least power of 2 at least the runs per device
     return min(cap, max(MIN_CHUNK, want)) * ndev
 
@@ -612,7 +615,9 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     shape = run_shape(setup)
     width = _width(shape)
     if chunk is None:
-        chunk = default_chunk(runs, width, ndev)
+        from ..model.bounds import chunk_bytes, memory_budget_bytes
+
+        chunk = default_chunk(runs, width, ndev, memory_budget_bytes() // chunk_bytes(1, width * 4, RUN_BYTES))
     fn = jitted_run_kernel(shape)
     aux = (words, np.uint32(runs), run_params(setup), np.int32(max_events))
 
@@ -626,7 +631,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
                                Execution(width * 4, chunk, sampling.devices,
                                          desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
                                          progress=sampling.progress, out_dir=sampling.out_dir, params=params,
-                                         bytes_per_item=64),
+                                         bytes_per_item=RUN_BYTES),
                                aux=aux, cache_key=("runs", shape))
     if totals["bad"][0]:
         raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
@@ -659,7 +664,7 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS, ca
 
     run_chunked(lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3]), runs, consume,
                 Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
-                          sampling.progress, bytes_per_item=64),
+                          sampling.progress, bytes_per_item=RUN_BYTES),
                 aux=(words, np.uint32(runs), params, limit), cache_key=("runs", shape))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out["censored"].any():
