@@ -428,15 +428,20 @@ def _chunk_fn(per_trial: Callable, mesh, key):
     kept under ``key`` (None: not kept)."""
     from jax.sharding import PartitionSpec as P
 
-    fn = _CHUNK_FNS.get(key) if key is not None else None
-    if fn is None:
-        axis = mesh.axis_names[0]
-        fn = jax.jit(_shard_map(per_trial, mesh, (P(), P(axis)), P(axis)))
-        if key is not None:
-            if len(_CHUNK_FNS) >= 64:
-                _CHUNK_FNS.pop(next(iter(_CHUNK_FNS)))
-            _CHUNK_FNS[key] = fn
-    return fn
+    axis = mesh.axis_names[0]
+    return _kept(_CHUNK_FNS, key, lambda: jax.jit(_shard_map(per_trial, mesh, (P(), P(axis)), P(axis))))
+
+
+def _kept(store: dict, key, make: Callable):
+    """``store[key]``, made by ``make()`` when missing and kept (the oldest of 64 goes first); ``key`` None:
+    made anew, not kept. The compiled programs of ``run_chunked`` and ``run_reduced``, reused across calls."""
+    if key is None:
+        return make()
+    if key not in store:
+        if len(store) >= 64:
+            store.pop(next(iter(store)))
+        store[key] = make()
+    return store[key]
 
 
 def shard_ids(ids: np.ndarray, sharding):
@@ -707,13 +712,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
 
     key = None if cache_key is None else (cache_key, chunk_size, tuple(d.id for d in devs), limb_keys)
     aux = jax.tree_util.tree_map(np.asarray, aux)  # host values: replicated on every device of every process
-    block = _BLOCK_FNS.get(key) if key is not None else None
-    if block is None:
-        block = make_block_fn(per_trial, reduce, merge, zeros, chunk_size, mesh)
-        if key is not None:
-            if len(_BLOCK_FNS) >= 64:
-                _BLOCK_FNS.pop(next(iter(_BLOCK_FNS)))
-            _BLOCK_FNS[key] = block
+    block = _kept(_BLOCK_FNS, key, lambda: make_block_fn(per_trial, reduce, merge, zeros, chunk_size, mesh))
     coord = multiproc.coordinator()
     tag = coord.next_tag("run") if coord is not None else None
     run_params = dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="device-limbs-16")

@@ -615,7 +615,8 @@ def repair_epochs(placement: Placement, sampling: Sampling, *, model: FailureMod
     scenario = Scenario() if scenario is None else scenario
     scenario.check(placement.groups)
     epochs, track_depth = int(sampling.count), bool(options.track_depth)
-    opts = EpochOptions(int(options.max_events), track_depth, None if options.max_time is None else float(options.max_time))
+    opts = EpochOptions(int(options.max_events), track_depth,
+                        None if options.max_time is None else float(options.max_time))
     shape = epoch_shape(placement, model, scenario, repair, opts)
     fn = jitted_repair_kernel(shape)
     words = as_uint32_key_words(sampling.seed)

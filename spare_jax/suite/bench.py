@@ -260,8 +260,9 @@ def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: floa
 
 
 def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
-    """Events/s of the whole-run kernel (``kernels.run``, after compiling this setup's program) against the independent NumPy
-    reference (``reference.refrun``) and the SimPy simulation (``reference.simpyrun``) of the same runs, in one
+    """Events/s of the whole-run kernel (``kernels.run``, after compiling this setup's program) against the
+    independent NumPy reference (``reference.refrun``) and the SimPy simulation (``reference.simpyrun``) of the
+    same runs, in one
     run: ``simpyrun.bench_setup()`` (spare, N = 64, r = 3, m = 4, group MTBF 3000 min, fixed 300-min
     repair, W = 48 h, C = 2, R = 10, tau = 60). The two Python simulators run whole runs for about
     ``seconds`` each; their mean TTTs sit beside the kernel's as a check."""

@@ -93,7 +93,7 @@ def sample_scenario_epochs(scheme: str, groups: int, redundancy: int, epochs: in
     run_chunked(lambda aux, ids: fn(aux, ids), int(epochs), consume,
                 Execution(n * max(r, 2), desc=f"epochs {scheme} N={n} r={r} (scenario)", progress=progress,
                           bytes_per_item=8),
-                aux=words, cache_key=("pool", scheme == "spare" and r > 1, kind, n, r, model, scenario))
+                aux=words, cache_key=("pool", fn))  # fn: one per static shape (_pool_kernel_jit)
     m = scenario.microbatches if scheme == "spare" and r > 1 else 1
     return EpochPool(scheme, n, r, np.concatenate(ups), np.concatenate(bps), depths=_level_depths(r, m))
 
