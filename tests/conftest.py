@@ -17,7 +17,7 @@ TEST_COMPILE_CACHE = pathlib.Path(__file__).resolve().parent.parent / ".jax_cach
 # the last bits, so a Monte Carlo mean moves by about 1e-9 relative. The tests here check laws, statistics
 # and self-consistency (chunks, devices, the same runs two ways), which hold at either level; the exact
 # numbers a user's command prints are checked by tests/test_golden_cli.py, whose commands run at the default
-# level. Set for this process and the command lines it starts, unless XLA_FLAGS already sets a level.
+# level, as does the slow tier's bit-identity of two overhead programs (tests/test_device_reduce.py). Set for this process and the command lines it starts, unless XLA_FLAGS already sets a level.
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0").strip()
 os.environ.setdefault("SPARE_JAX_COMPILE_CACHE", str(TEST_COMPILE_CACHE))
