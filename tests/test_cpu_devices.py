@@ -21,9 +21,11 @@ def test_wanted_devices_reads_the_environment():
     assert wanted_devices({"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "SPARE_JAX_CPU_DEVICES": "2"}) is None
     assert wanted_devices({"JAX_NUM_CPU_DEVICES": "4"}) is None
     assert wanted_devices({"XLA_FLAGS": "--xla_backend_optimization_level=0"}) == min(cores(), MAX_DEVICES)
-    for bad in ("two", "-1", "2.5", "5000"):
+    for bad in ("two", "-1", "2.5", "5000", "nan", "1e300"):
         with pytest.raises(ValueError, match="SPARE_JAX_CPU_DEVICES must be a count"):
             wanted_devices({"SPARE_JAX_CPU_DEVICES": bad})
+    with pytest.raises(ValueError, match=r"got '" + "7" * 24 + r"'\.\.\. \(300 characters\)$"):
+        wanted_devices({"SPARE_JAX_CPU_DEVICES": "7" * 300})
 
 
 def _cli(*args, **env):

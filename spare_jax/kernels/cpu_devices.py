@@ -47,8 +47,9 @@ def wanted_devices(environ=os.environ) -> int | None:
         count = int(value)
     except ValueError:
         count = 0
-    if count < 1 or count > 4096:
-        raise ValueError(f"{ENV} must be a count of devices from 1 to 4096, or off; got {value!r}")
+    if count < 1 or count > 4096:  # a long value is cut as the command line's refusals cut it (cli.base.quoted)
+        shown = repr(value) if len(value) <= 40 else f"{value[:24]!r}... ({len(value):,} characters)"
+        raise ValueError(f"{ENV} must be a count of devices from 1 to 4096, or off; got {shown}")
     return count
 
 
