@@ -88,8 +88,8 @@ NamedTuple: the loop's carry) and the step's event: ``select`` (each run's next 
 Speed. The next group event is the least of each run's block minima (blocks of about sqrt N clocks; a
 failure, a rejoin or a served spare sets one clock and recomputes its block by scatter and gather). A
 restart's end, a restart and a domain event touch every group of a run: their work is done on the runs of
-that step that need it, gathered C/64 rows at a time, at least 8 (in as many rounds as they need; ``on_rows``): a
-step has a few such runs, and every gathered row costs O(N) whether it needs it or not.
+that step that need it, gathered C/64 rows at a time, at least 8 (in as many rounds as they need;
+``on_rows``): a step has a few such runs, and every gathered row costs O(N) whether it needs it or not.
 
 Random numbers. Run ``i``'s k-th event draws its scalars from ``trial_bits(words, [i], 2, stream=RUN_STREAM
 + k)`` (a repair time, also one that starts when a returning spare is taken, or a new clock; a domain's or
@@ -582,16 +582,16 @@ def _width(shape: RunShape) -> int:
 
 
 MIN_CHUNK = 256  # runs per device in the least default chunk (see ``default_chunk``)
-RUN_BYTES = 64  # the driver's memory estimate per number of a run's width (``model.bounds.chunk_bytes``)
 MAX_CHUNK = 2048  # runs per device in the largest
+RUN_BYTES = 64  # the driver's memory estimate per number of a run's width (``model.bounds.chunk_bytes``)
 
 
 def default_chunk(runs: int, width: int, ndev: int = 1, fit: int | None = None) -> int:
     """The chunk ``simulate_runs`` takes when none is given: a power of 2 of runs per device, at least
     ``MIN_CHUNK`` and at most ``MAX_CHUNK`` (fewer where ``width`` numbers per run would pass 2^20 per device,
     or where the devices together would pass ``fit`` runs, the most that the memory budget allows: the CPU
-    devices share one memory), times the devices. The array shapes, so the compiled program, are then the same for every
-    count of runs up to the least chunk, and for any two counts that round to the same power: the pilot runs
+    devices share one memory), times the devices. The array shapes, so the compiled program, are then the
+    same for every count of runs up to the least chunk, and for any two counts that round to the same power: the pilot runs
     that choose tau and the runs that follow, or the candidates of a plan, share one compile. Padding runs
     are done at once, so a small count costs little more; the results never depend on the chunk."""
     most = min(MAX_CHUNK, 2**20 // max(1, width), max(1, fit // ndev) if fit is not None else MAX_CHUNK)
@@ -600,16 +600,26 @@ def default_chunk(runs: int, width: int, ndev: int = 1, fit: int | None = None) 
     return min(cap, max(MIN_CHUNK, want)) * ndev
 
 
+def _per_run(shape: RunShape, setup: RunSetup, sampling, max_events: int):
+    """The driver's ``per_trial(aux, ids)`` for the kernel of ``shape`` and its ``aux``: the seed words, the run
+    count (ids past it are padding), the numbers of ``setup`` and the event limit (all traced)."""
+    from .driver import as_uint32_key_words
+
+    fn = jitted_run_kernel(shape)
+    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(int(sampling.count)), run_params(setup),
+           np.int32(max_events))
+    return (lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])), aux
+
+
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
     """``sampling.count`` whole training runs of ``setup`` (``model.cluster.Sampling``: seed, chunk size,
     devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
     (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
     Results depend on (setup, count, seed) only."""
     from . import exact_sums as devsum
-    from .driver import Execution, Reduction, as_uint32_key_words, run_reduced, select_devices
+    from .driver import Execution, Reduction, run_reduced, select_devices
 
     runs = int(sampling.count)
-    words = as_uint32_key_words(int(sampling.seed))
     ndev = len(select_devices(sampling.devices))
     chunk = sampling.chunk_size
     shape = run_shape(setup)
@@ -618,12 +628,7 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
         from ..model.bounds import chunk_bytes, memory_budget_bytes
 
         chunk = default_chunk(runs, width, ndev, memory_budget_bytes() // chunk_bytes(1, width * 4, RUN_BYTES))
-    fn = jitted_run_kernel(shape)
-    aux = (words, np.uint32(runs), run_params(setup), np.int32(max_events))
-
-    def per_trial(aux, ids):
-        return fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])
-
+    per_trial, aux = _per_run(shape, setup, sampling, max_events)
     limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
     params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
               "max_events": int(max_events)}
@@ -649,23 +654,21 @@ def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS, ca
     search over many layouts compiles faster. Same runs, same numbers per run as ``simulate_runs`` (seeded by
     run id). Also ``spare_wait_max`` per run. ``capacity``: the spare pool's static size at least this
     (``run_shape``), so that a sweep over K shares one compile."""
-    from .driver import Execution, as_uint32_key_words, run_chunked
+    from .driver import Execution, run_chunked
 
     runs = int(sampling.count)
-    words = as_uint32_key_words(int(sampling.seed))
     shape = run_shape(setup, capacity)
-    fn = jitted_run_kernel(shape)
-    params, limit = run_params(setup), np.int32(max_events)
+    per_trial, aux = _per_run(shape, setup, sampling, max_events)
     parts = []
 
     def consume(index, host, saved=None):
         parts.append(host)
         return {}
 
-    run_chunked(lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3]), runs, consume,
-                Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices, f"runs {setup.scheme} N={setup.groups}",
-                          sampling.progress, bytes_per_item=RUN_BYTES),
-                aux=(words, np.uint32(runs), params, limit), cache_key=("runs", shape))
+    run_chunked(per_trial, runs, consume,
+                Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices,
+                          f"runs {setup.scheme} N={setup.groups}", sampling.progress, bytes_per_item=RUN_BYTES),
+                aux=aux, cache_key=("runs", shape))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     if out["censored"].any():
         raise ValueError(f"{int(out['censored'].sum())} of {runs} training runs did not finish within the event "
