@@ -1,11 +1,12 @@
 """How long the 600k plans take as commands, from nothing compiled: wall time and XLA compiles.
 
-    PYTHONPATH=. python experiments/plan_timing.py   # about 3 minutes on 2 cores
+    PYTHONPATH=. python experiments/plan_timing.py   # about 4 minutes on 2 cores
 
 Runs each command of docs/best_600k.md as its own process with the persistent compilation cache off (so every
 program it needs is compiled, and counted through ``SPARE_JAX_COMPILE_LOG``), one after the other, and writes
-figures/plan_600k_timing.json: per command its line, wall seconds, XLA compiles and their seconds, and the
-machine's core count. Run it on a quiet machine: the wall time is what a user waits.
+figures/plan_600k_timing.json: per command its line, wall seconds, XLA compiles and their seconds, the
+environment it ran with beside this one's (the first plan runs again on one JAX CPU device,
+``with_repair_one_device``), and the machine's core count. Run it on a quiet machine: the wall time is what a user waits.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ COMMANDS = {
     "with_repair_and_batch": ("plan", "--gpus", "600000", "--gpus-per-group", "1000", "--repair-time", "30",
                               "--max-microbatches", "64", "--json"),
 }
+COMMANDS["with_repair_one_device"] = COMMANDS["with_repair"]
+# the environment a command runs with beside this process's: the first plan again on one JAX CPU device (the
+# command line's default is one per core)
+ENVIRONMENTS = {"with_repair_one_device": {"SPARE_JAX_CPU_DEVICES": "1"}}
 
 
 def main(argv=None) -> int:
@@ -43,7 +48,18 @@ def main(argv=None) -> int:
     for name, args in COMMANDS.items():
         if a.only and name != a.only:
             continue
-        seen = plan_compiles(args)
+        extra = ENVIRONMENTS.get(name, {})
+        before = {k: os.environ.get(k) for k in extra}
+        os.environ.update(extra)
+        try:
+            seen = plan_compiles(args)
+        finally:
+            for k, v in before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        seen.update(environment=extra)
         record["plans"][name] = seen
         print(f"{name}: {seen['plan_wall_seconds']:.0f} s wall, {seen['plan_compiles']} compiles "
               f"({seen['plan_compile_seconds']:.0f} s): {seen['plan_command']}", flush=True)
