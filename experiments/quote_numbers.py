@@ -35,8 +35,8 @@ so a transcript is quoted whole, and the prose around it quotes its numbers from
 The data files it reads come from the experiments: summary.json (`make figures`), the CSV and JSON files of
 experiments/*.py, closed_form_vs_runs.json (`experiments/closed_form_vs_runs.py pool`: the committed chunk
 files pooled) and planning_example.txt|json (`experiments/planning_example.py`). The pages it covers (DOCS):
-README.md, docs/index.md, docs/planning.md, docs/results.md and docs/validation.md (or the files named on the
-command line); tests/test_doc_quotes.py fails while a number or block differs.
+README.md, docs/index.md, docs/planning.md, docs/results.md, docs/validation.md, docs/best_600k.md,
+docs/performance.md and docs/repair.md (or the files named on the command line); tests/test_doc_quotes.py fails while a number or block differs.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
 DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md", "docs/validation.md", "docs/best_600k.md",
-        "docs/performance.md"]
+        "docs/performance.md", "docs/repair.md"]
 
 BLOCK = re.compile(r"^<!--\s*q-block:\s*(?P<name>\S+)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
