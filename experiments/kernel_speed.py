@@ -9,11 +9,11 @@
 
 Each case is 1,024 whole training runs of ``reference.simpyrun.bench_setup`` (group MTBF 3,000 min, C 2, R 10,
 tau 60) at N = 600 with a fixed 30-min repair and W = 10 h, in one chunk: the kernel is compiled first, then
-the same runs with a new seed are timed (``kernels.run.run_each``), best of ``--repeats``. A last case adds a
+the same runs with a new seed are timed (``kernels.run_driver.run_each``), best of ``--repeats``. A last case adds a
 finite spare pool of 328 node sets (capacity 1,024, hardware repair 1,440 min, W 24 h, 300 runs), the pool the
 600k planner searches. Events are the kernel's own count (every failure, rejoin, domain or job-wide event,
 spare return, and the start and end of every checkpoint and restart), summed over the runs; steps/s is the
-lockstep rate (the longest run's events over the time). Then the repair kernel's events/s at the same N, r and
+lockstep rate (the longest run's events over the time). Then the same kernel's epochs with repair (its epoch mode): events/s at the same N, r and
 repair (``repair``; this tree only). Like the command line, it runs on one JAX CPU device per core
 (``SPARE_JAX_CPU_DEVICES=1``: on one, ``devices`` in the output).
 """
@@ -42,7 +42,7 @@ CASES = [  # (key, name, scheme, r, m, extra RunSetup fields, runs, W minutes)
 
 
 def measure(repeats: int) -> list:
-    from spare_jax.kernels.run import run_each
+    from spare_jax.kernels.run_driver import run_each
     from spare_jax.model.cluster import Sampling
     from spare_jax.reference.simpyrun import bench_setup
 
@@ -68,7 +68,7 @@ def measure(repeats: int) -> list:
 
 
 def measure_repair(seconds: float = 5.0) -> dict:
-    """The repair kernel at the same N, r and repair (``suite.bench.bench_repair``: epochs of 4,096 through the
+    """The event kernel's epochs with repair at the same N, r and repair (``suite.bench.bench_repair``: epochs of 4,096 through the
     driver on every device, to the first wipe-out), for the epoch-mode target beside the whole runs'."""
     from spare_jax.suite.bench import bench_repair
 

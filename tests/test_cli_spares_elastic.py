@@ -91,7 +91,7 @@ def test_elastic_json_carries_the_data_policy(tmp_path, capsys):
 def test_ttt_quantiles_beyond_the_histogram_are_not_made_up():
     """The last histogram bin holds every run beyond 2^8 W; a quantile there was printed as that bin's centre
     (~256 W, below the mean of the runs it stood for): it is None now."""
-    from spare_jax.kernels.run import HIST_BINS, HIST_PER_OCTAVE, ttt_quantiles
+    from spare_jax.kernels.run_driver import HIST_BINS, HIST_PER_OCTAVE, ttt_quantiles
 
     hist = [0] * HIST_BINS
     hist[HIST_PER_OCTAVE] = 6  # six runs at 2 W

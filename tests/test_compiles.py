@@ -1,5 +1,5 @@
 """Costs are numbers, not program: changing C, R, D, K, tau, a stall, a rate, or SPARe's r and m, between two calls of the whole-run or
-the repair kernel compiles nothing (the optax habit of asserting that a second call does not recompile)."""
+epochs with repair compile nothing (the optax habit of asserting that a second call does not recompile)."""
 
 import dataclasses
 import os
@@ -8,7 +8,7 @@ import pytest
 
 from spare_jax.kernels.compiles import count_compiles
 from spare_jax.kernels.repair import EpochOptions, simulate_repair
-from spare_jax.kernels.run import run_each, simulate_runs
+from spare_jax.kernels.run_driver import run_each, simulate_runs
 from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement

@@ -36,7 +36,7 @@ def _cli(*args, **env):
 
 
 def test_the_command_line_runs_on_the_devices_asked_for_with_the_same_numbers():
-    """The repair kernel through ``run_reduced`` on 3 CPU devices and on 1: the same JSON but the device count
+    """Epochs with repair through ``run_reduced`` on 3 CPU devices and on 1: the same JSON but the device count
     and the timings (3 does not divide the default chunk: the driver rounds it)."""
     args = ("wipeout", "-N", "16", "-r", "2", "--repair-time", "30", "--trials", "3000", "--json", "--quiet")
     one, three = (_cli(*args, SPARE_JAX_CPU_DEVICES=d) for d in ("1", "3"))
@@ -57,7 +57,7 @@ def test_a_bad_device_count_is_one_line():
 def test_the_default_run_chunk_keeps_many_devices_within_the_memory_budget():
     """CPU devices share one memory: the default chunk of whole runs is a power of 2 per device, from
     ``MIN_CHUNK`` up to ``MAX_CHUNK`` as the runs ask, and its runs over all devices stay within ``fit``."""
-    from spare_jax.kernels.run import MAX_CHUNK, MIN_CHUNK, default_chunk
+    from spare_jax.kernels.run_driver import MAX_CHUNK, MIN_CHUNK, default_chunk
 
     assert default_chunk(10, 600, 1) == MIN_CHUNK
     assert default_chunk(300, 600, 1) == 512

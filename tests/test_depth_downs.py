@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from spare_jax.kernels import run as runmod
+from spare_jax.kernels.run_driver import run_each
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.depth import (
     DOWN_LIST_PAD, bisect_steps, capacity_host, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
@@ -88,10 +89,10 @@ def test_runs_whose_down_lists_overflow_equal_runs_from_the_down_set(monkeypatch
     sampling = Sampling(count=64, seed=2, chunk_size=64)
     monkeypatch.setattr(runmod, "DOWN_LIST", 2)  # the state's list length (run_rate reads it off the state)
     runmod.jitted_run_kernel.cache_clear()
-    short = runmod.run_each(setup, sampling)
+    short = run_each(setup, sampling)
     monkeypatch.setattr(runmod, "uses_down_list", lambda shape: False)
     runmod.jitted_run_kernel.cache_clear()
-    plain = runmod.run_each(setup, sampling)
+    plain = run_each(setup, sampling)
     runmod.jitted_run_kernel.cache_clear()
     assert plain["wipeouts"].sum() > 0 and plain["failures"].mean() > 20
     for key in plain:

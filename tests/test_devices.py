@@ -49,7 +49,7 @@ def test_one_and_four_devices_give_identical_results():
 RUNS_SCRIPT = r"""
 import dataclasses, json, jax, numpy as np
 from spare_jax.kernels.repair import repair_epochs
-from spare_jax.kernels.run import run_each, simulate_runs
+from spare_jax.kernels.run_driver import run_each, simulate_runs
 from spare_jax.model.cluster import Sampling
 from spare_jax.model.placement import make_placement
 from spare_jax.model.repair import Repair

@@ -50,7 +50,7 @@ def test_overhead_report_is_the_json(cluster, argv, capsys):
 
 @pytest.mark.slow
 def test_the_library_refuses_what_it_cannot_simulate():
-    # micro-batches with repair are simulated now (the repair kernel tracks c*/m; issue "Every lever composes")
+    # micro-batches with repair are simulated now (epochs with repair track c*/m; issue "Every lever composes")
     assert overhead(Cluster(24, scenario=Scenario(microbatches=2), repair=Repair(30.0)), 3,
                     sampling=Sampling(10)).to_json()["microbatches"] == 2
     # so are Weibull clocks with repair (a rejoined group draws a new clock); the exponential theory is left out

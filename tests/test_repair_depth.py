@@ -1,4 +1,4 @@
-"""Depth, overhead and time-to-train with repair (SPEC §1, §5, §10.5): the depth-tracking repair kernel against
+"""Depth, overhead and time-to-train with repair (SPEC §1, §5, §10.5): the event kernel's epochs with repair, tracking the depth, against
 an independent brute-force event walk with d* by Hall's condition (tests/reference_repair_depth.py), the
 static overhead kernel (D -> inf), brute-force training runs, and the rare-wipe-out interval."""
 
@@ -139,7 +139,7 @@ def test_cli_repair_overhead_ttt_optimize_and_rare(capsys):
 
 @pytest.mark.slow
 def test_microbatch_depth_never_repaired_equals_static_overhead():
-    """With m = 4 micro-batches the repair kernel tracks the capacity c*/m; a repair that never comes
+    """With m = 4 micro-batches the epochs with repair track the capacity c*/m; a repair that never comes
     (D -> inf) is the static epoch, whose overhead the static kernel measures independently."""
     pl = make_placement("stacked", 40, 3)
     model = FailureModel()

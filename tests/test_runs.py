@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from spare_jax.kernels.run import simulate_runs, summarize
+from spare_jax.kernels.run_driver import simulate_runs, summarize
 from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.repair import Repair

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from spare_jax.kernels.run import run_each, simulate_runs, summarize
+from spare_jax.kernels.run_driver import run_each, simulate_runs, summarize
 from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.repair import Repair

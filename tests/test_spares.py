@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 
 from spare_jax.kernels.compiles import count_compiles
-from spare_jax.kernels.run import run_each
+from spare_jax.kernels.run_driver import run_each
 from spare_jax.model.cluster import Cluster, Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.repair import Repair

@@ -127,7 +127,7 @@ def test_the_limit_is_elastic_shrink_at_its_best_tau():
     """N = 16, job-wide MTBF 600 min, 2 spares with a 300-min hardware repair, a 30-min repair: the limit
     equals elastic shrink's TTT at its best tau (searched here on a finer grid, W included), within 4 paired
     standard errors (the same runs: seed and run ids)."""
-    from spare_jax.kernels.run import run_each
+    from spare_jax.kernels.run_driver import run_each
     from spare_jax.model.cluster import Cluster, Sampling
     from spare_jax.model.repair import Repair
     from spare_jax.model.runsetup import RunSetup

@@ -161,7 +161,7 @@ def least_capacity_stacked(down, r, m, steps=None):
 def capacity_block(alive, redundancy: int, microbatches: int = 1):
     """c*(S) for ``block``: max over blocks of ceil(r m / survivors); 0 where a block is wiped out."""
     alive = jnp.asarray(alive)
-    n, rm = alive.shape[-1], redundancy * int(microbatches)
+    n, rm = alive.shape[-1], redundancy * microbatches  # m may be traced
     surv = alive.reshape(alive.shape[:-1] + (n // redundancy, redundancy)).sum(axis=-1)
     need = jnp.where(surv > 0, -(-rm // jnp.maximum(surv, 1)), 10**6).max(axis=-1)
     return jnp.where(need > rm, WIPED_OUT, need).astype(jnp.int32)

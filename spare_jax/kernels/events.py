@@ -81,3 +81,59 @@ def on_rows(mask, fn, arrays, cap: int):
         return tuple(a.at[rows].set(x, mode="drop") for a, x in zip(arrays, sub))
 
     return jax.lax.fori_loop(0, -(-mask.sum(dtype=jnp.int32) // cap), round_, tuple(arrays))
+
+
+def in_lanes(ids, lanes: int, initial, step, running, outputs):
+    """Runs ``ids`` (``uint32[C]``) stepped ``lanes`` at a time, each lane taking the next run when its own ends,
+    so that a long run does not hold the others up: ``initial(ids)`` is the state of runs at their start (a
+    pytree of ``[C, ...]`` arrays), ``step(state, ids)`` one step of the lanes, ``running(state)`` which lanes
+    still step and ``outputs(state)`` their results (a pytree of ``[lanes]`` arrays). Lanes are refilled in
+    batches, when an eighth of them is idle (the last runs then step until every lane is idle); a finished
+    lane keeps its state until the refill writes its results out. Returns ``outputs`` for every run (a pytree
+    of ``[C]`` arrays). A run's steps depend on its own state only, so its results do not depend on the lanes."""
+    c = ids.shape[0]
+    init = initial(ids)
+    thresh = max(1, lanes // 8)
+
+    def rows(tree, at):
+        return jax.tree.map(lambda a: a[at], tree)
+
+    shapes = jax.eval_shape(outputs, rows(init, slice(0, lanes)))
+    out0 = jax.tree.map(lambda a: jnp.zeros((c,) + a.shape[1:], a.dtype), shapes)
+
+    def inner_cond(st):  # step until an eighth of the lanes is idle (or, once every run has a lane, all are)
+        _, next_slot, s = st
+        act = running(s)
+        return act.any() & ((next_slot >= c) | (lanes - act.sum(dtype=jnp.int32) < thresh))
+
+    def inner_body(st):
+        slot, next_slot, s = st
+        return slot, next_slot, step(s, ids[slot])
+
+    def write(st, out):  # idle lanes write their results (again, for a lane that stays idle: the same)
+        slot, _, s = st
+        at = jnp.where(running(s), c, slot)  # out of range: dropped
+        return jax.tree.map(lambda o, w: o.at[at].set(w, mode="drop"), out, outputs(s))
+
+    def load(st, out):  # idle lanes write their results and take the next runs
+        out = write(st, out)
+        slot, next_slot, s = st
+        idle = ~running(s)
+        new_slot = next_slot + jnp.cumsum(idle, dtype=jnp.int32) - 1
+        take = idle & (new_slot < c)
+        fresh = rows(init, jnp.minimum(new_slot, c - 1))
+        s = jax.tree.map(lambda a, f: jnp.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), f, a), s, fresh)
+        next_slot = jnp.minimum(next_slot + idle.sum(dtype=jnp.int32), c)
+        return (jnp.where(take, new_slot, slot), next_slot, s), out
+
+    def outer_cond(carry):
+        (_, next_slot, s), _ = carry
+        return running(s).any() | (next_slot < c)
+
+    def outer_body(carry):
+        st, out = carry
+        return load(jax.lax.while_loop(inner_cond, inner_body, st), out)
+
+    st0 = (jnp.arange(lanes, dtype=jnp.int32), jnp.int32(lanes), rows(init, slice(0, lanes)))
+    st, out = jax.lax.while_loop(outer_cond, outer_body, (st0, out0))
+    return write(st, out)  # the last runs taken may have ended at once (padding)

@@ -100,28 +100,40 @@ streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
 
 A run that has not finished after ``max_events`` events is returned *censored* and counted; the caller
 refuses to print a mean over censored runs.
+
+Epochs (``RunShape.epoch``; ``kernels.repair.epoch_setup``). The same kernel runs epochs with repair: from
+every group up to the first wipe-out or job-wide failure, with no checkpoint and no restart (``tau`` and W
+infinite; the phase's own event is the time limit ``params.max_time``, where the epoch ends censored; an
+event at the limit itself is still taken). ``wipeout`` tests only for a lost shard, through the placement's
+``params.holders`` (after a group's failure its r shards, after a domain event every shard: any placement);
+``depth`` keeps the depth as a whole run does (``stacked`` or ``block``) and its time integrals (``work``,
+``depth_time``). An epoch draws from the streams of the static wipe-out kernels (``EPOCH_STREAM``,
+``EPOCH_WIDE_STREAM``; the initial clocks stream 0, a domain level 1 + l, the job-wide clock 1 + L), so that
+with a repair that never comes every epoch is the static kernel's. Epochs vary in length, so they run in
+lanes (``lanes``, 256 on CPU): a lane whose epoch ended takes the chunk's next (``events.in_lanes``); a run's
+k-th event is its k-th step in any lane, so the results are those of the chunk stepped at once.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
-from ..model.runsetup import RunSetup
 from .depth import DOWN_LIST_PAD
-from .events import all_block_mins, block_min_at, block_width, min_first, on_rows, row_bits, row_bits_at
+from .events import all_block_mins, block_min_at, block_width, in_lanes, min_first, on_rows, row_bits, row_bits_at
 from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list
-from .run_shape import RunParams, RunShape, RunState, run_params, run_shape
+from .run_shape import RunParams, RunShape, RunState
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
 WIDE_STREAM = 0x60000000  # + event index: one draw per group (a domain event's repairs, a restart's clocks)
 INIT_STREAM = 0x4FFFFF00  # the initial clocks (+1 domains, +2 job-wide)
+EPOCH_STREAM = 0x10000000  # an epoch's (``RunShape.epoch``) RUN_STREAM
+EPOCH_WIDE_STREAM = 0x20000000  # and its WIDE_STREAM
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")
@@ -129,7 +141,8 @@ WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wai
 
 
 
-def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events=DEFAULT_MAX_EVENTS):
+def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events=DEFAULT_MAX_EVENTS,
+               lanes: int | None = None):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
     per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
@@ -137,12 +150,21 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     ``censored`` (bool) and ``spare_wait_max`` (float32
     minutes: the run's longest wait of a group for a spare, from its failure, or from its node set's return
     to the pool, to the moment it takes one; a wait still going at the run's end counts up to the end; 0
-    without a finite pool; kept per run, not summed by ``simulate_runs``)."""
-    from .repair import sample_repair
+    without a finite pool; kept per run, not summed by ``simulate_runs``).
+
+    With ``shape.epoch`` (an epoch with repair), per epoch: ``uptime`` (float32 minutes: the wipe-out, the
+    job-wide failure, the time limit or the last event when censored), ``failures`` and ``events`` (int32: the
+    group failures, a domain event's groups each; the events taken), ``ended_by_job`` and ``censored`` (bool:
+    the time limit or the event limit reached), and with ``depth`` ``work`` and ``depth_time`` (float32: the
+    time integrals of 1/d and d). ``lanes``: how many runs a step takes (None: all of the chunk in lockstep, or
+    for epochs 256 on CPU and a quarter of the chunk elsewhere), each lane taking the next when its own ends."""
+    from .repair_law import sample_repair
 
     max_events = jnp.asarray(max_events, jnp.int32)  # traced (a number of the call): a new limit compiles nothing
     n = shape.groups
-    c = run_ids.shape[0]
+    epoch = shape.epoch
+    # an epoch draws from the streams of the static wipe-out kernels (see ``kernels.repair``)
+    ev_stream, wide_stream = (EPOCH_STREAM, EPOCH_WIDE_STREAM) if epoch else (RUN_STREAM, WIDE_STREAM)
     scale = jnp.asarray(params.scale, jnp.float32)
     inv_k = jnp.asarray(params.inv_shape, jnp.float32)
     nd = sum(shape.domain_counts)
@@ -153,6 +175,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     tau, work_total, d_max = (jnp.asarray(x, jnp.float32) for x in (params.tau, params.work, params.d_max))
     cost, restart = jnp.asarray(params.ckpt_cost, jnp.float32), jnp.asarray(params.restart, jnp.float32)
     stall_f, stall_j = jnp.asarray(params.failure_stall, jnp.float32), jnp.asarray(params.rejoin_stall, jnp.float32)
+    stack, holders = jnp.asarray(params.stack, jnp.int32), jnp.asarray(params.holders, jnp.int32)
+    max_time = jnp.asarray(params.max_time, jnp.float32)
     renewed = shape.renewed
     inf = jnp.float32(jnp.inf)
     finite = shape.spare_capacity is not None  # a finite spare pool (static: without it no spare state is kept)
@@ -173,39 +197,65 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             return jnp.full(jnp.shape(u), inf)
         return start + sample_repair(shape.repair_law, repair_nums, u)
 
-    ids = jnp.asarray(run_ids, jnp.uint32)
-    nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)), 0.0, scale[None, :])
-    dom = (exponential_from_bits(trial_bits(words, ids, nd, stream=INIT_STREAM + 1)) * dom_mean[None, :]
-           if nd else jnp.full((c, 1), inf))
-    job = (exponential_from_bits(trial_bits(words, ids, 1, stream=INIT_STREAM + 2)[:, 0]) * job_mean
-           if shape.job_wide else jnp.full((c,), inf))
-    zf = jnp.zeros((c,), jnp.float32)
-    zb = jnp.zeros((c,), bool)
     rm = tuple(jnp.asarray(x, jnp.int32) for x in (params.redundancy, params.microbatches, params.bisect_steps))
-    _, rate0, depth0 = rate(jnp.zeros((1, n), bool), shape, rm)  # at full health (rep: 1/r; the others: 1)
-    rate0, depth0 = rate0[0], depth0[0]
-    padding = ids >= jnp.asarray(total, jnp.uint32)
-    st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
-          "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.full((c,), rate0),
-          "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
-          "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
-          **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
+    if epoch == "wipeout":  # only a lost shard matters: the rate and the depth stay 1
+        rate0 = depth0 = jnp.float32(1.0)
+    else:
+        _, rate0, depth0 = rate(jnp.zeros((1, n), bool), shape, rm)  # at full health (rep: 1/r; the others: 1)
+        rate0, depth0 = rate0[0], depth0[0]
     width = block_width(n)
-    wide_cap = max(8, c // 64)
-    lanes = jnp.arange(c)  # the runs whose every group a step may touch, gathered (``on_rows``)
-    bv0, bi0 = all_block_mins(nxt, width)
-    st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down  # the group clocks' block minima (see ``all_block_mins``)
     listed = uses_down_list(shape)
-    if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
-        st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dok=jnp.ones((c,), bool))
-    if finite:
-        zi = jnp.zeros((c,), jnp.int32)
-        st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
-                  tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi, spare_waiting=zb, nwait=zi,
-                  wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
 
-    def cond(s):
-        return jnp.any((s.phase != DONE) & (s.k < max_events))
+    def initial(ids):
+        """The state of the runs ``ids`` at their start: every group up, every clock new."""
+        c = ids.shape[0]
+        if epoch:  # the streams of the static wipe-out kernels: groups 0, domain level l 1 + l, job-wide 1 + L
+            nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=0)), 0.0, scale[None, :])
+            offsets = np.cumsum((0,) + shape.domain_counts)
+            dom = (jnp.concatenate([exponential_from_bits(trial_bits(words, ids, count, stream=1 + i))
+                                    * dom_mean[None, offsets[i]:offsets[i] + count]
+                                    for i, count in enumerate(shape.domain_counts)], axis=1)
+                   if nd else jnp.full((c, 1), inf))
+            job_stream = 1 + len(shape.domain_counts)
+        else:
+            nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)), 0.0, scale[None, :])
+            dom = (exponential_from_bits(trial_bits(words, ids, nd, stream=INIT_STREAM + 1)) * dom_mean[None, :]
+                   if nd else jnp.full((c, 1), inf))
+            job_stream = INIT_STREAM + 2
+        job = (exponential_from_bits(trial_bits(words, ids, 1, stream=job_stream)[:, 0]) * job_mean
+               if shape.job_wide else jnp.full((c,), inf))
+        zf = jnp.zeros((c,), jnp.float32)
+        zb = jnp.zeros((c,), bool)
+        padding = ids >= jnp.asarray(total, jnp.uint32)
+        st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
+              "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.full((c,), rate0),
+              "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
+              "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
+              **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
+        bv0, bi0 = all_block_mins(nxt, width)  # the group clocks' block minima (see ``all_block_mins``)
+        st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down
+        if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
+            st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dok=jnp.ones((c,), bool))
+        if finite:
+            zi = jnp.zeros((c,), jnp.int32)
+            st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
+                      tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi,
+                      spare_waiting=zb, nwait=zi, wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
+        if epoch == "depth":
+            st.update(depth_time=zf)
+        return RunState(**st)
+
+    c_all = run_ids.shape[0]
+    if lanes is None and epoch:  # epochs vary in length: lanes that take the next epoch when theirs ends (on
+        lanes = 256 if jax.default_backend() == "cpu" else c_all // 4  # CPU the step's cost grows past a few hundred)
+    if lanes is not None:
+        lanes = max(1, min(c_all, int(lanes)))
+    c = c_all if lanes is None else lanes  # the runs a step takes at once
+    wide_cap = max(8, c // 64)
+    lanes = jnp.arange(c)  # each run's row, for the per-run scatters and gathers
+
+    def running(s):
+        return (s.phase != DONE) & (s.k < max_events)
 
     # One function per part of a step. Each reads and updates ``s`` (the state, as a dict) and ``e`` (this
     # step's event: which kind each run takes, its time ``tn``, and what the event did), in this order.
@@ -223,9 +273,12 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         e["working"] = computing | (phase == CKPT)
         # a stall in force (its end after t) holds computing back until it ends; none in force: resume = t
         e["resume"] = resume = jnp.maximum(t, s["stall_end"])
-        e["t_ck"] = t_ck = resume + jnp.maximum(tau - s["comp"], 0.0)
-        e["t_w"] = t_w = resume + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
-        t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
+        if epoch:  # an epoch's own event: its time limit (an event at the limit itself is still taken)
+            t_ph = jnp.broadcast_to(max_time, t.shape)
+        else:
+            e["t_ck"] = t_ck = resume + jnp.maximum(tau - s["comp"], 0.0)
+            e["t_w"] = t_w = resume + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
+            t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
         t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
         if finite:  # a node set's return from hardware repair goes first at a tie
             t_hw = jnp.where(s["ret_count"] > 0,
@@ -235,7 +288,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         else:
             is_hw = jnp.zeros_like(act)
         e["is_hw"] = is_hw
-        e["is_ph"] = is_ph = act & ~is_hw & (t_ph <= t_rand)
+        e["is_ph"] = is_ph = act & ~is_hw & ((t_ph < t_rand) if epoch else (t_ph <= t_rand))
         e["is_g"] = is_g = act & ~is_hw & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
         e["is_d"] = is_d = act & ~is_hw & ~is_ph & ~is_g & (dmin <= jt)
         e["is_j"] = act & ~is_hw & ~is_ph & ~is_g & ~is_d
@@ -243,6 +296,34 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
     def advance(s, e):
         """Time moves to ``tn``: the wait for spares, the stalled and the computing time, the work done."""
+        phase, tn = e["phase"], e["tn"]
+        if epoch:
+            advance_epoch(s, e)
+        else:
+            advance_run(s, e)
+        s["t"] = tn
+        e["u"] = bits_to_uniform(row_bits(words, e["ids"], jnp.uint32(ev_stream) + s["k"].astype(jnp.uint32), 2))
+        rs_end = e["is_ph"] & (phase == RESTART)
+        if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
+            e["stall_now"] = stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
+            rs_end = rs_end & ~stall_now
+        e["rs_end"] = rs_end
+        e["dom_hit"] = dom_hit = e["is_d"] & e["working"]
+        e["k_wide"] = k_wide = jnp.uint32(wide_stream) + s["k"].astype(jnp.uint32)
+        if nd:  # a domain event's repairs: one number per group
+            e["u_wide"] = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(words, e["ids"], k_wide, n)),
+                                       lambda: jnp.full((c, n), 0.5, jnp.float32))
+
+    def advance_epoch(s, e):
+        """An epoch's time integrals up to ``tn``: the work (of the rate 1/d) and the depth."""
+        if epoch == "depth":  # each product rounded before its sum (no fused multiply-add, which XLA emits or
+            dt = jnp.where(e["act"], e["tn"] - s["t"], 0.0)  # not by the lanes' count)
+            gain, dint = jax.lax.optimization_barrier((dt * s["rate"], dt * s["depth"]))
+            s["work"] = s["work"] + gain
+            s["depth_time"] = s["depth_time"] + dint
+
+    def advance_run(s, e):
+        """A run's time up to ``tn``: the wait for spares, the stalled and the computing time, the work."""
         act, phase, computing, tn, t = e["act"], e["phase"], e["computing"], e["tn"], s["t"]
         dt = jnp.maximum(tn - t, 0.0)
         if finite:
@@ -259,22 +340,14 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["compute"] = jnp.where(act & computing, s["compute"] + dt_comp, s["compute"])
         s["wu"] = s["wu"] + gain
         s["work"] = s["work"] + gain
-        s["t"] = tn
-        e["u"] = bits_to_uniform(row_bits(words, ids, jnp.uint32(RUN_STREAM) + s["k"].astype(jnp.uint32), 2))
-        rs_end = e["is_ph"] & (phase == RESTART)
-        if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
-            e["stall_now"] = stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
-            rs_end = rs_end & ~stall_now
-        e["rs_end"] = rs_end
-        e["dom_hit"] = dom_hit = e["is_d"] & e["working"]
-        e["k_wide"] = k_wide = jnp.uint32(WIDE_STREAM) + s["k"].astype(jnp.uint32)
-        if nd:  # a domain event's repairs: one number per group
-            e["u_wide"] = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(words, ids, k_wide, n)),
-                                       lambda: jnp.full((c, n), 0.5, jnp.float32))
 
     def phase_event(s, e):
         """The phase's own event: a checkpoint starts (the final one when the work reaches W) or ends."""
         is_ph, computing, phase, tn = e["is_ph"], e["computing"], e["phase"], e["tn"]
+        if epoch:  # an epoch's time limit: it ends there, censored
+            e["timed_out"] = is_ph
+            e["start_ck"] = e["ck_end"] = e["finished"] = e["pro_restart"] = jnp.zeros_like(is_ph)
+            return
         e["start_ck"] = start_ck = is_ph & computing
         final_now = start_ck & (e["t_w"] <= e["t_ck"])
         s["wu"] = jnp.where(final_now, work_total - s["wc"], s["wu"])
@@ -289,11 +362,14 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
     def restart_end(s, e):
         """A restart's end: every down group replaced with a new clock (all of them with renewed ages)."""
+        if epoch:  # an epoch has no restart
+            e["nxt"], e["down"] = s["nxt"], s["down"]
+            return
         tn, k_wide = e["tn"], e["k_wide"]
 
         def full_ends(rows, sub, ends):
             nxt_r, down_r = sub
-            u_r = bits_to_uniform(row_bits(words, ids[rows], k_wide[rows], n))
+            u_r = bits_to_uniform(row_bits(words, e["ids"][rows], k_wide[rows], n))
             replace = ends[:, None] & (down_r | renewed)
             return (jnp.where(replace, clock(u_r, tn[rows][:, None], scale[None, :]), nxt_r),
                     jnp.where(ends[:, None], False, down_r))
@@ -303,7 +379,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                 nxt_r, down_r = sub
                 pos = s["dl"][rows]  # ascending, free slots DOWN_LIST_PAD (dropped by the scatter)
                 cols = jnp.minimum(pos, n - 1)
-                u_r = bits_to_uniform(row_bits_at(words, ids[rows], k_wide[rows], n, cols))
+                u_r = bits_to_uniform(row_bits_at(words, e["ids"][rows], k_wide[rows], n, cols))
                 new = clock(u_r, tn[rows][:, None], scale[cols])
                 pos = jnp.where(ends[:, None], pos, DOWN_LIST_PAD)
                 at = jnp.arange(rows.shape[0])[:, None]
@@ -409,6 +485,19 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["wait_from"], s["nwait"], s["tickets"] = wait_from, nwait, e["tickets"]
         s["spare_waiting"] = (s["spare_waiting"] | e["stall_now"]) & ~e["rs_end"]
 
+    def lost_shard(e):
+        """Whether a shard is lost on all its holders after this step's event: after a group's failure, one of
+        its r shards (``r x r`` holders); after a domain event, any shard (in a step where some run has one)."""
+        down, fail = e["down"], e["fail"]
+        r_ = stack.shape[1]
+        hs = holders[stack[e["gi"]]].reshape(c, r_ * r_)
+        wiped = fail & jnp.take_along_axis(down, hs, axis=1).reshape(c, r_, r_).all(axis=2).any(axis=1)
+        if nd:
+            dom_hit = e["dom_hit"]
+            wiped = wiped | jax.lax.cond(jnp.any(dom_hit), lambda: dom_hit & down[:, holders].all(axis=2).any(axis=1),
+                                         lambda: jnp.zeros_like(wiped))
+        return wiped
+
     def depth_change(s, e):
         """The depth after a change of the groups up while computing or checkpointing: a wipe-out, the new
         work rate, a proactive checkpoint at D_max."""
@@ -418,6 +507,11 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         if nd:
             dk = dk + members.sum(axis=1, dtype=jnp.int32)
         s["dk"] = dk
+        if epoch == "wipeout":  # only a lost shard matters
+            e["wiped"] = wiped = lost_shard(e)
+            e["wipe"] = changed & wiped
+            e["pro_ck"] = jnp.zeros_like(wiped)
+            return
         if listed:
             wiped, new_rate, new_depth = listed_rate(s, e["down"], changed, (rs_end, fail, rejoin, e["gi"], dk), members,
                                                shape, rm)
@@ -436,6 +530,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         """A failure survived without a restart (nor a proactive checkpoint, started or in progress) pauses
         the job until S after it, a return from repair until S_j after it, whichever end is later (the later
         end's cause is charged); a restart ends any stall (``phase_change``)."""
+        if epoch:  # an epoch has no stalls
+            return
         tn, members = e["tn"], e["members"]
         survived = e["changed"] & ~e["wiped"] & ~s["pro"]
         downed = e["fail"] | (jnp.any(members, axis=1) if nd else False)  # a group's failure, or a domain event's
@@ -454,6 +550,12 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         tn, phase, rs_end, start_ck, pro_ck, ck_end = e["tn"], e["phase"], e["rs_end"], e["start_ck"], e["pro_ck"], e["ck_end"]
         finished, pro_restart, wipe = e["finished"], e["pro_restart"], e["wipe"]
         e["job_hit"] = job_hit = e["is_j"] & e["working"]
+        if epoch:  # an epoch ends at a wipe-out, a job-wide failure or its time limit
+            e["to_restart"] = jnp.zeros_like(wipe)
+            s["phase"] = jnp.where(wipe | job_hit | e["timed_out"], DONE, phase)
+            s["wipeouts"] = s["wipeouts"] + wipe
+            s["job_failures"] = s["job_failures"] + job_hit
+            return
         e["to_restart"] = to_restart = wipe | job_hit | pro_restart
         new_phase = phase
         new_phase = jnp.where(start_ck | pro_ck, CKPT, new_phase)
@@ -499,24 +601,41 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["down"] = down
         s["k"] = s["k"] + e["act"]
 
-    def body(state):
-        s, e = state._asdict(), {}
+    def body(state, ids):
+        s, e = state._asdict(), {"ids": ids}
         for part in (select, advance, phase_event, restart_end, group_event, domain_event, spare_return, depth_change,
                      stalls, phase_change, reblock):
             part(s, e)
         return RunState(**s)
 
-    s = jax.lax.while_loop(cond, body, RunState(**st))._asdict()
-    out = {name: s[name].astype(jnp.float32) for name in OUTPUTS if name != "events"}
-    out["events"] = s["k"].astype(jnp.float32)
-    out["censored"] = (s["phase"] != DONE)
-    out["work_min"] = jnp.broadcast_to(work_total, (c,))
-    if finite:  # a wait still going when the run ends counts up to its end
-        going = jnp.where(s["ticket"] != no_ticket, s["t"][:, None] - s["wait_from"], 0.0)
-        out["spare_wait_max"] = jnp.maximum(s["wait_max"], jnp.max(going, axis=1))
-    else:
-        out["spare_wait_max"] = zf
-    return out
+    def outputs(s):
+        """Each run's results from its state (``run_kernel``'s docstring)."""
+        if epoch:
+            ended = (s.wipeouts > 0) | (s.job_failures > 0)
+            timed_out = (s.phase == DONE) & ~ended & (s.k > 0)  # its last step was the time limit, not an event
+            out = {"uptime": s.t, "failures": s.failures.astype(jnp.int32), "ended_by_job": s.job_failures > 0,
+                   "censored": ~ended, "events": s.k - timed_out}
+            if epoch == "depth":
+                out.update(work=s.work, depth_time=s.depth_time)
+            return out
+        out = {name: getattr(s, name).astype(jnp.float32) for name in OUTPUTS if name != "events"}
+        out["events"] = s.k.astype(jnp.float32)
+        out["censored"] = (s.phase != DONE)
+        out["work_min"] = jnp.broadcast_to(work_total, s.t.shape)
+        if finite:  # a wait still going when the run ends counts up to its end
+            going = jnp.where(s.ticket != no_ticket, s.t[:, None] - s.wait_from, 0.0)
+            out["spare_wait_max"] = jnp.maximum(s.wait_max, jnp.max(going, axis=1))
+        else:
+            out["spare_wait_max"] = jnp.zeros_like(s.t)
+        return out
+
+    ids = jnp.asarray(run_ids, jnp.uint32)
+    if lanes is None:  # every run at once, in lockstep
+        def cond(s):
+            return jnp.any(running(s))
+
+        return outputs(jax.lax.while_loop(cond, lambda s: body(s, ids), initial(ids)))
+    return in_lanes(ids, c, initial, body, running, outputs)
 
 
 @functools.lru_cache(maxsize=128)
@@ -524,171 +643,3 @@ def jitted_run_kernel(shape: RunShape):
     """``run_kernel`` compiled for one shape: ``fn(words, run_ids, total, params, max_events=...)``, every
     number traced (the event limit too)."""
     return jax.jit(functools.partial(run_kernel, shape=shape))
-
-
-def _reduce(out, valid):
-    """Exact device sums (``devsum`` limbs) of every output and of the squares of TTT, computing time and
-    work and of computing time x work (the standard errors of the mean TTT and of the slowdown)."""
-    from . import exact_sums as devsum
-
-    stats = {}
-    for name in OUTPUTS:
-        sx, sx2, bad = devsum.exact_sums_f32(out[name], valid)
-        stats[name] = sx
-        if name in ("ttt", "compute", "work"):
-            stats[name + "2"] = sx2
-        stats["bad"] = stats.get("bad", jnp.zeros(1, jnp.int32)) + bad
-    stats["compute_work"] = devsum.exact_product_sums(out["compute"], out["work"], valid)[0]
-    stats["censored"] = (out["censored"] & valid).sum(dtype=jnp.int32)[None]
-    ratio = out["ttt"] / out["work_min"]
-    idx = jnp.floor(jnp.log2(jnp.maximum(ratio, 1.0)) * HIST_PER_OCTAVE).astype(jnp.int32)
-    stats["ttt_hist"] = devsum.histogram(jnp.minimum(idx, HIST_BINS - 1), valid, HIST_BINS)
-    return stats
-
-
-def _zeros():
-    from . import exact_sums as devsum
-
-    z = {name: jnp.zeros(devsum.X_LIMBS, jnp.uint32) for name in OUTPUTS}
-    z.update({name + "2": jnp.zeros(devsum.X2_LIMBS, jnp.uint32) for name in ("ttt", "compute", "work")})
-    z["compute_work"] = jnp.zeros(devsum.X2_LIMBS, jnp.uint32)
-    z["bad"] = jnp.zeros(1, jnp.int32)
-    z["censored"] = jnp.zeros(1, jnp.int32)
-    z["ttt_hist"] = jnp.zeros(HIST_BINS, jnp.int32)
-    return z
-
-
-SQUARED = ("ttt2", "compute2", "work2", "compute_work")
-HIST_PER_OCTAVE = 1024  # the TTT histogram: bins of TTT / W, 1024 per doubling (0.07% wide), up to 2^8 W
-HIST_BINS = 8 * HIST_PER_OCTAVE
-
-
-def ttt_quantiles(result: dict, qs) -> list:
-    """Quantiles of the TTT (minutes) from the run histogram (bin centres: 0.07% resolution). The last bin
-    holds every run beyond 2^8 W: a quantile that falls there is not resolved and is None (it was that bin's
-    centre, ~256 W, below the mean of such runs)."""
-    hist = np.asarray(result["ttt_hist"], np.int64)
-    cum = np.cumsum(hist)
-    out = []
-    for q in qs:
-        b = int(np.searchsorted(cum, q * cum[-1], side="left"))
-        out.append(None if b >= hist.size - 1 else result["work_min"] * 2.0 ** ((b + 0.5) / HIST_PER_OCTAVE))
-    return out
-
-
-def _width(shape: RunShape) -> int:
-    """Numbers per run the kernel keeps that grow with N: the groups (+ the return times of a spare pool)."""
-    return shape.groups if shape.spare_capacity is None else 2 * shape.groups + shape.spare_capacity
-
-
-MIN_CHUNK = 256  # runs per device in the least default chunk (see ``default_chunk``)
-MAX_CHUNK = 2048  # runs per device in the largest
-RUN_BYTES = 64  # the driver's memory estimate per number of a run's width (``model.bounds.chunk_bytes``)
-
-
-def default_chunk(runs: int, width: int, ndev: int = 1, fit: int | None = None) -> int:
-    """The chunk ``simulate_runs`` takes when none is given: a power of 2 of runs per device, at least
-    ``MIN_CHUNK`` and at most ``MAX_CHUNK`` (fewer where ``width`` numbers per run would pass 2^20 per device,
-    or where the devices together would pass ``fit`` runs, the most that the memory budget allows: the CPU
-    devices share one memory), times the devices. The array shapes, so the compiled program, are then the
-    same for every count of runs up to the least chunk, and for any two counts that round to the same power: the pilot runs
-    that choose tau and the runs that follow, or the candidates of a plan, share one compile. Padding runs
-    are done at once, so a small count costs little more; the results never depend on the chunk."""
-    most = min(MAX_CHUNK, 2**20 // max(1, width), max(1, fit // ndev) if fit is not None else MAX_CHUNK)
-    cap = 1 << (max(1, most).bit_length() - 1)  # a power of 2 at most this
-    want = 1 << max(0, -(-int(runs) // ndev) - 1).bit_length()  # the least power of 2 at least the runs per device
-    return min(cap, max(MIN_CHUNK, want)) * ndev
-
-
-def _per_run(shape: RunShape, setup: RunSetup, sampling, max_events: int):
-    """The driver's ``per_trial(aux, ids)`` for the kernel of ``shape`` and its ``aux``: the seed words, the run
-    count (ids past it are padding), the numbers of ``setup`` and the event limit (all traced)."""
-    from .driver import as_uint32_key_words
-
-    fn = jitted_run_kernel(shape)
-    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(int(sampling.count)), run_params(setup),
-           np.int32(max_events))
-    return (lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])), aux
-
-
-def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
-    """``sampling.count`` whole training runs of ``setup`` (``model.cluster.Sampling``: seed, chunk size,
-    devices, resumable directory, progress) on the device-side driver. Returns the sums over runs as floats
-    (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
-    Results depend on (setup, count, seed) only."""
-    from . import exact_sums as devsum
-    from .driver import Execution, Reduction, run_reduced, select_devices
-
-    runs = int(sampling.count)
-    ndev = len(select_devices(sampling.devices))
-    chunk = sampling.chunk_size
-    shape = run_shape(setup)
-    width = _width(shape)
-    if chunk is None:
-        from ..model.bounds import chunk_bytes, memory_budget_bytes
-
-        chunk = default_chunk(runs, width, ndev, memory_budget_bytes() // chunk_bytes(1, width * 4, RUN_BYTES))
-    per_trial, aux = _per_run(shape, setup, sampling, max_events)
-    limb_keys = tuple(k for k in _zeros() if k not in ("bad", "censored", "ttt_hist"))
-    params = {"kind": "runs", "setup": repr(setup), "runs": runs, "seed": int(sampling.seed),
-              "max_events": int(max_events)}
-    totals, info = run_reduced(per_trial, Reduction(_reduce, _zeros, limb_keys), runs,
-                               Execution(width * 4, chunk, sampling.devices,
-                                         desc=f"runs {setup.scheme} N={setup.groups} r={setup.redundancy}",
-                                         progress=sampling.progress, out_dir=sampling.out_dir, params=params,
-                                         bytes_per_item=RUN_BYTES),
-                               aux=aux, cache_key=("runs", shape))
-    if totals["bad"][0]:
-        raise ValueError("a non-finite value reached a sum over runs (a float32 overflow in the run kernel: "
-                         "the parameters are outside the range the model handles)")
-    sums = {k: totals[k] / 2.0 ** (devsum.X2_UNIT_SHIFT if k in SQUARED else devsum.X_UNIT_SHIFT)
-            for k in limb_keys}
-    return {"runs": runs, "censored": int(totals["censored"][0]), "sums": sums, "info": info,
-            "ttt_hist": totals["ttt_hist"], "work_min": setup.work_min}
-
-
-def run_each(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS, capacity: int | None = None) -> dict:
-    """Each run's own outputs, as host arrays (``OUTPUTS`` in float32 and ``censored``), through the driver's
-    per-trial path (``run_chunked``): for comparisons run by run (common random numbers) where
-    ``simulate_runs``'s exact sums are not needed. It compiles the kernel alone (no device sums), so a
-    search over many layouts compiles faster. Same runs, same numbers per run as ``simulate_runs`` (seeded by
-    run id). Also ``spare_wait_max`` per run. ``capacity``: the spare pool's static size at least this
-    (``run_shape``), so that a sweep over K shares one compile."""
-    from .driver import Execution, run_chunked
-
-    runs = int(sampling.count)
-    shape = run_shape(setup, capacity)
-    per_trial, aux = _per_run(shape, setup, sampling, max_events)
-    parts = []
-
-    def consume(index, host, saved=None):
-        parts.append(host)
-        return {}
-
-    run_chunked(per_trial, runs, consume,
-                Execution(_width(shape) * 4, sampling.chunk_size, sampling.devices,
-                          f"runs {setup.scheme} N={setup.groups}", sampling.progress, bytes_per_item=RUN_BYTES),
-                aux=aux, cache_key=("runs", shape))
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    if out["censored"].any():
-        raise ValueError(f"{int(out['censored'].sum())} of {runs} training runs did not finish within the event "
-                         "limit; no time-to-train is printed for an incomplete sample")
-    return out
-
-
-def summarize(result: dict) -> dict:
-    """Means and standard errors from ``simulate_runs``'s sums: ``ttt_min`` with ``ttt_stderr_min``, the
-    slowdown (computing time / work computed, a ratio of sums) with its delta-method standard error, and the
-    mean of every counter per run. Refuses censored runs (a mean over them would be wrong)."""
-    n, s = result["runs"], result["sums"]
-    if result["censored"]:
-        raise ValueError(f"{result['censored']} of {n} training runs did not finish within the event limit; "
-                         "no time-to-train is printed for an incomplete sample (a longer checkpoint interval "
-                         "or fewer failures per run keeps the event count down)")
-    mean = {k: s[k] / n for k in OUTPUTS}
-    var_ttt = max(0.0, s["ttt2"] / n - mean["ttt"] ** 2) * n / max(1, n - 1)
-    ratio = s["compute"] / s["work"] if s["work"] > 0 else math.inf
-    resid = (s["compute2"] - 2 * ratio * s["compute_work"] + ratio ** 2 * s["work2"]) / n
-    var_ratio = max(0.0, resid) * n / max(1, n - 1) / (mean["work"] ** 2 * n) if s["work"] > 0 else math.inf
-    return {"runs": n, "ttt_min": mean["ttt"], "ttt_stderr_min": math.sqrt(var_ttt / n), "slowdown": ratio,
-            "slowdown_stderr": math.sqrt(var_ratio), **{f"{k}_mean": mean[k] for k in OUTPUTS if k != "ttt"}}

@@ -31,6 +31,8 @@ def rate(down, shape: RunShape, rm, alive=None):
         cap = -(-(n * m) // jnp.maximum(alive, 1))
         rate = m.astype(jnp.float32) / cap.astype(jnp.float32)
         return wiped, rate, 1.0 / rate
+    if shape.scheme == "block":  # an epoch of the block placement (``kernels.repair``): its depth adapts
+        return rate_of_capacity(capacity_block(~down, r, m), m)
     if shape.scheme == "rep":
         wiped = capacity_block(~down, r, 1) == 0
         rate = jnp.full(alive.shape, 1.0 / r, jnp.float32)

@@ -22,7 +22,11 @@ class RunShape(NamedTuple):
     of a finite spare pool's buffers (None: an unlimited pool), any K up to it runs in the same program.
     ``redundancy``: rep's r (its blocks are shapes), 1 for ``stacked`` with r = 1, else 0: r and m are then
     numbers of the run (``RunParams``), so one program serves every r >= 2 and every m; ``wide_capacity``:
-    N m reaches 2^24 (the depth's quotients are then taken in integers)."""
+    N m reaches 2^24 (the depth's quotients are then taken in integers). ``epoch``: None for a whole run;
+    ``wipeout`` or ``depth`` for an epoch with repair (``kernels.repair``): it runs from every group up to the
+    first wipe-out or job-wide failure (or the time limit), with no checkpoint and no restart; ``wipeout``
+    tests only for a lost shard, through ``RunParams.holders`` (any placement, ``scheme`` its kind),
+    ``depth`` also keeps the depth (``scheme`` ``spare`` for the stacked placement, ``block``)."""
 
     scheme: str
     groups: int
@@ -35,6 +39,7 @@ class RunShape(NamedTuple):
     repair_law: str | None
     spare_capacity: int | None
     elastic_data: str
+    epoch: str | None = None
 
 
 class RunParams(NamedTuple):
@@ -45,7 +50,7 @@ class RunParams(NamedTuple):
     domain_of: np.ndarray  # int32[L, N]: each ring position's global domain index at each level
     domain_mean: np.ndarray  # float32[max(1, domains)]: each domain's mean time between events
     job_mean: np.ndarray  # float32[]: the job-wide clock's mean
-    repair: np.ndarray  # float32[3]: the repair law's numbers (``kernels.repair.repair_numbers``)
+    repair: np.ndarray  # float32[3]: the repair law's numbers (``kernels.repair_law.repair_numbers``)
     ckpt_cost: np.ndarray  # float32[]: C
     restart: np.ndarray  # float32[]: R
     tau: np.ndarray  # float32[]: the checkpoint interval in computing time
@@ -60,6 +65,9 @@ class RunParams(NamedTuple):
     pos_of: np.ndarray  # int32[N]: physical group -> ring position
     failure_stall: np.ndarray  # float32[]: S, the job's pause after a group failure survived without a restart
     rejoin_stall: np.ndarray  # float32[]: S_j, the job's pause after a group's return from repair
+    stack: np.ndarray  # int32[N, r]: an epoch's shards of each ring position (``[N, 0]`` for a whole run)
+    holders: np.ndarray  # int32[N, r]: an epoch's ring positions holding each shard (``[N, 0]`` for a whole run)
+    max_time: np.ndarray  # float32[]: an epoch's time limit (+inf: none)
 
 
 def spare_capacity(spares: int) -> int:
@@ -85,7 +93,7 @@ def run_shape(setup: RunSetup, capacity: int | None = None) -> RunShape:
 
 def run_params(setup: RunSetup) -> RunParams:
     """Every number of ``setup`` as host arrays (the kernel's traced input)."""
-    from .repair import repair_numbers
+    from .repair_law import repair_numbers
 
     ring = np.asarray(setup.ring)
     scale = setup.weibull_scale()[ring].astype(np.float32)
@@ -110,7 +118,9 @@ def run_params(setup: RunSetup) -> RunParams:
         redundancy=np.int32(setup.redundancy), microbatches=np.int32(setup.microbatches),
         bisect_steps=np.int32(bisect_steps(setup.redundancy, setup.microbatches)),
         ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32),
-        failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min))
+        failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min),
+        stack=np.zeros((setup.groups, 0), np.int32), holders=np.zeros((setup.groups, 0), np.int32),
+        max_time=f32(np.inf))
 
 
 class RunState(NamedTuple):
@@ -163,3 +173,4 @@ class RunState(NamedTuple):
     nwait: jax.Array | None = None  # groups holding a ticket
     wait_from: jax.Array | None = None  # [C, N] when a waiting group's wait started
     wait_max: jax.Array | None = None  # the longest wait for a spare so far
+    depth_time: jax.Array | None = None  # an epoch's time integral of the depth (``epoch == "depth"``)

@@ -58,8 +58,8 @@ def row_setup(cluster, training, row: dict, scheme: str, redundancy: int):
 
 def run_hours_each(cluster, training, rep: dict, runs: int, seed: int) -> np.ndarray:
     """Each run's TTT (hours) of the configuration ``rep`` (``whole_run_ttt``'s report: scheme, r, m, D_max,
-    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run.run_each``."""
-    from ..kernels.run import run_each
+    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run_driver.run_each``."""
+    from ..kernels.run_driver import run_each
     from ..model.cluster import Sampling
 
     setup = row_setup(cluster, training, rep, rep["scheme"], rep["redundancy"])

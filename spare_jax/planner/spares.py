@@ -31,7 +31,7 @@ the configuration's ranking is the unlimited pool's: the joint search runs with 
 searched at each scheme's chosen configuration, with common random numbers (run i has run id i at every K).
 
 The search over K (``search_spares``). Every K runs in one compiled kernel: the pool's static capacity is that
-of the largest K the search may try (``kernels.run.spare_capacity``), K itself is a number of the run. From a
+of the largest K the search may try (``kernels.run_shape.spare_capacity``), K itself is a number of the run. From a
 start (the P99 of the Poisson count of node sets away, mean N H / group MTBF), steps of 1, 2, 4, ... then bisection find the least K
 meeting the constraint, K_c (the constraint is taken as monotone in K). The cost is then evaluated at K_c + 1,
 K_c + 2, ... until even the least time-to-train seen (the unlimited pool's, or any K's) could not make a larger
@@ -167,7 +167,7 @@ def least_k(meets, start: int, top: int):
 
 
 def pool_point(out: dict, k, max_wait_min: float, cost) -> dict:
-    """One K's numbers from ``kernels.run.run_each``'s per-run ``out``: the mean TTT (hours) with its standard
+    """One K's numbers from ``kernels.run_driver.run_each``'s per-run ``out``: the mean TTT (hours) with its standard
     error, the cost (``cost(ttt_hours)``), and the wait constraint's estimate."""
     ttt = np.asarray(out["ttt"], np.float64) / 60.0
     runs = int(ttt.size)
@@ -233,7 +233,7 @@ def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: floa
     K, every K up to ``top`` in one compiled kernel (its static capacity is ``top``); ``start`` is the P99 of
     the Poisson count of node sets away (``poisson_p99``: mean N H / group MTBF);
     ``cost(K, ttt_hours)`` at ``price`` per GPU-hour. ``stages`` (a ``stages.Stages``) says each K."""
-    from ..kernels.run import run_each
+    from ..kernels.run_driver import run_each
     from ..kernels.run_shape import spare_capacity
     from ..model.cluster import Sampling
 

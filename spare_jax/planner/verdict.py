@@ -166,7 +166,7 @@ def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_
 def _ideal_runs(ideal, cfg, data: str, depth, tau: float, count: int, seed: int) -> dict | None:
     """``count`` runs of the ideal scheme (per-run TTT, computing time and interruptions, minutes); None
     where a run does not finish within the event limit."""
-    from ..kernels.run import run_each
+    from ..kernels.run_driver import run_each
     from ..model.cluster import Sampling
     from ..model.runsetup import RunSetup
 

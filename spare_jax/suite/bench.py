@@ -7,7 +7,7 @@ SimPy discrete-event simulation of the same model, measured in the same run on t
   failure the holder counts of its shards drop; the epoch ends at the first shard with none left).
 * scenario: the wipe-out kernel under a ``Scenario`` (failure domains of 5 groups with an interleaved ring
   and job-wide interruptions), as a slowdown against the plain kernel (target: within 2x).
-* repair: events/s of the event-driven repair kernel (``repair.repair_kernel``: r = 2, fixed 30-min repair)
+* repair: events/s of the event kernel's epochs with repair (``repair.simulate_repair``: r = 2, fixed 30-min repair)
   against a plain NumPy event loop of the same model (``repair_events_numpy``), with both mean uptimes.
 * overhead: trials/s of the depth-threshold kernel against a NumPy version of the same computation (the
   binary search over k with the cumulative-sum/maximum queue test, vectorised over trials and depths).
@@ -163,7 +163,7 @@ def repair_events_numpy(placement: Placement, trials: int, group_mtbf_min: float
 
 def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float = 30.0, law: str = "fixed",
                  seconds: float = 3.0, chunk_size: int = 4096) -> dict:
-    """Events/s of the JAX repair kernel through the driver on every device (``simulate_repair``: steady state,
+    """Events/s of the event kernel's epochs with repair through the driver on every device (``simulate_repair``: steady state,
     after compilation, consecutive batches of ``chunk_size`` epochs) against ``repair_events_numpy`` in the same
     run, same model (group MTBF 3000 min), with the mean uptimes as a check."""
     from ..kernels.repair import EpochOptions, simulate_repair
@@ -266,7 +266,7 @@ def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
     run: ``simpyrun.bench_setup()`` (spare, N = 64, r = 3, m = 4, group MTBF 3000 min, fixed 300-min
     repair, W = 48 h, C = 2, R = 10, tau = 60). The two Python simulators run whole runs for about
     ``seconds`` each; their mean TTTs sit beside the kernel's as a check."""
-    from ..kernels.run import simulate_runs, summarize
+    from ..kernels.run_driver import simulate_runs, summarize
     from ..model.cluster import Sampling
     from ..reference.refrun import reference_runs
     from ..reference.simpyrun import bench_setup, simpy_runs
@@ -312,12 +312,12 @@ RUNS_TARGET_EVENTS_PER_S = 2.3e6  # whole runs at N = 600, r = 2, fixed 30-min r
 def bench_runs_600(seconds: float = 3.0, groups: int = 600, runs: int = 1024) -> dict:
     """Events/s and runs/s of the whole-run kernel at ``groups`` = 600, SPARe r = 2, a fixed 30-min repair
     (group MTBF 3,000 min, W = 10 h, C = 2, R = 10, tau = 60), after its compile, over at least ``seconds``
-    of consecutive batches of ``runs`` runs; beside it the target and the repair kernel's epochs, which
+    of consecutive batches of ``runs`` runs; beside it the target and the same kernel's epochs with repair, which
     ``bench_repair`` measures at the same N, r and repair. Events are counted alike in both: every failure,
     rejoin, domain or job-wide event, checkpoint or restart start and end the kernel applies."""
     import dataclasses
 
-    from ..kernels.run import run_each
+    from ..kernels.run_driver import run_each
     from ..model.cluster import Sampling
     from ..reference.simpyrun import bench_setup
 
@@ -384,7 +384,7 @@ def runs_compiles(setup, sampling) -> dict:
     import jax
 
     from ..kernels.compiles import count_compiles
-    from ..kernels.run import simulate_runs
+    from ..kernels.run_driver import simulate_runs
 
     if setup.spares is None:  # K and H are numbers of a finite pool: the calls run one (2 spares, H = 300 min)
         setup = dataclasses.replace(setup, spares=2, hardware_repair_min=300.0)
@@ -519,7 +519,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
 
     # repair without a global restart (docs/repair.md#repair-without-a-global-restart): r = 2, a fixed 30-min repair
     # (at larger r the epochs with repair last thousands of events and the NumPy loop would dominate the bench)
-    st.stage(f"repair kernel against NumPy (compile, then 2 x {seconds:g} s)")
+    st.stage(f"epochs with repair against NumPy (compile, then 2 x {seconds:g} s)")
     repair = bench_repair(groups, min(2, groups), seconds=seconds)
     st.stage(f"whole training runs: kernel against the NumPy reference and SimPy (compile, then 2 x {seconds:g} s)")
     runs = bench_runs(seconds)

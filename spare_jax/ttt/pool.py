@@ -105,7 +105,7 @@ def sample_repair_epochs(cluster: Cluster, scheme: str, redundancy: int, samplin
     restart (all up) ->
     wipe-out, failed groups rejoining.
 
-    ``spare``: the depth-tracking repair kernel gives per epoch U and W = int 1/d*; the pool keeps the work
+    ``spare``: the event kernel's epochs with repair, tracking the depth, give per epoch U and W = int 1/d*; the pool keeps the work
     rate W/U, taken as constant within the epoch (``EpochPool.work_rate``; the approximation is discussed in
     ``docs/repair.md`` and tested against exact brute-force runs). ``rep``: block replica sets at depth r
     (rate 1/r); ``none``: r = 1 (rate 1; repair cannot help). ``max_time``: epochs censored there (treated as

@@ -72,7 +72,7 @@ def mean_uptime_min(rep: dict) -> float:
 def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling) -> float:
     """Daly's interval on the mean computing time between interruptions measured on ``PILOT_RUNS`` runs
     (pooled: their computing time over their interruptions, plus half an interruption)."""
-    from ..kernels.run import simulate_runs, summarize
+    from ..kernels.run_driver import simulate_runs, summarize
 
     tau = first_tau(cluster, training.ckpt_cost_min, policy.redundancy)
     for _ in range(2):
@@ -140,7 +140,7 @@ def theory_stall_pct(cluster: Cluster, training: Training, scheme: str, redundan
 
 def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampling) -> Report:
     """``sampling.count`` whole training runs of ``policy`` on ``cluster``; see the module docstring."""
-    from ..kernels.run import simulate_runs, summarize, ttt_quantiles
+    from ..kernels.run_driver import simulate_runs, summarize, ttt_quantiles
     from ..model.placement import check_groups_redundancy
 
     t0 = time.perf_counter()

@@ -10,7 +10,7 @@ where they decide something:
 1. *Pilot* (every layout: scheme, r, m, repair time): ``Budget.screen_runs`` runs of ``W x
    Budget.screen_work`` at a first interval (Daly's for the cluster's failure rate times r). Their measured
    interruptions per computing minute give each layout Daly's interval.
-   Every stage before the reports runs the kernel alone, run by run (``kernels.run.run_each``: it
+   Every stage before the reports runs the kernel alone, run by run (``kernels.run_driver.run_each``: it
    compiles in about a third of the time of the exact-sum driver, and SPARe's layouts share one compile, as
    do elastic's: r and m are numbers of the run), and ranks by the mean.
 2. *Screen* (every candidate: each layout with every D_max): the same runs at that interval. The best third
@@ -148,7 +148,7 @@ def _runs(cluster, training, cand, tau, runs, seed, ages, elastic_data) -> dict:
     work: the whole, or the screen's short runs)."""
     import numpy as np
 
-    from ..kernels.run import run_each
+    from ..kernels.run_driver import run_each
     from ..model.runsetup import RunSetup
 
     pol = _policy(cand, ages, elastic_data)
