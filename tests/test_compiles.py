@@ -14,6 +14,7 @@ from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
 from spare_jax.model.repair import Repair
 from spare_jax.model.runsetup import RunSetup
+from spare_jax.model.scenario import Scenario
 from spare_jax.model.training import Training
 
 
@@ -54,8 +55,18 @@ def test_changed_repair_time_and_horizon_compile_nothing_in_epochs():
     a = simulate_repair(pl, sampling, model=model, repair=Repair(30.0, "exp"), options=EpochOptions(max_time=1e4))
     with count_compiles() as seen:
         b = simulate_repair(pl, sampling, model=model, repair=Repair(31.0, "exp"), options=EpochOptions(max_time=2e4))
+        c = simulate_repair(pl, sampling, model=FailureModel(system_mtbf_min=400.0 / 8, reference_gpus=8000.0),
+                            repair=Repair(30.0, "exp"), options=EpochOptions(max_events=1 << 20))
     assert (seen.compiles, seen.lowerings) == (0, 0)
-    assert a.uptime_mean_min != b.uptime_mean_min
+    assert len({a.uptime_mean_min, b.uptime_mean_min, c.uptime_mean_min}) == 3
+    # the depth variant: m is a number of the epoch too
+    d = simulate_repair(pl, sampling, model=model, scenario=Scenario(microbatches=2), repair=Repair(30.0, "exp"),
+                        options=EpochOptions(track_depth=True))
+    with count_compiles() as seen:
+        e = simulate_repair(pl, sampling, model=model, scenario=Scenario(microbatches=4), repair=Repair(20.0, "exp"),
+                            options=EpochOptions(track_depth=True))
+    assert (seen.compiles, seen.lowerings) == (0, 0)
+    assert d.overhead != e.overhead
 
 
 def test_compile_cache_directory_follows_the_environment():
