@@ -235,8 +235,9 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
         ndev = len(select_devices(sampling.devices))  # of equal size, so the last one is not mostly padding
         chunks = -(-trials // DEFAULT_CHUNK)
         chunk_size = -(-(-(-trials // chunks)) // ndev) * ndev
-    params = {"kind": "repair", "placement": placement.kind, "groups": n, "redundancy": placement.redundancy,
-              "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
+    # "engine" names the kernel: chunks written by the old repair kernel do not resume these epochs
+    params = {"kind": "repair", "engine": "run-epoch", "placement": placement.kind, "groups": n,
+              "redundancy": placement.redundancy, "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
               "repair": repr(repair), "max_events": max_events,
               **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
     zeros = _zeros_repair(track_depth)

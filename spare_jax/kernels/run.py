@@ -289,9 +289,15 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             is_hw = jnp.zeros_like(act)
         e["is_hw"] = is_hw
         e["is_ph"] = is_ph = act & ~is_hw & ((t_ph < t_rand) if epoch else (t_ph <= t_rand))
-        e["is_g"] = is_g = act & ~is_hw & ~is_ph & (gmin <= jnp.minimum(dmin, jt))
-        e["is_d"] = is_d = act & ~is_hw & ~is_ph & ~is_g & (dmin <= jt)
-        e["is_j"] = act & ~is_hw & ~is_ph & ~is_g & ~is_d
+        rand = act & ~is_hw & ~is_ph
+        if epoch:  # at a tie an epoch takes the job-wide failure, then a domain, then a group (as it always has)
+            e["is_j"] = is_j = rand & (jt <= jnp.minimum(gmin, dmin))
+            e["is_d"] = is_d = rand & ~is_j & (dmin < gmin)
+            e["is_g"] = rand & ~is_j & ~is_d
+        else:  # a whole run takes a group's clock, then a domain, then the job-wide failure
+            e["is_g"] = is_g = rand & (gmin <= jnp.minimum(dmin, jt))
+            e["is_d"] = is_d = rand & ~is_g & (dmin <= jt)
+            e["is_j"] = rand & ~is_g & ~is_d
         e["tn"] = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
 
     def advance(s, e):
