@@ -8,7 +8,6 @@ import dataclasses
 import functools
 import math
 
-import numpy as np
 import pytest
 
 from spare_jax.kernels.run_driver import simulate_runs, summarize

@@ -2,7 +2,6 @@
 alone excludes 0; ties are decided on the paired difference of common runs; the limit is the ideal scheme at
 alive/N in the same kernel (elastic shrink at its best tau); numbers in sentences are never in scientific
 notation; the looser figure (group failures cost nothing) is the exact TTT of job-wide interruptions alone."""
-import dataclasses
 import json
 import math
 import os
