@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 # import only what they use, so a command starts without loading every wing, SciPy's statistics among them
 # (about 1.5 s of every ``spare-jax`` call), and ``from spare_jax import make_placement`` still works.
 _PUBLIC = {
-    "model.failures": ("FailureModel", "sample_failure_times", "times_from_bits", "trial_bits"),
+    "model.failures": ("FailureModel",),
+    "model.prng": ("sample_failure_times", "times_from_bits", "trial_bits"),
     "model.placement": ("PLACEMENTS", "Placement", "make_placement", "validate_stack"),
     "kernels.wipeout": ("WipeoutResult", "simulate_wipeout", "wipeout_kernel"),
     "kernels.depth": ("depth_block", "depth_host", "depth_kernel", "depth_stacked", "feasible_stacked"),

@@ -55,6 +55,25 @@ def test_version():
     assert proc.returncode == 0 and proc.stdout.startswith("spare-jax ") and proc.stdout.split()[1][0].isdigit()
 
 
+def test_help_and_version_start_without_jax():
+    """``--help`` of every subcommand and ``--version`` print without importing JAX (about 2 s of a start)."""
+    code = ("import sys, contextlib, io\n"
+            "from spare_jax.cli import build_parser, main\n"
+            "subs = build_parser()._subparsers._group_actions[0].choices\n"
+            "for argv in [['--help'], ['--version'], *([name, '--help'] for name in subs)]:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try:\n"
+            "            main(argv)\n"
+            "        except SystemExit as e:\n"
+            "            assert e.code in (0, None), (argv, e.code)\n"
+            "    loaded = sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.'))\n"
+            "    assert not loaded, (argv, loaded[:3])\n"
+            "print(len(subs))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert int(proc.stdout.split()[-1]) >= 10
+
+
 def test_help_states_the_ranges():
     sub = build_parser()._subparsers._group_actions[0].choices
     ttt_help = sub["ttt"].format_help()

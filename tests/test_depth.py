@@ -7,7 +7,7 @@ import pytest
 from spare_jax import theory
 from maxflow_depth import depth_maxflow
 from spare_jax.kernels.depth import depth_host, depth_kernel, feasible_stacked
-from spare_jax.model.failures import key_words, trial_bits
+from spare_jax.model.prng import key_words, trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.wipeout import wipeout_from_bits

@@ -24,7 +24,8 @@ from maxflow_depth import capacity_maxflow
 from spare_jax import theory
 from spare_jax.kernels.depth import WIPED_OUT, capacity_block, capacity_host, feasible_stacked
 from spare_jax.model.cluster import Cluster, Sampling
-from spare_jax.model.failures import FailureModel, trial_bits
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.prng import trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import Scenario

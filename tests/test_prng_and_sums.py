@@ -15,7 +15,8 @@ from scipy import stats
 from spare_jax import theory
 from spare_jax.kernels.driver import ExactSum, exact_mean_var, exact_units
 from spare_jax.model.cluster import Sampling
-from spare_jax.model.failures import FailureModel, key_words, threefry2x32, trial_bits
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.prng import key_words, threefry2x32, trial_bits
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.wipeout import simulate_wipeout, wipeout_kernel
 

@@ -6,7 +6,8 @@ import pytest
 
 from spare_jax import theory
 from spare_jax.model.cluster import Sampling
-from spare_jax.model.failures import FailureModel, key_words, times_from_bits, trial_bits
+from spare_jax.model.failures import FailureModel
+from spare_jax.model.prng import key_words, times_from_bits, trial_bits
 from spare_jax.model.placement import make_placement
 from spare_jax.kernels.wipeout import simulate_wipeout, wipeout_from_bits
 

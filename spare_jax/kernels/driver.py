@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 DEFAULT_CHUNK = 8192
-RNG_VERSION = "threefry2x32-20"  # failures.trial_bits
+RNG_VERSION = "threefry2x32-20"  # prng.trial_bits
 # Memory per chunk on device is about chunk * width * 4 bytes a few times over; keep it near this.
 _CHUNK_BYTES = 64 * 2**20
 
@@ -494,7 +494,7 @@ def check_distributed_args(coordinator, num_processes, process_id) -> None:
 
 def as_uint32_key_words(key) -> jnp.ndarray:
     """Accept a JAX key (new or raw) or an int seed; return the hash seed words."""
-    from ..model.failures import key_words
+    from ..model.prng import key_words
 
     if isinstance(key, (int, np.integer)):
         key = jax.random.key(int(key))

@@ -6,7 +6,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ..model.failures import stream_key, threefry2x32
+from ..model.prng import stream_key, threefry2x32
 
 
 def block_width(n: int) -> int:

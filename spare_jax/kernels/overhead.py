@@ -31,7 +31,8 @@ import numpy as np
 from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, run_reduced
 from ..model.cluster import Sampling
-from ..model.failures import FailureModel, times_from_bits, trial_bits
+from ..model.failures import FailureModel
+from ..model.prng import times_from_bits, trial_bits
 from ..model.placement import Placement, check_int
 from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
 from ..results import Result
@@ -266,7 +267,7 @@ def scenario_depth_path(words, trial_ids, placement: Placement, model: FailureMo
     t_end int32[C])``, the depth d lasting from ``times[K_{d-1}]`` to ``times[K_d]`` (minutes; ``times[0] = 0``
     and every time capped at the epoch's end). Shared by ``scenario_overhead_kernel`` and the time-to-train
     epoch pools (``ttt.pool``); see ``scenario_overhead_kernel`` for the construction."""
-    from ..model.failures import scenario_failure_times
+    from ..model.prng import scenario_failure_times
     from .wipeout import shard_loss_bits
 
     keys, _, job_key, to_time = scenario_failure_times(words, trial_ids, placement.groups, model, scenario)
@@ -283,7 +284,7 @@ def scenario_depth_path(words, trial_ids, placement: Placement, model: FailureMo
 def scenario_overhead_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario):
     """Pure kernel under a ``Scenario``: the same outputs as ``overhead_kernel``, sojourns sampled.
 
-    The failure keys in ring order come from ``failures.scenario_failure_times``; the epoch ends at
+    The failure keys in ring order come from ``prng.scenario_failure_times``; the epoch ends at
     ``e = min(w, J)`` (wipe-out or job-wide interruption). Let ``T_e`` be the index of the end in the sorted
     failure sequence: ``T`` (the groups failed by the wipe-out, a fatal domain event counting every group it
     took down) or ``T + 1`` at a job-wide end (the depth after the T failures lasts until J). The depth

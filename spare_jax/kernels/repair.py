@@ -15,7 +15,7 @@ its stack restored, while the others keep going:
 Failure domains (``Scenario.domains``) have Poisson clocks for the whole epoch; an event downs every group
 of the domain that is up, as one event, each starting its own repair. The first job-wide interruption ends
 the epoch. The epoch ends at the *wipe-out*: the first failure event after which all r holders of some
-shard are down. Ring order: the state is kept per ring position (as in ``failures.scenario_failure_times``).
+shard are down. Ring order: the state is kept per ring position (as in ``prng.scenario_failure_times``).
 
 Kernel
 ------
@@ -30,7 +30,7 @@ number of lanes (256 on CPU) run epochs at once and an idle lane takes the chunk
 (``events.in_lanes``), so a long epoch does not hold the others up. Every number is traced: a new repair
 time, MTBF, domain rate, time limit or event limit compiles nothing.
 
-Random numbers. The initial clocks are the static kernels' (``failures.scenario_failure_times``'s streams:
+Random numbers. The initial clocks are the static kernels' (``prng.scenario_failure_times``'s streams:
 own clocks stream 0 in ring order, domain level l stream 1 + l, job-wide stream 1 + L), so with a repair
 time that never comes (``D -> inf``) every trial reproduces the static wipe-out kernel's epoch. The k-th
 event of a trial uses ``trial_bits(words, ids, 2, stream=EPOCH_STREAM + k)`` (a repair time or a fresh

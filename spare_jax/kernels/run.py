@@ -122,7 +122,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.failures import bits_to_uniform, exponential_from_bits, trial_bits
+from ..model.prng import bits_to_uniform, exponential_from_bits, trial_bits
 from .depth import DOWN_LIST_PAD
 from .events import all_block_mins, block_min_at, block_width, in_lanes, min_first, on_rows, row_bits, row_bits_at
 from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list

@@ -32,7 +32,8 @@ import numpy as np
 from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_reduced
 from ..model.cluster import Sampling
-from ..model.failures import FailureModel, times_from_bits, trial_bits
+from ..model.failures import FailureModel
+from ..model.prng import times_from_bits, trial_bits
 from ..model.placement import Placement
 from ..results import Result
 
@@ -64,7 +65,7 @@ def wipeout_kernel(words, trial_ids, placement: Placement, model: FailureModel =
     """Pure kernel: per trial the failure count at wipe-out ``T`` and the wipe-out time (minutes).
 
     Args:
-      words: ``uint32[2]`` seed words from a JAX key (``failures.key_words``).
+      words: ``uint32[2]`` seed words from a JAX key (``prng.key_words``).
       trial_ids: ``uint32[C]`` global trial indices.
     Returns:
       ``(T int32[C], wipeout_time float32[C])``.
@@ -82,7 +83,7 @@ def _jitted(placement, model):
 def scenario_wipeout_kernel(words, trial_ids, placement: Placement, model: FailureModel, scenario):
     r"""Pure kernel for a ``Scenario`` (job-wide failures, failure domains, ring order, uneven groups).
 
-    With the failure times ``t_g`` laid out in ring order (``failures.scenario_failure_times``), the
+    With the failure times ``t_g`` laid out in ring order (``prng.scenario_failure_times``), the
     wipe-out time is the same ``w = min_j max_{g in H(j)} t_g`` over ring positions, the epoch ends at
     ``e = min(w, J)`` with J the first job-wide interruption, and ``T = #{g : t_g <= e}`` (all groups failed
     by then: a fatal domain event counts every group it took down; at a job-wide end, the groups already
@@ -91,7 +92,7 @@ def scenario_wipeout_kernel(words, trial_ids, placement: Placement, model: Failu
     Returns:
       ``(T int32[C], end_time float32[C], ended_by_job bool[C], fatal_by_domain bool[C])``.
     """
-    from ..model.failures import scenario_failure_times
+    from ..model.prng import scenario_failure_times
 
     n = placement.groups
     order, from_domain, job_order, to_time = scenario_failure_times(words, trial_ids, n, model, scenario)

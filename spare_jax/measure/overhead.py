@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 from ..model.cluster import Cluster, Sampling
-from ..kernels.driver import check_work_inputs
 from ..results import Report, finite_or_none
 from .report import work_split
 
@@ -20,6 +19,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
         return _with_repair(cluster, redundancy, placement, sampling)
     from .. import theory
     from ..kernels.overhead import simulate_overhead
+    from ..kernels.driver import check_work_inputs
     from ..model.placement import make_placement
 
     model, scenario = cluster.model, cluster.scenario
@@ -65,6 +65,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
 def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sampling) -> Report:
     """Omega = E[U]/E[W] over restart -> wipe-out epochs in which failed groups rejoin."""
     from ..kernels.repair import EpochOptions, simulate_repair
+    from ..kernels.driver import check_work_inputs
     from ..model.placement import make_placement
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair

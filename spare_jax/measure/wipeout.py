@@ -8,7 +8,6 @@ import math
 import time
 
 from ..model.cluster import Cluster, Sampling
-from ..kernels.driver import check_work_inputs
 from ..results import Report, finite_or_none
 from .report import work_split
 
@@ -27,6 +26,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
         return _with_repair(cluster, redundancy, placement, sampling, work_hours)
     from .. import theory
     from ..kernels.wipeout import simulate_wipeout
+    from ..kernels.driver import check_work_inputs
     from ..model.placement import make_placement
     from ..model.scenario import (
         EXACT_SMALL_MAX_N, exact_epoch_small, job_wide_uptime, single_domain_wipeout_fraction)
@@ -88,6 +88,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
 def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sampling, work_hours: float) -> Report:
     """The epoch runs from the restart to the wipe-out (or a job-wide end), failed groups rejoining."""
     from ..kernels.repair import simulate_repair
+    from ..kernels.driver import check_work_inputs
     from ..model.placement import make_placement
     from ..theory.repair import (
         EXACT_REPAIR_MAX_N, TRANSIENT_CLI_WORK, TheoryTooCostly, exact_repair_ctmc, first_order_uptime,

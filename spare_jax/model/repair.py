@@ -10,9 +10,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import jax
-import jax.numpy as jnp
-
 from .bounds import REPAIR_SIGMA_MAX
 from .bounds import check as check_bound
 from .failures import check_positive
@@ -78,16 +75,6 @@ class Repair:
         if self.spares is not None:
             raise ValueError(f"{what}: a finite spare pool (`spares`, `hardware_repair_min`) is simulated by whole "
                              "training runs only (spare-jax ttt, optimize, plan); drop it here")
-
-    def sample(self, u):
-        """Repair times (float32 minutes) from uniforms on (0, 1) (one per repair)."""
-        d = jnp.float32(self.repair_time_min)
-        if self.law == "fixed":
-            return jnp.broadcast_to(d, jnp.shape(u))
-        if self.law == "exp":
-            return d * -jnp.log1p(-u)
-        m = math.log(self.repair_time_min) - 0.5 * self.sigma ** 2
-        return jnp.exp(jnp.float32(m) + jnp.float32(self.sigma) * jax.scipy.special.ndtri(u))
 
     def describe(self) -> dict:
         out = {"repair_time_min": self.repair_time_min}

@@ -78,7 +78,7 @@ def _window_end(keys, job_key, kind: str, r: int):
 def _evaluator(words, trials: int, n: int, r: int, kind: str, model: FailureModel, scenario):
     """A jitted ``f(rings int32[K, N], batch) -> uptime float32[K, trials]`` (minutes): every candidate on
     the same ``trials`` epochs (trial ids ``batch * trials + i``), failure times drawn per physical group."""
-    from ..model.failures import scenario_failure_times
+    from ..model.prng import scenario_failure_times
 
     physical = dataclasses.replace(scenario, ring="contiguous")
 
@@ -115,7 +115,7 @@ def search_ring(cluster: Cluster, redundancy: int, placement: str = "stacked", s
     n, r = check_groups_redundancy(cluster.groups, redundancy)
     if placement not in ("stacked", "block"):
         raise ValueError(f"placement must be stacked or block for the ring search, got {placement!r}")
-    pl = make_placement(placement, n, r)  # validates r | N for block
+    make_placement(placement, n, r)  # only to validate r | N for block
     scenario.check(n)
     for name, value, lo in (("search_trials", search_trials, 2), ("steps", steps, 0), ("proposals", proposals, 1),
                             ("eval_trials", eval_trials, 2), ("random_orders", random_orders, 0)):

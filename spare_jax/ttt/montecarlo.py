@@ -74,7 +74,7 @@ def sample_epochs_iid(cluster: Cluster, scheme: str, redundancy: int, sampling: 
     also ends at the first job-wide interruption (stream ``JOB_STREAM``), its depth breakpoints cut there.
     Micro-batches m > 1 (``spare``): breakpoints per capacity level, ``EpochPool.depths``."""
     from ..kernels.driver import Execution, as_uint32_key_words, run_chunked
-    from ..model.failures import exponential_from_bits, times_from_bits, trial_bits
+    from ..model.prng import exponential_from_bits, times_from_bits, trial_bits
     from ..kernels.overhead import depth_thresholds
     from ..model.placement import make_placement
     from ..kernels.wipeout import WIPEOUT_STREAM, wipeout_from_bits
@@ -135,7 +135,7 @@ def residual_times(bits, ages, model: FailureModel):
     whatever the age. Results are clamped to the smallest positive float32, so their bit patterns, read
     as uint32, keep their order (positive IEEE floats order like their bits).
     """
-    from ..model.failures import bits_to_uniform
+    from ..model.prng import bits_to_uniform
 
     e = -jnp.log1p(-bits_to_uniform(bits))
     if model.distribution == "exponential":
@@ -164,7 +164,7 @@ def _kept_chain_fn(scheme: str, n: int, r: int, kind: str, model: FailureModel, 
     and survivors age by the uptime ``w``; ages do not advance during the restart R (failures are not
     modelled during a restart, and ages count time under load).
     """
-    from ..model.failures import trial_bits
+    from ..model.prng import trial_bits
     from ..kernels.overhead import depth_thresholds
     from ..model.placement import make_placement
     from ..kernels.wipeout import wipeout_from_bits
