@@ -150,6 +150,26 @@ def test_edge_notes_of_a_plan_and_of_a_micro_batch_search():
     assert edge_notes({"schemes": {"spare": {"r_star": 16, "ckpt_interval_min": 30.0}}}, 16, 16) == []  # r = N
 
 
+def test_a_plan_says_m_at_the_edge_of_a_grid_the_user_gave_even_the_default_one():
+    from spare_jax.planner.plan import _batch, _edge_notes, policy_search
+    from spare_jax.ttt.search import DEFAULT_MICROBATCHES, SearchSpace
+
+    schemes = {"spare": {"r_star": 3, "ckpt_interval_min": 30.0, "microbatches": 8}}
+    inputs = {"r_max": 6}
+
+    def m_notes(search):
+        batch = _batch(None, None, 600, object(), search)
+        return [x for x in _edge_notes(schemes, inputs, 600, search, batch) if "m* = 8" in x]
+
+    assert SearchSpace().microbatches is None and SearchSpace().microbatch_grid == DEFAULT_MICROBATCHES
+    assert m_notes(SearchSpace()) == []  # the default grid: the batch sentence says it
+    assert len(m_notes(SearchSpace(microbatches=DEFAULT_MICROBATCHES))) == 1  # given, though equal to it
+    given, _, _ = policy_search([1, 2, 4, 8], None, object())
+    default, _, _ = policy_search(None, None, object())
+    assert len(m_notes(given)) == 1 and m_notes(default) == []
+    assert default.microbatch_grid == given.microbatch_grid == DEFAULT_MICROBATCHES
+
+
 def test_tables_explain_their_unit_letters(capsys):
     from spare_jax.cli.output import print_table
 

@@ -296,10 +296,10 @@ def policy_search(microbatches, restart_depths, repair, repair_times=None):
     given; ``()`` for the depths: the default grid): with repair a ``ttt.search.SearchSpace`` of them
     (defaults: m in 1, 2, 4, 8; D_max never, 1.5, 2, 3; the repair's time) and no single value; without
     repair one value of each, a list refused."""
-    from ..ttt.search import DEFAULT_MICROBATCHES, DEFAULT_RESTART_DEPTHS, SearchSpace
+    from ..ttt.search import DEFAULT_RESTART_DEPTHS, SearchSpace
 
-    if repair is not None:
-        return SearchSpace(microbatches=tuple(microbatches or DEFAULT_MICROBATCHES),
+    if repair is not None:  # microbatches None: the default grid (a grid given is said at its edge)
+        return SearchSpace(microbatches=tuple(microbatches) if microbatches else None,
                            restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS),
                            repair_times=repair_times), None, None
     if len(microbatches or [1]) > 1 or (restart_depths is not None and len(restart_depths) != 1):
@@ -659,14 +659,13 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
 
 def _edge_notes(schemes: dict, inputs: dict, n: int, search, batch: dict) -> list:
     """The notes on answers at the edge of their search (``ttt.edges``): tau* at the floor, r* at ``r_max``, and
-    m* at the largest micro-batch count of a grid given in ``search``. The default grid's edge, and the grid a
-    batch sets, are said by the batch sentence of the verdict instead."""
+    m* at the largest micro-batch count of a grid given in ``search`` (its ``microbatches`` set, even to the
+    default grid's counts). The default grid's edge, and the grid a batch sets, are said by the batch sentence
+    of the verdict instead."""
     from ..ttt.edges import edge_notes
-    from ..ttt.search import DEFAULT_MICROBATCHES
 
     listed = None
-    if search is not None and batch["microbatches"] is None and \
-            tuple(search.microbatches) != tuple(DEFAULT_MICROBATCHES):
+    if search is not None and batch["microbatches"] is None and search.microbatches is not None:
         listed = tuple(search.microbatches)
     return edge_notes({"schemes": schemes, "search": inputs.get("search")}, n, inputs["r_max"], listed)
 
@@ -684,7 +683,7 @@ def _batch(global_batch_seqs, max_microbatches, n: int, repair, space) -> dict:
         if space is None:
             return {"microbatches": None, "inputs": given,
                     "text": "Batch not given: micro-batches per shard as given (whole shards unless --microbatches)."}
-        ms = sorted({int(m) for m in space.microbatches})
+        ms = sorted({int(m) for m in space.microbatch_grid})
         return {"microbatches": None, "inputs": given,
                 "text": f"Batch not given: micro-batches per shard searched up to {max(ms)} "
                         f"({', '.join(map(str, ms))}); a global batch (--global-batch-seqs) or --max-microbatches "

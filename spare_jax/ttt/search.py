@@ -53,18 +53,23 @@ SEARCH_LANES = 8  # runs per kernel call: one compiled kernel per static shape (
 class SearchSpace:
     """What the joint search compares: ``schemes`` (of spare, rep, none, elastic), r in ``redundancies``
     (None: 2..``r_max``; rep: those dividing N), micro-batch counts ``microbatches`` (spare and elastic
-    rebalance), proactive-restart depths ``restart_depths`` (spare; never is always a candidate), repair
-    times ``repair_times`` (None: the cluster's), the interval factors around Daly's, and elastic's data
-    policy."""
+    rebalance; None: the default grid ``DEFAULT_MICROBATCHES``; ``microbatch_grid`` is what is searched),
+    proactive-restart depths ``restart_depths`` (spare; never is always a candidate), repair times
+    ``repair_times`` (None: the cluster's), the interval factors around Daly's, and elastic's data policy."""
 
     schemes: tuple = ("spare", "rep", "elastic")
     r_max: int = 6
     redundancies: tuple | None = None
-    microbatches: tuple = DEFAULT_MICROBATCHES
+    microbatches: tuple | None = None
     restart_depths: tuple = DEFAULT_RESTART_DEPTHS
     repair_times: tuple | None = None
     tau_factors: tuple = DEFAULT_TAU_FACTORS
     elastic_data: str = "rebalance"
+
+    @property
+    def microbatch_grid(self) -> tuple:
+        """The micro-batch counts searched: those given, or the default grid."""
+        return DEFAULT_MICROBATCHES if self.microbatches is None else tuple(self.microbatches)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +111,7 @@ def candidates(cluster: Cluster, space: SearchSpace) -> list[Candidate]:
     base_repair = None if cluster.repair is None else cluster.repair.repair_time_min
     repairs = list(space.repair_times) if space.repair_times else [base_repair]
     rs = list(space.redundancies) if space.redundancies else list(range(2, space.r_max + 1))
-    ms = sorted({int(m) for m in space.microbatches}) or [1]
+    ms = sorted({int(m) for m in space.microbatch_grid}) or [1]
     out = []
     for rep in repairs:
         for scheme in space.schemes:
