@@ -32,12 +32,16 @@ figures: $(STAMP)  ## the full suite (about 25-40 minutes on 2 cores): rewrites 
 	$(PY) -m spare_jax run --full
 
 # Tests that run one compiled program carry the same xdist_group mark and run on one worker (loadgroup), which
-# compiles it once; the others are shared out as they come.
+# compiles it once; the others are shared out as they come. A worker that crashes (a segmentation fault in
+# native code) ends the run, red, naming the test: pytest-xdist's loadgroup scheduler would otherwise wait
+# for the crashed worker's tests forever.
+XDIST = -n auto --maxprocesses=4 --dist loadgroup --max-worker-restart=0
+
 test: $(TSTAMP)  ## the test suite without the slow tier (one worker per core, at most 4: mostly JAX compiles)
-	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup -m "not slow"
+	$(PY) -m pytest -q $(XDIST) -m "not slow"
 
 test-all: $(TSTAMP)  ## every test, the slow tier included (N = 600 statistics, smoke runs, multi-process)
-	$(PY) -m pytest -q -n auto --maxprocesses=4 --dist loadgroup
+	$(PY) -m pytest -q $(XDIST)
 
 bench: $(TSTAMP)
 	$(PY) -m spare_jax bench
