@@ -237,8 +237,9 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
         chunk_size = -(-(-(-trials // chunks)) // ndev) * ndev
     # "engine" names the kernel: chunks written by the old repair kernel do not resume these epochs
     params = {"kind": "repair", "engine": "run-epoch", "placement": placement.kind, "groups": n,
-              "redundancy": placement.redundancy, "trials": trials, "seed": seed, "model": dataclasses.asdict(model), "scenario": repr(scenario),
-              "repair": repr(repair), "max_events": max_events,
+              "redundancy": placement.redundancy, "trials": trials, "seed": seed,
+              "model": dataclasses.asdict(model), "scenario": repr(scenario), "repair": repr(repair),
+              "max_events": max_events,
               **({"track_depth": True} if track_depth else {}), **({} if max_time is None else {"max_time": max_time})}
     zeros = _zeros_repair(track_depth)
     totals, info = run_reduced(per_trial,

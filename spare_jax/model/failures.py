@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-
 DISTRIBUTIONS = ("exponential", "weibull")
 
 def check_positive(name: str, value) -> float:
