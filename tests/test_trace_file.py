@@ -191,7 +191,7 @@ def test_unit_group_is_one_node_per_group_and_ignores_the_nodes_beyond_n():
     per = _periods(6, 10.0, [(0, 1, 2), (3, 4, 5), (5, 1, 9)])
     units = trace_units(per, 4)
     assert units.unit.tolist() == [0, 3] and units.counts.tolist() == [1, 0, 0, 1]
-    assert units.period_hours == 10.0 and units.unit_merges == 0
+    assert units.circle_hours == 10.0 and units.unit_merges == 0
     with pytest.raises(ValueError, match="watches 6 nodes; 7 groups need 7"):
         trace_units(per, 7)
     with pytest.raises(ValueError, match="trace unit 'node'"):
@@ -222,7 +222,7 @@ def test_scaling_keeps_lengths_and_merges_again_on_the_circle():
     # apart. Node 2: [90, 90.5) -> [9, 9.5) and [99, 100) -> [9.9, 10.9), which wraps onto [0, 0.9): apart.
     per = _periods(3, 100.0, [(0, 20, 28), (0, 95, 96), (1, 10, 11), (1, 21, 22), (2, 90, 90.5), (2, 99, 100)])
     units = trace_units(per, 3, time_scale=0.1)
-    assert units.period_hours == pytest.approx(10.0)
+    assert units.circle_hours == pytest.approx(10.0)
     got = list(zip(units.unit.tolist(), units.start_hours.round(9).tolist(), units.end_hours.round(9).tolist()))
     assert got == [(0, 2.0, 10.5), (1, 1.0, 2.0), (1, 2.1, 3.1), (2, 9.0, 9.5), (2, 9.9, 10.9)]
     assert units.unit_merges == 1
@@ -281,7 +281,7 @@ def test_the_device_form_pads_sorted_float32_minutes_with_inf():
     assert arr.counts.tolist() == [2, 0, 1]
     assert arr.starts_min.tolist() == [[60, 120], [np.inf, np.inf], [570, np.inf]]
     assert arr.ends_min.tolist() == [[90, 180], [np.inf, np.inf], [600, np.inf]]
-    assert arr.period_min == 600.0 and (arr.records, arr.node_merges, arr.unit_merges, arr.rounding_merges) == (3, 0,
+    assert arr.circle_min == 600.0 and (arr.records, arr.node_merges, arr.unit_merges, arr.rounding_merges) == (3, 0,
                                                                                                                0, 0)
     assert trace_units(per, 3).arrays(width=8).starts_min.shape == (3, 8)
     with pytest.raises(ValueError, match="width 1 is below"):

@@ -207,8 +207,8 @@ def test_the_fit_is_a_strict_json_object_with_named_intervals():
     out = _small_fit().to_json()
     text = json.dumps(out, allow_nan=False)
     assert "_ci95_low" in text and "_ci\"" not in text and "_ci_hours" not in text
-    assert set(out) >= {"units", "periods", "records", "node_merges", "unit_merges", "period_hours", "failure",
-                        "repair", "uneven", "bursts", "notes"}
+    assert set(out) == {"units", "trace_unit", "periods", "records", "node_merges", "unit_merges", "circle_hours",
+                        "trace_time_scale", "failure", "repair", "uneven", "bursts", "notes"}
     assert out["failure"]["weibull"]["shape_ci95_low"] < out["failure"]["weibull"]["shape"]
     assert out["repair"]["mean_ci95_low"] < out["repair"]["mean_hours"] < out["repair"]["mean_ci95_high"]
     assert isinstance(out["bursts"]["pairs"], int) and isinstance(out["uneven"]["lemons"], int)

@@ -293,3 +293,72 @@ def test_a_period_during_the_spare_wait_is_absorbed_and_waits_for_a_spare_too():
     # 12 (5 of spare wait); 20 of computing: [16, 17], [21, 22], [26, 27], [31, 32], final 36 -> 37.
     out = run(make_setup("rep", spares=0), [(0, 2, 9), (1, 2, 10), (2, 8, 12)], NONE)
     check(out, 37.0, spare_wait_min=5.0, failures=3, failures_absorbed=1)
+
+
+# ------------------------------------------------------------------------------ a sampled run, replayed
+def _recorded_run(setup, seed):
+    """One sampled run of ``reference.refrun`` with every group's down periods recorded: (its counters, the
+    down periods as trace records over a window past its end)."""
+    import dataclasses
+
+    from spare_jax.reference import refrun
+
+    periods, open_at = [], {}
+
+    class Recorded(refrun._Run):
+        def group_down(self, g):
+            open_at[g] = self.t
+            super().group_down(g)
+
+        def group_up(self, g):
+            periods.append((g, open_at.pop(g), self.t))
+            super().group_up(g)
+
+    out = Recorded(setup, np.random.default_rng(seed), 10_000_000).run()
+    end = out["ttt_min"] + 60.0
+    periods += [(g, t, end) for g, t in open_at.items()]
+    node, a, b = zip(*periods) if periods else ((), (), ())
+    rec = TraceRecords.build(setup.groups, end / 60.0, list(node), [x / 60 for x in a], [x / 60 for x in b])
+    if setup.spares is not None:  # a pool: the swap D is fixed and the hardware repair H given, as in refrun
+        return out, setup, rec, FIXED if setup.repair_time_min is not None else NONE
+    return out, dataclasses.replace(setup, repair_time_min=None), rec, TRACE if setup.repair_time_min else NONE
+
+
+SAMPLED = {
+    "spare m=1 fixed repair": dict(scheme="spare", r=2, repair_time_min=40.0),
+    "spare m=4 lognormal repair, stalls": dict(scheme="spare", r=3, microbatches=4, repair_time_min=60.0,
+                                               repair_law="lognormal", failure_stall_min=2.0, rejoin_stall_min=1.0),
+    "spare no repair, proactive restart": dict(scheme="spare", r=3, restart_depth=2.0),
+    "spare no repair, weibull lemons": dict(scheme="spare", r=2, weibull_shape=0.6,
+                                            group_mtbf_min=(100.0,) * 2 + (400.0,) * 10),
+    "rep exp repair": dict(scheme="rep", r=2, repair_time_min=30.0, repair_law="exp"),
+    "rep no repair": dict(scheme="rep", r=3),
+    "none": dict(scheme="none"),
+    "elastic rebalance": dict(scheme="elastic", repair_time_min=50.0, microbatches=8),
+    "elastic shrink, stalls": dict(scheme="elastic", elastic_data="shrink", repair_time_min=50.0,
+                                   failure_stall_min=3.0, rejoin_stall_min=1.0),
+    "spare with a pool of 1": dict(scheme="spare", r=2, repair_time_min=20.0, spares=1, hardware_repair_min=200.0),
+    "rep with a pool of 0, no repair": dict(scheme="rep", r=2, spares=0, hardware_repair_min=100.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLED))
+def test_a_sampled_run_dumped_as_a_trace_replays_to_the_same_run(name):
+    # the reference of sampled runs (refrun) records each group's failures and returns; written as a trace and
+    # replayed from offset 0 with no wrap (repair from the trace, or none; with a pool the same swap D and
+    # hardware repair H), it is the same run: a group that fails during R, or whose repair a restart cancels,
+    # returns at the end of R, as the replay's restart has it
+    changes = dict(SAMPLED[name])
+    r = changes.pop("r", 2)
+    setup = make_setup(changes.pop("scheme"), groups=12, r=r, work_min=600.0, ckpt_cost_min=5.0, restart_min=30.0,
+                       ckpt_interval_min=45.0, **{"group_mtbf_min": (400.0,) * 12, **changes})
+    for seed in range(3):
+        out, replay_setup, rec, mode = _recorded_run(setup, seed)
+        got = trace_run(replay_setup, trace_units(rec.merged(), 12), 0.0, mode)
+        assert got["wraps"] == 0 and rec.merged().merges == 0
+        for key in ("ttt_min", "compute_min", "ckpt_min", "restart_min", "spare_wait_min", "failure_stall_min",
+                    "rejoin_stall_min", "work_done_min", "lost_work_min"):
+            assert got[key] == pytest.approx(out[key], rel=1e-9, abs=1e-9), (seed, key)
+        for key in ("wipeouts", "restarts", "proactive_restarts", "ckpts"):
+            assert got[key] == out[key], (seed, key)
+        assert got["failures"] == out["group_failures"], seed

@@ -106,7 +106,7 @@ class TraceArrays:
       ends_min: ``float32[N, K]``: each period's end, ``start < end < start + P`` (above P: the period wraps
         round); +inf beyond the count.
       counts: ``int32[N]``, the periods of each unit (0..K).
-      period_min: P in minutes (a float32 value, as a Python float).
+      circle_min: P in minutes (a float32 value, as a Python float).
       records, node_merges, unit_merges, rounding_merges: the trace's counts (``UnitPeriods``) and the
         periods merged again after float32 rounding.
     """
@@ -114,7 +114,7 @@ class TraceArrays:
     starts_min: np.ndarray
     ends_min: np.ndarray
     counts: np.ndarray
-    period_min: float
+    circle_min: float
     records: int
     node_merges: int
     unit_merges: int
@@ -136,8 +136,8 @@ class UnitPeriods:
 
     Attributes:
       units: N (unit g is group g's slot).
-      period_hours: P = H s, the circle's length.
-      time_scale: s. window_hours: H (unscaled). unit_kind: ``group`` or ``node``. nodes_per_unit: n.
+      circle_hours: P = H s, the circle's length.
+      time_scale: s. window_hours: H (unscaled). trace_unit: ``group`` or ``node``. nodes_per_unit: n.
       unit: ``int64[K]``; start_hours, end_hours: ``float64[K]``, sorted by unit, then start, with
         ``0 <= start < P``, ``start < end < start + P``.
       lines: ``int64[K]``, the trace line of each period's earliest record.
@@ -147,10 +147,10 @@ class UnitPeriods:
     """
 
     units: int
-    period_hours: float
+    circle_hours: float
     time_scale: float
     window_hours: float
-    unit_kind: str
+    trace_unit: str
     nodes_per_unit: int
     unit: np.ndarray
     start_hours: np.ndarray
@@ -184,7 +184,7 @@ class UnitPeriods:
         """The device form (``TraceArrays``): minutes, float32, padded with +inf to ``width`` (default: the
         largest count, at least 1); ValueError when ``width`` is below a unit's count or the arrays would
         exceed ``ARRAY_CELLS_MAX`` cells."""
-        p32 = float(np.float32(self.period_hours * 60.0))
+        p32 = float(np.float32(self.circle_hours * 60.0))
         rows, rounding = [], 0
         for s, e in self.unit_slices():
             s32 = (s * 60.0).astype(np.float32).astype(np.float64)

@@ -62,7 +62,7 @@ class BurstFit(Result):
     """Bursts and neighbours of a trace (the module docstring); shares in percent."""
 
     failures: int
-    window_min: float
+    burst_window_min: float
     ring_radius: int
     burst_pct: float
     burst_independent_pct: float
@@ -160,7 +160,7 @@ def burst_statistics(unit, start, units: int, span: float, window: float, radius
     unit_pairs = units * (units - 1) / 2.0
     even_close = sum(units / 2.0 if 2 * d == units else float(units) for d in range(1, reach + 1))
     return BurstFit(
-        failures=n, window_min=float(window) * 60.0, ring_radius=int(radius),
+        failures=n, burst_window_min=float(window) * 60.0, ring_radius=int(radius),
         burst_pct=100.0 * float(in_burst.mean()) if n else 0.0,
         burst_independent_pct=100.0 * float(expected), pairs=int(i.size),
         neighbour_pct=100.0 * float(near.mean()) if i.size else None,

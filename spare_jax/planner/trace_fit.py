@@ -141,13 +141,13 @@ class TraceFit(Result):
     interval as ``<quantity>_ci95_low``/``_high``."""
 
     units: int
-    unit_kind: str
+    trace_unit: str  # group or node
     periods: int
     records: int
     node_merges: int
     unit_merges: int
-    period_hours: float
-    time_scale: float
+    circle_hours: float  # P = H s
+    trace_time_scale: float
     failure: FailureLawFit | None  # None without failures
     repair: RepairFit | None
     uneven: UnevenFit | None
@@ -177,7 +177,7 @@ def _intervals(value):
 # -------------------------------------------------------------------------------------------- failure law
 def up_gaps(trace: UnitPeriods) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(gaps, censored, failures_per_unit, up_hours_per_unit)`` of a unit trace (module docstring)."""
-    period = trace.period_hours
+    period = trace.circle_hours
     gaps, censored = [], []
     failures = np.zeros(trace.units, np.int64)
     up = np.zeros(trace.units)
@@ -323,10 +323,10 @@ def fit_trace(trace: UnitPeriods, options: TraceFitOptions = TraceFitOptions()) 
     repair = fit_repair_law(trace.lengths_hours)
     _, _, failures, up = up_gaps(trace)
     uneven = fit_uneven(failures, up, options.top_fraction)
-    bursts = burst_statistics(trace.unit, trace.start_hours, trace.units, trace.period_hours,
+    bursts = burst_statistics(trace.unit, trace.start_hours, trace.units, trace.circle_hours,
                               options.burst_window_min / 60.0, options.ring_radius, True, options.ring)
-    return TraceFit(trace.units, trace.unit_kind, len(trace), trace.records, trace.node_merges, trace.unit_merges,
-                    trace.period_hours, trace.time_scale, failure, repair, uneven, bursts, tuple(notes))
+    return TraceFit(trace.units, trace.trace_unit, len(trace), trace.records, trace.node_merges, trace.unit_merges,
+                    trace.circle_hours, trace.time_scale, failure, repair, uneven, bursts, tuple(notes))
 
 
 # -------------------------------------------------------------------------------------------- the model

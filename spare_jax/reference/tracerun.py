@@ -117,13 +117,13 @@ def unit_lists(trace) -> tuple[list, list, float]:
             c = int(trace.counts[g])
             starts.append([float(x) for x in trace.starts_min[g, :c]])
             ends.append([float(x) for x in trace.ends_min[g, :c]])
-        return starts, ends, float(trace.period_min)
+        return starts, ends, float(trace.circle_min)
     if isinstance(trace, UnitPeriods):
         starts, ends = [], []
         for a, b in trace.unit_slices():
             starts.append([float(x) * 60.0 for x in a])
             ends.append([float(x) * 60.0 for x in b])
-        return starts, ends, float(trace.period_hours) * 60.0
+        return starts, ends, float(trace.circle_hours) * 60.0
     raise TypeError(f"a trace is a UnitPeriods or a TraceArrays, got {type(trace).__name__}")
 
 
