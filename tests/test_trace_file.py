@@ -8,7 +8,7 @@ import pytest
 
 from spare_jax.model.trace import (NodePeriods, TraceRecords, format_trace, merge_intervals, parse_trace, read_trace,
                                    write_trace)
-from spare_jax.model.trace_units import circle_merge, nodes_per_group, trace_units
+from spare_jax.model.trace_units import bucket_width, circle_merge, nodes_per_group, trace_units
 
 HEAD = "# nodes = 4\n# window_hours = 10\nnode,failed_hours,returned_hours\n"
 
@@ -296,3 +296,7 @@ def test_the_device_form_merges_periods_that_float32_makes_touch():
     arr = units.arrays()
     assert arr.counts.tolist() == [1] and arr.rounding_merges == 1
     assert arr.ends_min[0, 0] == np.float32(100_002.0 * 60)
+
+
+def test_bucket_widths_are_powers_of_two():
+    assert [bucket_width(k) for k in (0, 1, 2, 3, 4, 5, 17, 64, 65)] == [1, 1, 2, 4, 4, 8, 32, 64, 128]

@@ -220,6 +220,14 @@ def test_job_wide_failures_given_as_times():
         trace_run(make_setup(job_mtbf_min=100.0), make_trace([]), options=TRACE)
 
 
+def test_a_replay_with_job_wide_failures_is_the_same_twice():
+    setup = make_setup(job_mtbf_min=20.0, work_min=200.0, ckpt_interval_min=30.0)
+    trace = make_trace([(0, 2, 3), (1, 50, 60), (3, 400, 420)])
+    first, second = trace_runs(setup, trace, 4, seed=7), trace_runs(setup, trace, 4, seed=7)
+    assert all(np.array_equal(first[k], second[k]) for k in COUNTERS)
+    assert first["job_failures"].sum() > 0
+
+
 def test_the_ideal_scheme_computes_at_the_share_up():
     # rate 3/4 in [2, 3): 2 + 0.75 + 1 = 3.75 by t=4 -> [4, 5]; 5 -> 9: 7.75 -> [9, 10]; 2.25 left ->
     # 12.25, final -> 13.25. Neighbours down lose nothing.

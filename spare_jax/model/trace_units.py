@@ -38,7 +38,8 @@ The device form (``TraceArrays``)
 Per unit (row g = group g), the period starts and ends in **minutes**, float32, sorted, padded with +inf
 to a common width K (``width``, at least the largest count, at least 1); the period counts; P in minutes.
 A time that float32 rounds so that two periods of a unit would touch is merged again there
-(``rounding_merges``), so the device form keeps the invariants above exactly in float32.
+(``rounding_merges``), so the device form keeps the invariants above exactly in float32. ``bucket_width``
+rounds the width up to a power of two, so that traces of about one size share one compiled shape.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ from .trace import NodePeriods
 UNITS = ("group", "node")
 TIME_SCALE_RANGE = (1e-6, 1e6)
 ARRAY_CELLS_MAX = 2**27  # N x K float32 cells of the device form: 512 MiB for starts and ends together
+
+
+def bucket_width(count: int) -> int:
+    """The padded width K for a largest period count: the next power of two (at least 1), so that traces of
+    about one size share one compiled shape."""
+    return 1 << max(0, int(count) - 1).bit_length()
 
 
 def nodes_per_group(gpus_per_group: float, gpus_per_node: float) -> int:

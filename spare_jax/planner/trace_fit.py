@@ -265,15 +265,15 @@ def expected_top_share(units: int, lemons: int, kappa: float, failures: float, t
     m0 = failures / ((units - L) + L * kappa)
     m1 = kappa * m0
     xmax = int(stats.poisson.isf(1e-13, max(m0, m1))) + 2
-    x = np.arange(1, xmax + 1)
     i = np.arange(top)
-    s0 = stats.poisson.sf(x - 1, m0)[:, None]
-    s1 = stats.poisson.sf(x - 1, m1)[:, None]
-    b0 = _binom_pmf(i, units - L, s0)
-    b1 = _binom_pmf(i, L, s1)
-    law = np.clip(fftconvolve(b0, b1, axes=1)[:, :top], 0.0, None)  # P(S_x = 0..top-1)
-    at_least = np.clip(1.0 - np.cumsum(law, axis=1), 0.0, 1.0)  # P(S_x >= 1..top)
-    return float(at_least.sum()) / failures
+    expected = 0.0
+    for first in range(1, xmax + 1, 256):  # chunks of x keep the memory at 256 x top numbers
+        x = np.arange(first, min(first + 256, xmax + 1))
+        b0 = _binom_pmf(i, units - L, stats.poisson.sf(x - 1, m0)[:, None])
+        b1 = _binom_pmf(i, L, stats.poisson.sf(x - 1, m1)[:, None])
+        law = np.clip(fftconvolve(b0, b1, axes=1)[:, :top], 0.0, None)  # P(S_x = 0..top-1)
+        expected += float(np.clip(1.0 - np.cumsum(law, axis=1), 0.0, 1.0).sum())  # sum of P(S_x >= 1..top)
+    return expected / failures
 
 
 def fit_uneven(failures, up_hours, top_fraction: float = TOP_FRACTION) -> UnevenFit | None:
