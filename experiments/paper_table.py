@@ -40,8 +40,9 @@ summaries do not say which the paper kept.
    multiple of 3 groups (201 for 200, 999 for 1,000), the same per-GPU (or system) MTBF.
 
 At N = 600, R = 60 with kept ages, the same configuration through the public API (``ttt.time_to_train`` with a
-``Policy``) must give the same mean (the same runs); and SPARe at tau x 0.7 and x 1.4 measures how flat the
-time-to-train is in tau there.
+``Policy``) must give the same mean (the same runs); SPARe at tau x 0.7 and x 1.4 measures how flat the
+time-to-train is in tau there, and SPARe at the summaries' simulated r* (8) what their r* costs in our model
+(both against our r* on the same run ids).
 
 **Which assumption moves the answer**: from our defaults (exponential, C = 5 min, R = 60 min) to the paper's
 settings one input at a time, the same method at N = 600 (``STEPS``): the failure law, the checkpoint cost,
@@ -296,7 +297,8 @@ class Engine:
         r_star = min(screen, key=screen.get)
         out = self.measure(setting, scheme, r_star)
         out.update(form_r_star=r0, form_ttt_over_w=curve[r0][1], form_ttt_over_w_at_r=curve[r_star][1],
-                   screen={int(r): round(v, 5) for r, v in sorted(screen.items())})
+                   screen={int(r): round(v, 5) for r, v in sorted(screen.items())},
+                   form_curve={int(r): round(curve[r][1], 5) for r in allowed})
         self._best[key] = out
         return out
 
@@ -314,12 +316,13 @@ def evaluate(engine: Engine, setting: Setting) -> dict:
     r3 = rp if rp["r"] == 3 else engine.measure(setting, "rep", 3, None if n3 == setting.groups else n3)
     row = setting.describe()
     for name, part in (("spare", sp), ("rep", rp), ("rep3", r3)):
-        row.update({f"{name}_{k}": v for k, v in part.items() if k not in ("arrays", "screen", "r", "groups", "tau")})
+        row.update({f"{name}_{k}": v for k, v in part.items()
+                    if k not in ("arrays", "screen", "form_curve", "r", "groups", "tau")})
         row[f"{name}_ckpt_interval_min"] = round(part["tau"], 3)
         row[f"{name}_ckpt_interval_form_min"] = round(part["tau_form"], 3)
     row["spare_r_star"], row["rep_r_star"], row["rep3_groups"] = sp["r"], rp["r"], r3["groups"]
-    row["spare_screen"] = sp["screen"]
-    row["rep_screen"] = rp["screen"]
+    for name, part in (("spare", sp), ("rep", rp)):  # TTT/W of the screen's runs, and of the renewed form, per r
+        row[f"{name}_screen"], row[f"{name}_form_curve"] = part["screen"], part["form_curve"]
     row.update(gain("gain_vs_best_rep_pct", sp["arrays"], rp["arrays"]))
     row.update(gain("gain_vs_rep3_pct", sp["arrays"], r3["arrays"]))
     row["elapsed_s"] = round(time.perf_counter() - t0, 1)
@@ -408,6 +411,17 @@ def tau_sensitivity(engine: Engine, setting: Setting, best: dict, factors=(0.7, 
     return out
 
 
+def at_paper_r_star(engine: Engine, setting: Setting, best: dict, r_paper: int) -> dict:
+    """SPARe at the summaries' simulated r* (its own interval, ``final_runs`` runs), against SPARe at our r*
+    on the same run ids."""
+    m = best if r_paper == best["r"] else engine.measure(setting, "spare", r_paper)
+    q, se = ratio_se(m["arrays"]["ttt"], best["arrays"]["ttt"])
+    keep = ("ttt_over_w", "ttt_over_w_ci95_low", "ttt_over_w_ci95_high", "availability_pct",
+            "availability_pct_ci95_low", "availability_pct_ci95_high", "runs")
+    return {"redundancy": r_paper, "ckpt_interval_min": m["tau"], **{k: m[k] for k in keep},
+            **with_ci("ttt_change_pct", q - 1.0, se, 100.0, 3)}
+
+
 # ---------------------------------------------------------------- outputs
 
 
@@ -422,7 +436,7 @@ def step_row(label: str, changed: str, row: dict) -> dict:
     return {"step": label, "changed": changed, **base, **{k: row[k] for k in keep}}
 
 
-CSV_SKIP = ("spare_screen", "rep_screen")
+CSV_SKIP = ("spare_screen", "rep_screen", "spare_form_curve", "rep_form_curve")
 
 
 def write_outputs(record: dict, out: str) -> None:
@@ -590,7 +604,10 @@ def main():
     headline = {}
     for ages in AGES:
         s = dataclasses.replace(head, ages=ages)
-        headline[ages] = {"tau_sensitivity": tau_sensitivity(engine, s, engine.best(s, "spare"))}
+        best = engine.best(s, "spare")
+        r_paper = next(p["spare_r_star"] for p in PAPER_SIM_TABLE if p["groups"] == steps_n)
+        headline[ages] = {"tau_sensitivity": tau_sensitivity(engine, s, best),
+                          "at_paper_r_star": at_paper_r_star(engine, s, best, r_paper)}
     headline["kept"]["api_check"] = api_check(engine, head, engine.best(head, "spare"))
     log(f"public API check: {headline['kept']['api_check']}")
     record = {
