@@ -444,7 +444,8 @@ PRESETS = {
             "ages: the summaries state no convention for the surviving groups' clocks at a restart; the preset "
             "keeps the commands' default (kept) and --ages renewed gives the other (docs/results.md answers both)",
             "the table's N = 200 and 1,000 keep the per-GPU MTBF (-N changes the GPU count); the summaries do not "
-            "say whether the paper kept the per-GPU or the system MTBF across N",
+            "say whether the paper kept the per-GPU or the system MTBF across N (docs/results.md runs both: their "
+            "N = 1,000 fits the system MTBF held at 5 min)",
             "plan models exponential failures whatever the preset: plan --preset paper-sim takes its costs and "
             "cluster, not its Weibull law (ttt and optimize take all of it)",
         ),
