@@ -124,3 +124,12 @@ def test_paper_table_quick_run_writes_the_table_and_the_figure(tmp_path):
             assert row[f"{key}_ci95_low"] <= row[key] <= row[f"{key}_ci95_high"], (row, key)
     assert record["headline"]["kept"]["api_check"]["relative_difference"] == pytest.approx(0.0, abs=1e-6)
     assert record["derivation"]["agrees_with_0833"]
+
+
+def test_plan_says_a_weibull_preset_law_is_not_modelled():
+    from spare_jax.model.presets import get_preset
+    from spare_jax.planner.plan import preset_law_note
+
+    note = preset_law_note(get_preset("paper-sim"))
+    assert note is not None and "Weibull law (shape 0.78)" in note and "exponential" in note
+    assert preset_law_note(get_preset("paper-600k")) is None and preset_law_note(None) is None

@@ -435,7 +435,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=1440.0)
     cfg = Training(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
                          failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
-    notes = []
+    notes = [n for n in (preset_law_note(preset),) if n]
     if fit is not None and fit.weibull is not None and fit.weibull.p_exponential < 0.05:
         notes.append(f"the log rejects the exponential law (Weibull shape {fit.weibull.shape:.3g}, 95% CI "
                      f"{fit.weibull.shape_ci[0]:.3g}..{fit.weibull.shape_ci[1]:.3g}, p = "
@@ -655,6 +655,17 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.to_json(), **seen}, curves, runs_hours,
                       notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
                       bound=best_possible, limit=lim, spares=spares)
+
+
+def preset_law_note(preset) -> str | None:
+    """The note that a preset's failure law is not the plan's: the plan's failures are exponential (its closed
+    forms and scenario kernels are), so a Weibull preset gives the plan its mean, costs and cluster only."""
+    if preset is None or preset.settings.get("distribution", "exponential") == "exponential":
+        return None
+    shape = preset.settings.get("weibull_shape")
+    law = f"Weibull law (shape {shape:g})" if shape is not None else f"{preset.settings['distribution']} law"
+    return (f"preset {preset.name}: its {law} is not modelled here; the plan's group failures are exponential with "
+            f"the same mean (ttt and optimize --preset {preset.name} take the law)")
 
 
 def _edge_notes(schemes: dict, inputs: dict, n: int, search, batch: dict) -> list:
