@@ -29,7 +29,8 @@ from spare_jax.model.prng import trial_bits
 from spare_jax.kernels.overhead import _feasible_stacked_lanes, depth_thresholds, level_depths, simulate_overhead
 from spare_jax.model.placement import make_placement
 from spare_jax.model.scenario import Scenario
-from spare_jax.kernels.wipeout import WIPEOUT_STREAM, wipeout_from_bits
+from spare_jax.kernels.wipeout import wipeout_from_bits
+from spare_jax.model.prng import WIPEOUT_STREAM
 from spare_jax.kernels.driver import as_uint32_key_words
 
 

@@ -148,3 +148,14 @@ def test_overhead_does_not_overflow_at_a_huge_mtbf():
     ref = simulate_overhead(make_placement("stacked", 60, 4), Sampling(2000, 0))
     assert res.overhead == pytest.approx(ref.overhead, rel=1e-4)  # Omega does not depend on the clock's unit
     assert 1.0 < res.overhead < 4.0
+
+
+def test_the_registered_streams_do_not_overlap():
+    """Every kernel's trial_bits stream ids are registered in model.prng; no two ranges share an id."""
+    from spare_jax.model import prng
+
+    spans = sorted(prng.STREAMS.values())
+    assert spans[0][0] == 0 and all(count >= 1 for _, count in spans)
+    for (a, na), (b, _) in zip(spans, spans[1:]):
+        assert a + na <= b, (a, na, b)
+    assert spans[-1][0] + spans[-1][1] <= 1 << 32

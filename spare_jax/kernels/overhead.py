@@ -32,9 +32,9 @@ from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel
-from ..model.prng import times_from_bits, trial_bits
 from ..model.placement import Placement, check_int
-from .wipeout import WIPEOUT_STREAM, wipeout_from_bits
+from ..model.prng import WIPEOUT_STREAM, times_from_bits, trial_bits
+from .wipeout import wipeout_from_bits
 from ..results import Result
 
 

@@ -59,7 +59,7 @@ from ..model.cluster import Sampling
 from ..model.placement import Placement
 from ..model.repair import REPAIR_LAWS, Repair  # noqa: F401  (part of this module's API)
 from .repair_law import repair_numbers
-from .run import EPOCH_STREAM
+from ..model.prng import EPOCH_STREAM
 from ..results import Result
 
 DEFAULT_MAX_EVENTS = 1 << 24

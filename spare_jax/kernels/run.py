@@ -122,18 +122,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.prng import bits_to_uniform, exponential_from_bits, trial_bits
+from ..model.prng import (EPOCH_STREAM, EPOCH_WIDE_STREAM, INIT_STREAM, RUN_STREAM, WIDE_STREAM,
+                          bits_to_uniform, exponential_from_bits, trial_bits)
 from .depth import DOWN_LIST_PAD
 from .events import all_block_mins, block_min_at, block_width, in_lanes, min_first, on_rows, row_bits, row_bits_at
 from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list
 from .run_shape import RunParams, RunShape, RunState
 
 COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
-RUN_STREAM = 0x50000000  # + event index: a run's scalar draws at its k-th event
-WIDE_STREAM = 0x60000000  # + event index: one draw per group (a domain event's repairs, a restart's clocks)
-INIT_STREAM = 0x4FFFFF00  # the initial clocks (+1 domains, +2 job-wide)
-EPOCH_STREAM = 0x10000000  # an epoch's (``RunShape.epoch``) RUN_STREAM
-EPOCH_WIDE_STREAM = 0x20000000  # and its WIDE_STREAM
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")

@@ -33,11 +33,10 @@ from . import exact_sums
 from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_reduced
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel
-from ..model.prng import times_from_bits, trial_bits
+from ..model.prng import WIPEOUT_STREAM, times_from_bits, trial_bits
 from ..model.placement import Placement
 from ..results import Result
 
-WIPEOUT_STREAM = 0
 
 
 def shard_loss_bits(bits, placement: Placement):

@@ -40,6 +40,30 @@ def key_words(key) -> jax.Array:
 _THREEFRY_ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 _STREAM_TAG = 0x53504152  # "SPAR": second counter word of the stream sub-key derivation
 
+# The streams: every ``trial_bits`` stream id of every kernel is registered here, so no two draws share one.
+# A range is (first id, count): a per-event stream is its base + the event index k < count.
+WIPEOUT_STREAM = 0  # the static kernels' group clocks (wipe-out, overhead, epochs); domain level l: 1 + l,
+#                     the job-wide clock: 1 + L (L domain levels); the epoch pools' job-wide time: JOB_STREAM
+JOB_STREAM = 7  # the epoch pools' job-wide interruption time (ttt.montecarlo)
+EPOCH_STREAM = 0x10000000  # + event index: an epoch's scalar draws at its k-th event (the run kernel's epoch mode)
+EPOCH_WIDE_STREAM = 0x20000000  # + event index: an epoch's one draw per group
+INIT_STREAM = 0x4FFFFF00  # a whole run's initial clocks (+1 domains, +2 job-wide)
+RUN_STREAM = 0x50000000  # + event index: a whole run's scalar draws at its k-th event
+WIDE_STREAM = 0x60000000  # + event index: a whole run's one draw per group (a domain event, a restart's clocks)
+KEPT_EPOCH_STREAM = 0x6167650A  # ages kept: epoch e of a chain (ttt.montecarlo)
+KEPT_CHAIN_STREAM = 0x6B657074  # ages kept: the per-chain seed words (ttt.montecarlo)
+STREAMS = {  # name: (first id, count of ids)
+    "wipeout clocks, domains and job-wide": (WIPEOUT_STREAM, JOB_STREAM),
+    "epoch pools' job-wide time": (JOB_STREAM, 1),
+    "epoch events": (EPOCH_STREAM, EPOCH_WIDE_STREAM - EPOCH_STREAM),
+    "epoch wide events": (EPOCH_WIDE_STREAM, INIT_STREAM - EPOCH_WIDE_STREAM),
+    "run initial clocks": (INIT_STREAM, 3),
+    "run events": (RUN_STREAM, WIDE_STREAM - RUN_STREAM),
+    "run wide events": (WIDE_STREAM, KEPT_EPOCH_STREAM - WIDE_STREAM),
+    "ages-kept epochs": (KEPT_EPOCH_STREAM, 1),
+    "ages-kept chains": (KEPT_CHAIN_STREAM, 1),
+}
+
 
 def _rotl32(x, d: int):
     return (x << jnp.uint32(d)) | (x >> jnp.uint32(32 - d))

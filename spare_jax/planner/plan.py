@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from ..model.bounds import GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
+from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
 from ..results import Result
 from .verdict import HANDFUL, bound, limit, verdict
@@ -431,8 +431,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     if scenario is not None:
         scenario.check(n)
         scenario.ring_order(n)
-    failure_stall = _check("failure_stall_min", costs.failure_stall_min, 0.0, high=1440.0)
-    rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=1440.0)
+    failure_stall = _check("failure_stall_min", costs.failure_stall_min, 0.0, high=BOUNDS["failure_stall"][2])
+    rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=BOUNDS["rejoin_stall"][2])
     cfg = Training(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
                          failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
     notes = [n for n in (preset_law_note(preset),) if n]

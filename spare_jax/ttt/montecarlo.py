@@ -15,6 +15,7 @@ from .. import theory
 from ..model.cluster import Cluster, Sampling
 from ..model.failures import FailureModel
 from ..model.placement import check_groups_redundancy
+from ..model.prng import JOB_STREAM, KEPT_CHAIN_STREAM, KEPT_EPOCH_STREAM
 from ..results import Report
 from .config import Policy, Training, check_ages, scheme_placement
 from .epochs import (  # noqa: F401  (kept importable from here)
@@ -63,7 +64,6 @@ def sample_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Samp
                               -(-int(epochs) // chains), burn_in)
 
 
-JOB_STREAM = 7  # trial_bits stream of the job-wide interruption time in the epoch pools
 
 
 def sample_epochs_iid(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling) -> EpochPool:
@@ -77,7 +77,8 @@ def sample_epochs_iid(cluster: Cluster, scheme: str, redundancy: int, sampling: 
     from ..model.prng import exponential_from_bits, times_from_bits, trial_bits
     from ..kernels.overhead import depth_thresholds
     from ..model.placement import make_placement
-    from ..kernels.wipeout import WIPEOUT_STREAM, wipeout_from_bits
+    from ..kernels.wipeout import wipeout_from_bits
+    from ..model.prng import WIPEOUT_STREAM
 
     model, scenario, epochs, progress = cluster.model, cluster.scenario, sampling.count, sampling.progress
     n, r = check_groups_redundancy(cluster.groups, redundancy)
@@ -119,8 +120,6 @@ def sample_epochs_iid(cluster: Cluster, scheme: str, redundancy: int, sampling: 
 
 # --- kept ages: epochs as a Markov chain in the age vector ------------------------------------------------
 
-KEPT_CHAIN_STREAM = 0x6B657074  # per-chain seed words: trial_bits(seed words, chain ids, 2, this stream)
-KEPT_EPOCH_STREAM = 0x6167650A  # epoch e of a chain: trial_bits(chain words, [e], N, this stream)
 KEPT_BURN_IN_MTBFS = 10.0  # default burn-in: this many group MTBFs of uptime per chain (sample_kept_chains)
 _TINY = float(np.finfo(np.float32).tiny)
 
