@@ -23,7 +23,7 @@ $(TSTAMP): pyproject.toml | $(PY)
 	$(PY) -m compileall -q -j 0 $(VENV)/lib > /dev/null || true
 	touch $@ $(STAMP)
 
-run: $(STAMP)  ## the planner's quick answer at N = 600 (about 5 minutes on 2 cores): results/ (git-ignored)
+run: $(STAMP)  ## the planner's quick answer at N = 600 (a few minutes; the time measured: docs/index.md): results/ (git-ignored)
 	$(PY) -m spare_jax run
 
 quick: run  ## the same as make run (kept for older instructions)

@@ -17,6 +17,13 @@ A quoted number is an HTML comment followed at once by the number (GitHub and mk
 
 A marker never begins a line (Markdown would read the whole line as HTML): keep a word before it.
 
+A quoted sentence, a string a command printed (a verdict's text), is a line of its own, a blank line, then a
+one-line blockquote that is the string:
+
+    <!-- q-text: best_600k.json with_repair_and_batch.verdict.text -->
+
+    > Run elastic training (m = 64, one final checkpoint): ...
+
 The quoted number is the text right after the comment that looks like a number (digits, thousands commas, a
 decimal point, a leading minus or plus, as `{:+.2f}` gives +0.29; a trailing % where the format gives one).
 Without --check the script writes the formatted value there; the data file is the truth. A data file, key or
@@ -34,9 +41,11 @@ so a transcript is quoted whole, and the prose around it quotes its numbers from
 
 The data files it reads come from the experiments: summary.json (`make figures`), the CSV and JSON files of
 experiments/*.py, closed_form_vs_runs.json (`experiments/closed_form_vs_runs.py pool`: the committed chunk
-files pooled) and planning_example.txt|json (`experiments/planning_example.py`). The pages it covers (DOCS):
-README.md, docs/index.md, docs/planning.md, docs/results.md, docs/validation.md, docs/best_600k.md,
-docs/performance.md and docs/repair.md (or the files named on the command line); tests/test_doc_quotes.py fails while a number or block differs.
+files pooled), planning_example.txt|json (`experiments/planning_example.py`) and transcripts/NAME.json (the
+documented commands run with --json, their time, machine, load and commit: `experiments/doc_transcripts.py`).
+The pages it covers (DOCS): README.md, docs/index.md, docs/planning.md, docs/results.md, docs/validation.md,
+docs/best_600k.md, docs/performance.md, docs/repair.md and docs/tutorial.md (or the files named on the command
+line); tests/test_doc_quotes.py fails while a number or block differs.
 """
 
 from __future__ import annotations
@@ -53,9 +62,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
 DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md", "docs/validation.md", "docs/best_600k.md",
-        "docs/performance.md", "docs/repair.md"]
+        "docs/performance.md", "docs/repair.md", "docs/tutorial.md"]
 
 BLOCK = re.compile(r"^<!--\s*q-block:\s*(?P<name>\S+)\s*-->\s*$")
+TEXT = re.compile(r"^<!--\s*q-text:\s*(?P<spec>.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
 MARKER = re.compile(r"<!--\s*q:\s*(?P<spec>.*?)\s*-->(?P<value>[-+]?\d+(?:,\d{3})*(?:\.\d+)?%?)?")
 _OPS = {"+", "-", "*", "/", "(", ")"}
@@ -279,11 +289,46 @@ def reblock(text: str, where: str, data_dir: Path = DATA_DIR):
     return "\n".join(out), diffs
 
 
+def retext(text: str, where: str, data_dir: Path = DATA_DIR, cache: dict | None = None):
+    """(the text with every quoted sentence from its data file, the differences found).
+
+    A quoted sentence is a line `<!-- q-text: FILE KEY -->`, a blank line, then a one-line blockquote, `> ` and
+    the string at KEY (a command's printed sentence, as a verdict's `text`). Each difference is a line
+    `where:LINE: text FILE KEY differs from its data file`."""
+    cache = {} if cache is None else cache
+    lines = text.split("\n")
+    diffs: list[str] = []
+    for i, line in enumerate(lines):
+        m = TEXT.match(line)
+        if not m:
+            continue
+        words = m.group("spec").split()
+        if len(words) != 2:
+            raise QuoteError(f"{where}:{i + 1}: expected 'FILE KEY' in a q-text marker, got {m.group('spec')!r}")
+        name, key = words
+        try:
+            value = lookup(_load(name, data_dir, cache), key, name)
+        except QuoteError as e:
+            raise QuoteError(f"{where}:{i + 1}: {e}") from None
+        if not isinstance(value, str) or "\n" in value:
+            raise QuoteError(f"{where}:{i + 1}: {name}: key {key!r} is not a one-line string")
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j == i + 1 or j >= len(lines) or not lines[j].startswith("> "):
+            raise QuoteError(f"{where}:{i + 1}: a q-text marker must be followed by a blank line and a line '> ...'")
+        if lines[j][2:] != value:
+            diffs.append(f"{where}:{i + 1}: text {name} {key} differs from its data file")
+            lines[j] = "> " + value
+    return "\n".join(lines), diffs
+
+
 def refresh(text: str, where: str, data_dir: Path = DATA_DIR, cache: dict | None = None):
-    """(the text with every quoted number and marked block from its data file, the differences found)."""
+    """(the text with every quoted number, sentence and marked block from its data file, the differences)."""
     text, diffs = requote(text, where, data_dir, cache)
+    text, text_diffs = retext(text, where, data_dir, cache)
     text, block_diffs = reblock(text, where, data_dir)
-    return text, diffs + block_diffs
+    return text, diffs + text_diffs + block_diffs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,7 @@ ROWS = [
         ["--node-mtbf-hours", "--gpu-mtbf-hours"]),
     row(["plan", "--gpu-mtbf-hours", "5", "--failure-log", "log.csv", "--quiet"],
         ["--failure-log", "--gpu-mtbf-hours"]),
-    row(["plan", "--gpus-per-node", "8", "--quiet"], "--gpus-per-node"),
+    row(["plan", "--gpus-per-node", "24", "--quiet"], ["--gpus-per-node", "--gpus-per-group", "whole nodes"]),
     row(["plan", "--log-nodes", "8", "--quiet"], "--log-nodes"),
     row(["plan", "--schemes", "spare,nope", "--quiet"], ["--schemes", "'spare,nope'"]),
     row(["plan", "--preset", "nope", "--quiet"], ["--preset", "'nope'"]),

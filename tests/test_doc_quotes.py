@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,70 @@ def test_every_quoted_number_matches_its_data_file(rel):
     assert new == text
 
 
-@pytest.mark.parametrize("rel", ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md",
-                                 "docs/validation.md"])
+# the pages a user reads first: every number on them that a command printed is a quote
+FIRST_PAGES = ["README.md", "docs/index.md", "docs/tutorial.md", "docs/planning.md", "docs/best_600k.md",
+               "docs/results.md"]
+
+
+@pytest.mark.parametrize("rel", [*FIRST_PAGES, "docs/validation.md"])
 def test_the_pages_quote_data_files(rel):
     assert rel in qn.DOCS
     assert qn.MARKER.search((ROOT / rel).read_text()), rel
+
+
+def _planted(value: str) -> str:
+    """``value`` with its last digit changed (1,762 -> 1,763; 0.0% -> 0.1%)."""
+    i = max(i for i, ch in enumerate(value) if ch.isdigit())
+    return value[:i] + str((int(value[i]) + 1) % 10) + value[i + 1:]
+
+
+@pytest.mark.parametrize("rel", FIRST_PAGES)
+def test_a_changed_number_anywhere_on_the_page_is_found(rel):
+    """Every quoted number of the page, changed in the text alone (its last digit), is reported at its line, and
+    the page is put back as it was."""
+    text = (ROOT / rel).read_text()
+    found = [m for m in qn.MARKER.finditer(text) if m.group("value")]
+    assert len(found) >= 10, rel
+    page, at = [], 0
+    for m in found:
+        page += [text[at:m.start("value")], _planted(m.group("value"))]
+        at = m.end("value")
+    new, diffs = qn.requote("".join(page) + text[at:], rel, qn.DATA_DIR)
+    want = [f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: " for m in found]
+    assert len(diffs) == len(found) and all(d.startswith(w) for d, w in zip(diffs, want)), (len(diffs), len(found))
+    assert all(f"the docs say {_planted(m.group('value')).rstrip('%')}" in d for d, m in zip(diffs, found))
+    assert new == text
+
+
+@pytest.mark.parametrize("name", ["plan_262k", "plan_default", "optimize", "run"])
+def test_a_changed_transcript_makes_its_pages_differ(name):
+    """A transcript's number changed (what a new run of the command would give) makes every page that quotes it
+    differ, naming the transcript."""
+    record = json.loads((ROOT / "figures" / "transcripts" / f"{name}.json").read_text())
+    record["wall_seconds"] *= 1.5
+    quoting = [rel for rel in FIRST_PAGES if f"transcripts/{name}.json wall_seconds" in (ROOT / rel).read_text()]
+    assert quoting, name
+    for rel in quoting:
+        _, diffs = qn.requote((ROOT / rel).read_text(), rel, qn.DATA_DIR, {f"transcripts/{name}.json": record})
+        assert diffs and all(f"transcripts/{name}.json wall_seconds" in d for d in diffs), diffs
+
+
+def test_every_transcript_says_what_ran_where_and_when():
+    """figures/transcripts/*.json (experiments/doc_transcripts.py): the command, its output, its wall time, the
+    machine, the load and the commit; each is quoted by a page."""
+    spec = importlib.util.spec_from_file_location("doc_transcripts", ROOT / "experiments" / "doc_transcripts.py")
+    dt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dt)
+    pages = "".join((ROOT / rel).read_text() for rel in qn.DOCS)
+    files = sorted((ROOT / "figures" / "transcripts").glob("*.json"))
+    assert files
+    for path in files:
+        record = json.loads(path.read_text())
+        assert record["name"] == path.stem and record["command"] == "spare-jax " + " ".join(dt.COMMANDS[path.stem])
+        assert record["exit_code"] == 0 and isinstance(record["output"], dict) and record["wall_seconds"] > 0
+        assert len(record["commit"]) == 40 and record["machine"]["cpus"] >= 1 and record["date_utc"].endswith("Z")
+        assert record["load_avg_1min_before"] >= 0
+        assert f"transcripts/{path.stem}.json " in pages, f"{path.name} is quoted by no page"
 
 
 def test_the_planning_example_is_a_quoted_block():
@@ -249,3 +309,54 @@ def test_the_planning_example_json_is_a_plan_in_the_vocabulary():
     record = json.loads((ROOT / "figures" / "planning_example.json").read_text())
     assert record["inputs"]["gpus"] == 262144 and record["inputs"]["deadline_hours"] == 2000
     assert problems(record, "plan", read_vocabulary()) == []
+
+
+# ---------------------------------------------------------------- quoted sentences
+
+def test_a_quoted_sentence_is_checked_and_rewritten(tmp_path):
+    (tmp_path / "v.json").write_text(json.dumps({"verdict": {"text": "Run SPARe (r = 5): 1,742 h."}}))
+    page = "Intro.\n\n<!-- q-text: v.json verdict.text -->\n\n> Run SPARe (r = 5): 1,742 h.\n\nAfter.\n"
+    assert qn.refresh(page, "p.md", tmp_path) == (page, [])
+    stale = page.replace("1,742 h", "1,746 h")
+    new, diffs = qn.refresh(stale, "p.md", tmp_path)
+    assert diffs == ["p.md:3: text v.json verdict.text differs from its data file"] and new == page
+    for bad, words in [("<!-- q-text: v.json verdict.text -->\n> x\n", "a blank line"),
+                       ("<!-- q-text: v.json verdict.text -->\n\nprose\n", "a blank line"),
+                       ("<!-- q-text: v.json verdict -->\n\n> x\n", "not a one-line string"),
+                       ("<!-- q-text: v.json verdict.nope -->\n\n> x\n", "'nope'")]:
+        with pytest.raises(qn.QuoteError, match=words):
+            qn.retext(bad, "p.md", tmp_path)
+
+
+def test_the_best_600k_verdict_is_a_quoted_sentence():
+    text = (ROOT / "docs" / "best_600k.md").read_text()
+    assert "<!-- q-text: best_600k.json with_repair_and_batch.verdict.text -->" in text
+    record = json.loads((ROOT / "figures" / "best_600k.json").read_text())
+    record["with_repair_and_batch"]["verdict"]["text"] += " Changed."
+    _, diffs = qn.retext(text, "docs/best_600k.md", qn.DATA_DIR, {"best_600k.json": record})
+    assert len(diffs) == 1 and "with_repair_and_batch.verdict.text differs" in diffs[0]
+
+
+# the time claims of the first pages that no data file holds: experiments too long to re-run for a page
+UNQUOTED_TIMES = {"25–40 minutes on 2 cores",  # make figures (spare-jax run --full)
+                  "1 h 26 min on 2 cores",  # the 600k spare-pool plan (figures/spares_600k.json keeps no time)
+                  "5 min on 2 shared cores"}  # experiments/levers.py
+
+
+@pytest.mark.parametrize("rel", FIRST_PAGES)
+def test_a_time_claim_is_a_quote(rel):
+    """A time on 2 cores in the prose of a first page is quoted (a transcript's `wall_seconds`, an experiment's
+    `elapsed_s`), but for the few experiments listed above."""
+    assert _unquoted_times((ROOT / rel).read_text()) <= UNQUOTED_TIMES
+
+
+def test_an_unquoted_time_claim_is_found():
+    assert _unquoted_times("It took 59 s on 2 busy cores, and <!-- q: t.json wall_seconds {:.0f} -->59 s on 2 "
+                           "cores.\n\n```\n3 min on 2 cores\n```\n") == {"59 s on 2 busy cores"}
+
+
+def _unquoted_times(text: str) -> set:
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    prose = qn.MARKER.sub("Q", prose)
+    return set(re.findall(r"(?<![\w.,])\d[\d,.]*(?:[–-]\d[\d,.]*)?(?: h \d+)?\s*(?:s|min|minutes|seconds)\b"
+                        r"[^.;|]{0,30}?on 2(?: \w+)? cores", prose))

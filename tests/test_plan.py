@@ -166,8 +166,8 @@ def test_plan_refuses_bad_inputs_at_the_api():
         plan(Fleet(1536, 96, gpu_mtbf_hours=100.0, node_mtbf_hours=800.0))
     with pytest.raises(ValueError, match="whole nodes"):
         plan(Fleet(1536, 96, node_mtbf_hours=800.0, gpus_per_node=5))
-    with pytest.raises(ValueError, match="gpus_per_node goes with"):
-        plan(Fleet(1536, 96, gpus_per_node=8))
+    with pytest.raises(ValueError, match="whole nodes"):  # with the per-GPU MTBF too
+        plan(Fleet(1536, 96, gpus_per_node=5))
     with pytest.raises(ValueError, match="deadline_hours"):
         plan(Fleet(1536, 96), Costs(deadline_hours=-1.0))
     with pytest.raises(ValueError, match="group MTBF"):
@@ -304,7 +304,7 @@ def test_cli_plan_preset_llama3_16k(capsys):
 BAD_CLI = [
     (["--gpus", "1000", "--gpus-per-group", "96"], "multiple of --gpus-per-group"),
     (["--gpu-mtbf-hours", "100", "--node-mtbf-hours", "800"], "not allowed with"),
-    (["--gpus-per-node", "8"], "--gpus-per-node goes with"),
+    (["--gpus-per-node", "5", "--gpus-per-group", "96", "--gpus", "1536"], "whole nodes"),
     (["--log-window-hours", "100"], "--failure-log"),
     (["--node-mtbf-hours", "800", "--gpus-per-node", "5", "--gpus-per-group", "96", "--gpus", "1536"], "whole nodes"),
     (["--gpus", "0"], "--gpus"),

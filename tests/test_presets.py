@@ -84,7 +84,7 @@ def test_cli_bad_preset(args, needle, capsys):
 def test_cli_presets_lists_sources(capsys):
     code, out, _ = _run(["presets", "--json"], capsys)
     assert code == 0 and set(json.loads(out)) == set(PRESETS)
-    code, out, _ = _run(["presets"], capsys)
+    code, out, _ = _run(["presets", "--long"], capsys)
     assert code == 0 and "source: Llama 3" in out and "assumption:" in out
 
 
@@ -152,7 +152,7 @@ def test_cli_presets_job_scaling(capsys):
     assert big["settings"]["job_mtbf_min"] == PRESETS["llama3-16k"].job_wide["mtbf_min"]
     assert big["settings"]["job_mtbf_min"] / plain["cluster-100k"]["settings"]["job_mtbf_min"] == pytest.approx(6.0)
     assert "per-job" in big["derived"]["job-wide scaling"]
-    code, out, _ = _run(["presets", "--job-scaling", "per-job"], capsys)
+    code, out, _ = _run(["presets", "--long", "--job-scaling", "per-job"], capsys)
     assert code == 0 and "job-wide interruptions as measured: MTBF 801.8 min on 16,384 GPUs" in out
 
 
@@ -411,7 +411,7 @@ def test_cli_presets_shows_where_inputs_come_from(capsys):
     assert rates["llama3-16k"]["reference_mtbf_min"] == "interruptions" and rates["rsc2-8k"]["reference_mtbf_min"] == \
         "hardware"
     assert all(isinstance(o["fitted"], bool) for p in res.values() for o in p["outcomes"])
-    code, out, _ = _run(["presets"], capsys)
+    code, out, _ = _run(["presets", "--long"], capsys)
     assert "[inferred" in out and "[assumed" in out and "[given; rate: a hardware failure rate]" in out
     assert "reproduces (not fitted): 80% effective training time" in out and "not fitted to: none: every figure" in out
 

@@ -273,8 +273,8 @@ def run_args(p):
     p.add_argument("--devices", type=bounded("devices"), default=None,
                    help=bound_help("JAX devices to shard trials over (default: all)", "devices"))
     a = p.add_argument("--state-dir", default=None, metavar="DIR",
-                       help="directory for the run's saved state (wipeout, overhead: one state.json; repair, ttt: "
-                       "per-chunk files); re-running the same command resumes from it (locked while a run uses it; "
+                       help="directory for this command's saved state (what the chunks done so far found); "
+                       "re-running the same command resumes from it (locked while a run uses it; "
                        "default: none, nothing kept; formerly --out)")
     deprecated_alias(p, "--out", a)
     p.add_argument("--distributed", action="store_true",

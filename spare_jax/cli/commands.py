@@ -131,7 +131,7 @@ def cmd_place(args) -> dict:
         if key != "best_ring" or args.json:
             out[key] = value
     if not args.json:
-        out["orders"] = "; ".join(f"{o['name']} {o['uptime_min']:.1f}±{o['uptime_stderr_min']:.1f}"
+        out["orders"] = "; ".join(f"{o['name']} {o['uptime_min']:.1f} ± {o['uptime_stderr_min']:.1f} min"
                                   for o in report["orders"])
     return out
 
@@ -139,8 +139,18 @@ def cmd_place(args) -> dict:
 def cmd_presets(args) -> dict:
     from ..model.presets import PRESETS, presets_report
 
+    if args.name is not None and args.name not in PRESETS:
+        raise ValueError(f"presets NAME: no preset {args.name!r} (the presets: {', '.join(PRESETS)})")
     if args.json:
-        return presets_report(args.job_scaling).to_json()
+        every = presets_report(args.job_scaling).to_json()
+        return every if args.name is None else {args.name: every[args.name]}
+    if args.name is None and not args.long:  # the short list: one line per preset
+        width = max(len(name) for name in PRESETS)
+        for name, p in PRESETS.items():
+            print(f"{name:<{width}}  {p.description}")
+        print("(spare-jax presets NAME: one preset in full, with its sources; --long: every preset in full)")
+        args.printed = True
+        return {}
 
     def num(v):
         if isinstance(v, (list, tuple)):
@@ -153,6 +163,8 @@ def cmd_presets(args) -> dict:
 
     flag = {"mtbf": "--reference-mtbf-min", "job_mtbf": "--job-mtbf-min"}  # dests whose flags carry a unit
     for name, p in PRESETS.items():
+        if args.name is not None and name != args.name:
+            continue
         p = p.under(args.job_scaling)
         print(f"{name}: {p.description}")
         print("  settings: " + ", ".join(f"{flag.get(k, '--' + k.replace('_', '-'))} {num(v)}"

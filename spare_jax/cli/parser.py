@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", parser_class=Parser)
 
-    p = sub.add_parser("run", help="the main job: a quick answer at N = 600 (about 2-3 minutes on 2 cores) into "
+    p = sub.add_parser("run", help="the main job: a quick answer at N = 600 (a few minutes on 2 cores) into "
                                    "results/; --full reproduces the paper's figures into figures/")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--full", action="store_true",
@@ -151,7 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the best order here, a ring file for --ring (default: none, not written)")
     p.set_defaults(func=cmd_place, title="Ring order search")
 
-    p = sub.add_parser("presets", help="the --preset clusters: settings, sources and assumptions")
+    p = sub.add_parser("presets", help="the --preset clusters: one line each; with NAME or --long their settings, "
+                                       "sources and assumptions")
+    p.add_argument("name", nargs="?", default=None, metavar="NAME",
+                   help="one preset, in full: its settings, sources, assumptions and checks (default: every preset, "
+                        "one line each)")
+    p.add_argument("--long", action="store_true",
+                   help="every preset in full (default: one line each; --json always gives every field)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (default: text)")
     p.add_argument("--quiet", action="store_true", help=argparse.SUPPRESS)
     job_scaling_arg(p)

@@ -59,7 +59,8 @@ def add_plan_parser(sub) -> None:
     g = p.add_argument_group("cluster")
     g.add_argument("--gpus", type=bounded("gpus"), default=None,
                    help=bound_help(f"GPUs in the job (default {planmod.DEFAULT_GPUS:,}, the size of the cluster-100k "
-                                   "preset; with --preset: the preset's)", "gpus"))
+                                   "preset; with --preset: the preset's; the other commands' default cluster, 600 "
+                                   "groups of 1,000 GPUs, is --preset paper-600k)", "gpus"))
     g.add_argument("--gpus-per-group", type=bounded("gpus_per_group"), default=None,
                    help=bound_help(f"GPUs per data-parallel group, a whole number dividing --gpus (default "
                                    f"{planmod.DEFAULT_GPUS_PER_GROUP:,}; with --preset: the preset's)",
@@ -77,8 +78,10 @@ def add_plan_parser(sub) -> None:
                       help="or: a CSV failure log fitted by maximum likelihood, its per-node MTBF in hours used "
                            "(default: none); format below")
     g.add_argument("--gpus-per-node", type=bounded("gpus_per_node"), default=None,
-                   help=bound_help(f"GPUs per node, with --node-mtbf-hours or --failure-log (default "
-                                   f"{planmod.DEFAULT_GPUS_PER_NODE})", "gpus_per_node"))
+                   help=bound_help(f"GPUs per node: a group is --gpus-per-group / --gpus-per-node whole nodes; the "
+                                   "per-node MTBF's unit with --node-mtbf-hours or --failure-log, and the nodes of "
+                                   f"a spare node set with --spares (default {planmod.DEFAULT_GPUS_PER_NODE})",
+                                   "gpus_per_node"))
     g.add_argument("--log-window-hours", type=bounded("log_window_hours"), default=None,
                    help=bound_help("observation window of --failure-log in hours, from 0 (default: the log's "
                                    "'# window_hours' line, else its last failure time)", "log_window_hours"))
@@ -268,13 +271,14 @@ def cmd_plan(args) -> dict:
                                 ("--fit-law", args.fit_law)) if v is not None]
         if given:
             raise ValueError(f"{', '.join(given)} go(es) with --failure-log")
-    if args.gpus_per_node is not None and args.node_mtbf_hours is None and args.failure_log is None:
-        raise ValueError("--gpus-per-node goes with --node-mtbf-hours or --failure-log")
     if args.report is not None:
         _check_report_path(args.report)
     preset, s = _resolve(args)
     gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
     n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
+    if args.gpus_per_node is not None and gpg % int(args.gpus_per_node):
+        raise ValueError(f"--gpus-per-group ({gpg}) must be a multiple of --gpus-per-node ({args.gpus_per_node:g}): "
+                         "a data-parallel group is made of whole nodes")
     spares_auto = spares_auto_from_flags(args)
     repair = repair_from_flags(args)
     search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair,

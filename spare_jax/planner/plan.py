@@ -119,9 +119,12 @@ def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gp
                          f"{', '.join(given)})")
     if fit_law not in FIT_LAWS:
         raise ValueError(f"fit_law must be one of {', '.join(FIT_LAWS)}, got {fit_law!r}")
-    if not given or given[0] == "gpu_mtbf_hours":
-        if gpus_per_node is not None:
-            raise ValueError("gpus_per_node goes with node_mtbf_hours or a failure log")
+    if not given or given[0] == "gpu_mtbf_hours":  # gpus_per_node, where given, makes the groups whole nodes and
+        if gpus_per_node is not None:               # the spare pool's node sets (ByteRobust's P99 counts nodes)
+            per_node = _check("gpus_per_node", gpus_per_node, 1, True)
+            if gpus_per_group % per_node:
+                raise ValueError(f"gpus_per_group ({gpus_per_group}) must be a multiple of gpus_per_node ({per_node}): "
+                                 "a data-parallel group is made of whole nodes")
         v = DEFAULT_GPU_MTBF_HOURS if gpu_mtbf_hours is None else _check("gpu_mtbf_hours", gpu_mtbf_hours, 1e-6)
         return v, ("default, the paper's 50,000 h" if gpu_mtbf_hours is None else "given")
     per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
@@ -312,8 +315,10 @@ def cluster_groups(gpus: int, gpus_per_group: int, names=("gpus", "gpus_per_grou
     """N = gpus / gpus_per_group data-parallel groups (an integer, at most 200,000); ``names``: how the two
     inputs are called in the messages (API argument names or CLI flags)."""
     if gpus % gpus_per_group:
+        below, above = gpus // gpus_per_group * gpus_per_group, (gpus // gpus_per_group + 1) * gpus_per_group
+        nearest = f"{below:,} or {above:,}" if below else f"{above:,}"
         raise ValueError(f"{names[0]} ({gpus}) must be a multiple of {names[1]} ({gpus_per_group}): N = "
-                         f"{names[0]} / {names[1]} data-parallel groups")
+                         f"{names[0]} / {names[1]} data-parallel groups; the nearest multiples: {nearest}")
     n = gpus // gpus_per_group
     if n > 200_000:
         raise ValueError(f"{names[0]} / {names[1]} = {n} groups: at most 200,000")

@@ -81,7 +81,7 @@ def run_report(out_dir: str | None = None, full: bool = False, seed: int = 0, pr
 
 
 def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progress: bool = True) -> dict:
-    """``spare-jax run``: the planner's quick answer at N = 600 groups (600,000 GPUs; about 5 minutes on 2
+    """``spare-jax run``: the planner's quick answer at N = 600 groups (600,000 GPUs; a few minutes on 2
     cores, into ``results/``) or, with ``full``, the whole suite behind the paper's figures (``figures/``).
     Every stage writes its figures and data to ``out_dir``; returns (and writes ``summary.json``) the closing
     summary: per scheme r*, tau*, TTT in hours (closed form and Monte Carlo) and availability in percent,
@@ -136,7 +136,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
             ("r* vs N (100 .. 100,000 groups)", lambda: rstar_vs_n(out_dir, progress=progress)),
         ]
     log(f"spare-jax run{' --full' if full else ''}: {len(stages)} stages, expected "
-        f"{'~25-40 minutes' if full else '~5 minutes'} on a 2-core CPU; figures and data in {out_dir}/")
+        f"{'~25-40 minutes' if full else 'a few minutes'} on a 2-core CPU; figures and data in {out_dir}/")
     for i, (name, fn) in enumerate(stages, 1):
         t0 = time.perf_counter()
         log(f"[{i}/{len(stages)}] {name}")
