@@ -440,7 +440,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=BOUNDS["rejoin_stall"][2])
     cfg = Training(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
                          failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
-    notes = [n for n in (preset_law_note(preset),) if n]
+    notes = [n for n in (preset_law_note(options.preset),) if n]
     if fit is not None and fit.weibull is not None and fit.weibull.p_exponential < 0.05:
         notes.append(f"the log rejects the exponential law (Weibull shape {fit.weibull.shape:.3g}, 95% CI "
                      f"{fit.weibull.shape_ci[0]:.3g}..{fit.weibull.shape_ci[1]:.3g}, p = "
