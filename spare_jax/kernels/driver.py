@@ -134,9 +134,36 @@ class Progress:
         if self.bar is not None:
             self.bar.update(n)
 
+    def set_total(self, total: int) -> None:
+        """The count to reach, once a stage learns it (its time-left estimate follows)."""
+        if self.bar is not None:
+            self.bar.total = int(total)
+            self.bar.refresh()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+    @staticmethod
+    def of(total: int, desc: str, progress, unit: str = "trial") -> "Progress":
+        """The bar of one driver call: its own (``progress`` True or False), or, where ``progress`` is a running
+        ``Progress`` that a stage of several calls shares, that one (updated by the call, not closed)."""
+        if isinstance(progress, Progress):
+            return _Borrowed(progress)
+        return Progress(total, desc, enabled=bool(progress), unit=unit)
+
+
+class _Borrowed(Progress):
+    """A stage's shared bar, lent to one call: its updates go to the stage's bar, which stays open."""
+
+    def __init__(self, owner: Progress):
+        self.bar, self.owner = None, owner
+
+    def update(self, n: int) -> None:
+        self.owner.update(n)
+
+    def close(self) -> None:
+        pass
 
 
 # The resumable run in flight: its state directory, the trials (epochs, runs) saved there and the total; what
@@ -385,7 +412,7 @@ def run_chunked(per_trial: Callable, trials: int, consume: Callable, execution: 
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
-    bar = Progress(trials, ex.desc, enabled=ex.progress)
+    bar = Progress.of(trials, ex.desc, ex.progress)
     resumed = 0
     if store is not None:
         kept = sum(min(chunk_size, trials - i * chunk_size) for i in range(n_chunks) if os.path.exists(store.path(i)))
@@ -741,7 +768,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
             totals = {k: totals[k] + host[k] if k in limb_keys else [a + b for a, b in zip(totals[k], host[k])]
                       for k in totals}
 
-    bar = Progress(trials, ex.desc, enabled=ex.progress)
+    bar = Progress.of(trials, ex.desc, ex.progress)
     if state is not None:
         SAVED.clear()
         SAVED.update(out_dir=out_dir, done=0, total=trials, unit=_unit(ex.desc))
