@@ -117,10 +117,13 @@ def exact_mean_var(sum_x: ExactSum, sum_x2: ExactSum, n: int) -> tuple[float, fl
 
 
 class Progress:
-    """A tqdm bar on stderr (quiet when disabled)."""
+    """A tqdm bar on stderr (quiet when disabled), redrawn every ``HEARTBEAT_S`` seconds between updates (its
+    elapsed time goes on while a kernel compiles or a long chunk runs)."""
+
+    HEARTBEAT_S = 5.0
 
     def __init__(self, total: int, desc: str, enabled: bool = True, unit: str = "trial"):
-        self.bar = None
+        self.bar, self._stop = None, None
         if enabled:
             try:
                 from tqdm.auto import tqdm
@@ -129,6 +132,18 @@ class Progress:
                                 leave=False, dynamic_ncols=True)
             except Exception:  # pragma: no cover - tqdm missing
                 self.bar = None
+        if self.bar is not None:
+            import threading
+
+            self._stop = threading.Event()
+            threading.Thread(target=self._beat, daemon=True).start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.HEARTBEAT_S):
+            try:
+                self.bar.refresh()
+            except Exception:  # pragma: no cover - a bar closed meanwhile
+                return
 
     def update(self, n: int) -> None:
         if self.bar is not None:
@@ -141,6 +156,8 @@ class Progress:
             self.bar.refresh()
 
     def close(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
         if self.bar is not None:
             self.bar.close()
 
@@ -157,7 +174,7 @@ class _Borrowed(Progress):
     """A stage's shared bar, lent to one call: its updates go to the stage's bar, which stays open."""
 
     def __init__(self, owner: Progress):
-        self.bar, self.owner = None, owner
+        self.bar, self._stop, self.owner = None, None, owner
 
     def update(self, n: int) -> None:
         self.owner.update(n)
