@@ -240,6 +240,8 @@ def test_quantiles_with_repair_are_numpy_quantiles_of_the_listed_runs(capsys):
     assert v["left_to_gain_pct"] == pytest.approx(100 * (v["ttt_hours"] - v["limit_ttt_hours"]) / v["limit_ttt_hours"])
     check_lines(v["text"])
     assert "Assumes: no stall per group failure or rejoin; repair 30 min (fixed)" in v["text"]
+    # the strategy named is measured on at least as many runs as every one it is compared with
+    assert all(data["schemes"][v["scheme"]]["mc_runs"] >= e["mc_runs"] for e in data["schemes"].values())
 
 
 def test_the_batch_bounds_the_micro_batches_searched(capsys):

@@ -69,7 +69,10 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     fig, (ax,) = plotting.new_figure(width=7.5, height=5.0)
     optima = sorted(e["ttt_hours"] for e in result.schemes.values())
     best = optima[0]
-    top = max(1.25 * best, 1.08 * max(o for o in optima if o <= 2.0 * best))
+    # the y range reaches every point within 2x the best optimum of the curves whose optimum is within it
+    shown = [p["ttt_hours"] for s, pts in result.curves.items() if result.schemes[s]["ttt_hours"] <= 2.0 * best
+             for p in pts if p["ttt_hours"] <= 2.0 * best]
+    top = max(1.25 * best, 1.05 * max(shown + [o for o in optima if o <= 2.0 * best]))
     # none first (below), then rep with large hollow squares, then spare: where Rep's r* is 1 its curve starts
     # on checkpointing alone and the two stay told apart by line style and marker
     order = sorted(result.curves, key=lambda s: {"none": 0, "rep": 1}.get(s, 2))
@@ -90,8 +93,7 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
         ys = [p["ttt_hours"] if p["ttt_hours"] <= top else float("nan") for p in points]  # off scale: not drawn
         off = [p["redundancy"] for p in points if p["ttt_hours"] > top]
         if off and e["ttt_hours"] <= top:
-            label += (f" (r = {', '.join(map(str, off))}: above the plot)" if len(off) <= 3
-                      else f" (r ≥ {min(off)}: above the plot)")
+            label += f" (r = {_ranges(off)}: above the plot)"
         hollow = s == "rep"
         ax.plot(rs, ys, ls=ls, marker=marker, color=color, label=label, ms=7 if hollow else 4,
                 mfc="none" if hollow else color, lw=1.6 if s == "none" else 1.2)
@@ -109,6 +111,19 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     ax.legend([h for h, _ in pairs], [lab for _, lab in pairs], loc="upper center", bbox_to_anchor=(0.5, -0.16),
               fontsize=8, ncol=1, frameon=False)
     return _png(fig)
+
+
+def _ranges(values) -> str:
+    """'1, 7–16': sorted whole numbers with their runs written as ranges."""
+    out, run = [], []
+    for v in sorted(values):
+        if run and v != run[-1] + 1:
+            out.append(run)
+            run = []
+        run.append(v)
+    out.append(run)
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2 else f"{r[0]}–{r[-1]}"
+                     for r in out if r)
 
 
 def figure_ttt_distribution(result: PlanResult) -> str | None:
