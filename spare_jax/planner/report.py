@@ -219,15 +219,18 @@ def _table(head: list, rows: list, best_row: int | None = None, numeric_from: in
     return "\n".join(out)
 
 
+def _flags(text: str) -> str:
+    """``text`` escaped, each flag (``--name``) in a span that is never broken across lines."""
+    import re
+
+    return re.sub(r"(--[a-z][a-z0-9-]*)", r'<span class="flag">\1</span>', _e(text))
+
+
 def verdict_html(text: str) -> list:
     """The verdict's lines: the first (what to run) as a paragraph, the others as a list; flags (``--name``)
     never broken across lines."""
-    import re
-
-    def esc(line):
-        return re.sub(r"(--[a-z][a-z0-9-]*)", r'<span class="flag">\1</span>', _e(line))
-
     first, *rest = text.split("\n")
+    esc = _flags
     out = [f'<p class="verdict"><b>Verdict.</b> <span class="answer">{esc(first)}</span></p>']
     if rest:
         out += ['<ul class="verdict">'] + [f"<li>{esc(line)}</li>" for line in rest] + ["</ul>"]
@@ -344,7 +347,7 @@ def render_html(result: PlanResult) -> str:
     if result.fit is not None:
         parts += _fit_section(result.fit)
     if result.notes:
-        parts += ["<h2>Notes</h2>", '<ul class="notes">'] + [f"<li>{_e(n)}</li>" for n in result.notes] + ["</ul>"]
+        parts += ["<h2>Notes</h2>", '<ul class="notes">'] + [f"<li>{_flags(n)}</li>" for n in result.notes] + ["</ul>"]
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 

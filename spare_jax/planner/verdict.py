@@ -411,9 +411,18 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
 
 def _versus(g: dict, cfgs: dict, runner_up: bool = False) -> str:
     """One line against another strategy: 'x% (d ± h h on n common runs) faster than ...', 'Level with ...'
-    where the 95% interval of the difference contains 0, or 'not measured'."""
-    name = NAMES[g["scheme"]] + ("" if g["scheme"] == "none" else f" ({cfgs[g['scheme']]})")
-    name += ", the runner-up" if runner_up else ""
+    where the 95% interval of the difference contains 0, or 'not measured'; the other's settings in words,
+    or only its r where the line would be too long."""
+    line = _versus_named(g, NAMES[g["scheme"]] + ("" if g["scheme"] == "none" else f" ({cfgs[g['scheme']]})")
+                         + (", the runner-up" if runner_up else ""))
+    if len(line) >= LINE_MAX:
+        r = cfgs[g["scheme"]].split(", ")[0] if cfgs[g["scheme"]].startswith("r = ") else None
+        line = _versus_named(g, ("the runner-up, " if runner_up else "") + NAMES[g["scheme"]]
+                             + (f" at {r}" if r else ""))
+    return line
+
+
+def _versus_named(g: dict, name: str) -> str:
     if g["ahead_hours"] is None:  # one side has no run: no margin
         return f"No margin against {name}: not measured (its closed form: {hours_text(g['ttt_hours'], 1)} h)."
     d, half = g["ahead_hours"], g["ahead_half_hours"]
