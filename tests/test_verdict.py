@@ -259,3 +259,30 @@ def test_the_batch_bounds_the_micro_batches_searched(capsys):
     assert main(["plan", "--global-batch-seqs", "2000", "--max-microbatches", "4", "--repair-time", "30"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "not allowed with" in err[-1]
+
+
+def test_every_line_is_short_with_every_setting_in_words():
+    """The longest settings (r, micro-batches, a restart depth, an interval; one final checkpoint) and every
+    kind of line (margins, level, not shown better, the limit, assumptions): the first line under 200
+    characters naming what to run, the others under 160."""
+    rng = np.random.default_rng(3)
+    common = rng.normal(0.0, 3.0, 200)
+    spare = {**_listed(6, 322.4, 1741.6 + common), "microbatches": 8, "restart_depth": 2.0}
+    elastic = {**_listed(1, 6000.0, 1741.0 + common + rng.normal(0, 0.01, 200)), "microbatches": 8}
+    rep = _listed(2, 44.2, 2228.0 + common)
+    none = {"r_star": 1, "ckpt_interval_min": 7.7, "ttt_hours": 13585.0, "method": "closed_form", "mc_runs": 65}
+    lim = {"ttt_hours": 922.43, "mc_ttt_stderr_hours": 0.1, "mc_ttt_ci95_low": 922.2, "mc_ttt_ci95_high": 922.6,
+           "mc_ttt_runs_hours": list(922.43 + common[:50] / 30)}
+    ctx = {"assumes": ["a stall of 1 min per group failure and 0 min per rejoin",
+                       "repair 30 min (lognormal) without a global restart",
+                       "120 spare node sets, each back 1440 min after it failed",
+                       "job-wide MTBF 847 min; domains of 8 groups (switch), MTBF 20,000 min each"],
+           "batch": "Batch assumed: a global batch of 1,048,576 sequences, 1,747 per group's shard; micro-batches "
+                    "per shard searched over 1, 2, 4, ..., 1,024, 1,747.",
+           "work_hours": 100.0}
+    sources = {s: "kernel" for s in ("spare", "elastic", "rep")}
+    for schemes in ({"spare": spare, "rep": rep, "none": none, "elastic": elastic},
+                    {"spare": spare, "none": {**none, "ttt_hours": 1741.7}}):
+        v = verdict(schemes, bound(100.0, 5.0, 60.0, 847.0), lim, sources, ctx)
+        check_lines(v["text"])
+    assert "one final checkpoint" in verdict({"elastic": elastic}, context=ctx)["text"].split("\n")[0]

@@ -380,7 +380,8 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
         g = next(g for g in gaps if g["scheme"] == "none")
         if g["ahead_hours"] is not None and g["ahead_hours"] <= g["ahead_half_hours"]:  # not shown to pay
             lines = [f"Run checkpointing alone: {cfgs['none']}; expected TTT {_estimate_text(nb)}.",
-                     f"{_name(best)} ({cfgs[best]}) at {_estimate_text(b)} is not shown to beat it.",
+                     _fit(f"{_name(best)} ({cfgs[best]}) at {_estimate_text(b)} is not shown to beat it.",
+                          f"{_name(best)} at {_estimate_text(b)} is not shown to beat it."),
                      f"Why: {_why_as_good(schemes, best)}."]
             out.update(scheme="none", r_star=1, microbatches=1, restart_depth=None,
                        ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=nb.mean,
@@ -407,6 +408,11 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
         lines.append("Needs: every group able to read every shard (elastic training rebalances the data).")
     out["text"] = "\n".join(lines)
     return out
+
+
+def _fit(line: str, shorter: str) -> str:
+    """``line``, or ``shorter`` where ``line`` would be ``LINE_MAX`` characters or more."""
+    return line if len(line) < LINE_MAX else shorter
 
 
 def _versus(g: dict, cfgs: dict, runner_up: bool = False) -> str:
