@@ -39,6 +39,7 @@ p.verdict { font-size: 1.1em; margin: 0.6em 0 0.2em; }
 ul.verdict { margin-top: 0.2em; }
 ul.verdict li { margin-bottom: 0.15em; }
 .wide { overflow-x: auto; max-width: 100%; }
+@media (max-width: 1100px) { table { font-size: 0.8em; } th, td { padding: 0.25em 0.35em; } }
 tr.best td { background: #eef6ee; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
