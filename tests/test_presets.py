@@ -437,3 +437,21 @@ def test_a_failure_log_is_a_hardware_rate():
     assert seen["synchronous_interruptions_per_day"] == pytest.approx(2.048 / (1 + 2.048 / 24))
     note = rates_note(seen, "exponential", 60.0)
     assert "hardware" in note and "2.05 group failures per day" in note and "1.89 interruptions per day" in note
+
+
+def test_a_presets_documented_repair_time_applies_where_elastic_needs_one():
+    """ft-hsdp-100k documents its replica restart D = 10 min for its elastic outcome: ``--scheme elastic`` with
+    the preset takes it instead of refusing for want of --repair-time; a repair time on the line wins, and
+    checkpointing alone (which refuses a repair time) is given none."""
+    from spare_jax.cli.config import apply_config
+    from spare_jax.cli.model_from_flags import repair_from_flags
+    from spare_jax.cli.parser import build_parser
+
+    def repair(*extra):
+        parser = build_parser()
+        args = parser.parse_args(apply_config(parser, ["ttt", "--preset", "ft-hsdp-100k", *extra]))
+        return repair_from_flags(args)
+
+    assert repair("--scheme", "elastic").repair_time_min == 10.0
+    assert repair("--scheme", "elastic", "--repair-time", "3").repair_time_min == 3.0
+    assert repair("--scheme", "none") is None and repair() is None

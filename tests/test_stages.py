@@ -111,3 +111,26 @@ def test_plan_quiet_is_silent(light_plan, capsys):
     assert code == 0
     assert "plan [" not in err and err == ""
     assert isinstance(json.loads(out), dict)
+
+
+def test_a_bar_is_redrawn_while_nothing_updates_it_and_a_shared_bar_stays_open(capsys, monkeypatch):
+    """A stage's bar shows its count and time left, redrawn every ``HEARTBEAT_S`` seconds while a kernel compiles
+    or a long chunk runs; a bar lent to a driver call (``Progress.of``) takes its updates and outlives it."""
+    import time
+
+    from spare_jax.kernels.driver import Progress
+
+    monkeypatch.setattr(Progress, "HEARTBEAT_S", 0.05)
+    stage = Progress(16, "the limit", True, unit="run")
+    lent = Progress.of(8, "runs", stage)
+    lent.update(8)
+    lent.close()  # the call's end: the stage's bar stays open
+    assert stage.bar.n == 8 and not stage.bar.disable
+    time.sleep(0.4)
+    stage.set_total(24)
+    stage.close()
+    err = capsys.readouterr().err
+    draws = [d for d in err.replace("\r", "\n").split("\n") if "the limit" in d and "8/16" in d]
+    assert len(draws) >= 3, err  # redrawn with nothing new to count
+    assert "8/24" in err and ("run/s" in err or "s/run" in err), err
+    assert Progress.of(4, "quiet", False).bar is None

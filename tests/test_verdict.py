@@ -18,6 +18,22 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 SCIENTIFIC = re.compile(r"\d[eE][+-]?\d")
 
 
+def check_lines(text: str) -> None:
+    """The verdict in short lines, the answer first: the first line names what to run and its expected TTT
+    with the 95% interval (or says it is exact) in under 200 characters, every other line under 160; "±", never
+    "+-"."""
+    from spare_jax.planner.verdict import FIRST_LINE_MAX, LINE_MAX, NAMES
+
+    first, *rest = text.split("\n")
+    assert len(first) < FIRST_LINE_MAX, first
+    assert first.startswith("Run ") and any(first.startswith(f"Run {n}:") for n in NAMES.values()), first
+    assert "expected TTT" in first and ("95% CI" in first or "exact closed form" in first), first
+    assert rest, text
+    for line in rest:
+        assert len(line) < LINE_MAX, line
+    assert "+-" not in text and "Looser" not in text and not SCIENTIFIC.search(text)
+
+
 def _entry(r, tau, mean, se):
     return {"r_star": r, "ckpt_interval_min": tau, "ttt_hours": mean, "mc_ttt_hours": mean,
             "mc_ttt_stderr_hours": se}
@@ -34,7 +50,7 @@ def test_a_clear_winner_is_named_with_its_margin():
                  "none": _entry(1, 30.0, 1000.0, 3.0)})
     assert v["scheme"] == "spare" and v["r_star"] == 4 and v["ckpt_interval_min"] == 20.0
     assert v["mc_ttt_ci95_low"] == pytest.approx(800 - Z95 * 2) and v["mc_ttt_ci95_high"] == pytest.approx(800 + Z95 * 2)
-    assert v["text"].startswith("Run SPARe (r = 4, tau = 20 min)")
+    assert v["text"].startswith("Run SPARe: r = 4, a checkpoint every 20 min; expected TTT 800.0 h (95% CI 796.1-803.9).")
     assert "faster than replication" in v["text"] and "faster than checkpointing alone" in v["text"]
     ahead = {g["scheme"]: g for g in v["ahead_of"]}
     assert ahead["none"]["ahead_hours"] == pytest.approx(200.0)
@@ -46,7 +62,8 @@ def test_overlapping_intervals_say_checkpointing_alone_is_as_good():
     v = verdict({"spare": _entry(3, 20.0, 995.0, 4.0), "rep": _entry(2, 25.0, 1100.0, 2.0),
                  "none": _entry(1, 30.0, 1000.0, 4.0)})
     assert v["scheme"] == "none" and v["r_star"] == 1 and v["not_shown_better"] == "spare"
-    assert v["text"].startswith("Checkpointing alone is as good here")
+    assert v["text"].startswith("Run checkpointing alone: a checkpoint every 30 min; expected TTT")
+    assert "SPARe (r = 3, a checkpoint every 20 min) at 995.0 h" in v["text"] and "is not shown to beat it" in v["text"]
     assert "95% interval of the difference contains 0" in v["text"]
     # a difference whose interval excludes 0: named
     v = verdict({"spare": _entry(3, 20.0, 980.0, 4.0), "none": _entry(1, 30.0, 1000.0, 4.0)})
@@ -81,16 +98,16 @@ def test_a_tie_is_decided_on_the_paired_difference():
     d = b - a
     assert gap["ahead_hours"] == pytest.approx(d.mean())
     assert gap["ahead_stderr_hours"] == pytest.approx(d.std(ddof=1) / math.sqrt(40))
-    assert "faster than SPARe" in paired["text"] and "level with" not in paired["text"]
+    assert "faster than SPARe" in paired["text"] and "Level with" not in paired["text"]
     # the same numbers as independent samples (different sources): the difference is within the noise
     apart = verdict(schemes, sources={"elastic": "kernel", "spare": "pool"})
-    assert not apart["ahead_of"][0]["paired"] and "level with" in apart["text"]
+    assert not apart["ahead_of"][0]["paired"] and "Level with" in apart["text"]
     # paired, with the interval of the difference containing 0: level
     c = 800.0 + common + rng.normal(0.0, 0.01, 40)
     level = verdict({"elastic": _listed(1, 60.0, a), "spare": _listed(5, 60.0, c)},
                     sources={"elastic": "kernel", "spare": "kernel"})
     g = level["ahead_of"][0]
-    assert abs(g["ahead_hours"]) <= g["ahead_half_hours"] and "level with" in level["text"]
+    assert abs(g["ahead_hours"]) <= g["ahead_half_hours"] and "Level with" in level["text"]
     # unequal run counts: only the common runs are compared
     g = compare(sample_of(_listed(1, 1.0, a), "kernel"), sample_of(_listed(1, 1.0, b[:16]), "kernel"))
     assert g["common_runs"] == 16 and g["diff"] == pytest.approx((b[:16] - a[:16]).mean())
@@ -117,7 +134,8 @@ def test_the_looser_figure_is_the_exact_optimum_of_job_wide_interruptions_alone(
     v = verdict({"spare": _entry(4, 20.0, 800.0, 2.0), "none": _entry(1, 30.0, 1000.0, 3.0)}, b, lim)
     assert v["bound_ttt_hours"] == b["ttt_hours"] and "left to gain" in v["text"]
     assert v["limit_ttt_hours"] == 790.0 and v["left_to_gain_pct"] == pytest.approx(100 * 10 / 790)
-    assert v["limit_exceeded"] is False and "group failures cost nothing" in v["text"]
+    assert v["limit_exceeded"] is False and "Group failures cost nothing" in v["text"]
+    check_lines(v["text"])
     v = verdict({"spare": _entry(4, 20.0, 780.0, 2.0), "none": _entry(1, 30.0, 1000.0, 3.0)}, b, lim)
     assert v["limit_exceeded"] is True and "Limit exceeded" in v["text"] and "780" in v["text"]
 
@@ -175,6 +193,9 @@ def test_plan_prints_the_verdict_first(capsys, tmp_path):
     text = capsys.readouterr().out
     assert text.startswith("verdict: ")
     assert "limit:" in text and "group failures cost nothing" in text
+    check_lines("\n".join(ln[len("verdict: "):] if ln.startswith("verdict: ") else ln[2:]
+                          for ln in text.split("\n\n")[0].splitlines()))
+    assert "inputs (value, where it came from):" in text and "restart cost R: 20 min (user input)" in text
     report = tmp_path / "plan.html"
     assert main(args + ["--json", "--report", str(report)]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -185,7 +206,7 @@ def test_plan_prints_the_verdict_first(capsys, tmp_path):
         assert key in v
     assert v["mc_ttt_ci95_low"] <= v["ttt_hours"] <= v["mc_ttt_ci95_high"]
     assert data["bound"]["ttt_hours"] <= v["mc_ttt_ci95_high"]
-    assert not SCIENTIFIC.search(v["text"])
+    check_lines(v["text"])
     for e in data["schemes"].values():  # quantiles are those of the runs listed
         runs = e["mc_ttt_runs_hours"]
         if e["mc_ttt_p05_hours"] is not None:
@@ -217,7 +238,10 @@ def test_quantiles_with_repair_are_numpy_quantiles_of_the_listed_runs(capsys):
     v = data["verdict"]
     assert v["limit_ttt_hours"] == data["limit"]["ttt_hours"] and v["limit_exceeded"] is False
     assert v["left_to_gain_pct"] == pytest.approx(100 * (v["ttt_hours"] - v["limit_ttt_hours"]) / v["limit_ttt_hours"])
-    assert not SCIENTIFIC.search(v["text"])
+    check_lines(v["text"])
+    assert "Assumes: no stall per group failure or rejoin; repair 30 min (fixed)" in v["text"]
+    # the strategy named is measured on at least as many runs as every one it is compared with
+    assert all(data["schemes"][v["scheme"]]["mc_runs"] >= e["mc_runs"] for e in data["schemes"].values())
 
 
 def test_the_batch_bounds_the_micro_batches_searched(capsys):
@@ -235,3 +259,30 @@ def test_the_batch_bounds_the_micro_batches_searched(capsys):
     assert main(["plan", "--global-batch-seqs", "2000", "--max-microbatches", "4", "--repair-time", "30"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert "not allowed with" in err[-1]
+
+
+def test_every_line_is_short_with_every_setting_in_words():
+    """The longest settings (r, micro-batches, a restart depth, an interval; one final checkpoint) and every
+    kind of line (margins, level, not shown better, the limit, assumptions): the first line under 200
+    characters naming what to run, the others under 160."""
+    rng = np.random.default_rng(3)
+    common = rng.normal(0.0, 3.0, 200)
+    spare = {**_listed(6, 322.4, 1741.6 + common), "microbatches": 8, "restart_depth": 2.0}
+    elastic = {**_listed(1, 6000.0, 1741.0 + common + rng.normal(0, 0.01, 200)), "microbatches": 8}
+    rep = _listed(2, 44.2, 2228.0 + common)
+    none = {"r_star": 1, "ckpt_interval_min": 7.7, "ttt_hours": 13585.0, "method": "closed_form", "mc_runs": 65}
+    lim = {"ttt_hours": 922.43, "mc_ttt_stderr_hours": 0.1, "mc_ttt_ci95_low": 922.2, "mc_ttt_ci95_high": 922.6,
+           "mc_ttt_runs_hours": list(922.43 + common[:50] / 30)}
+    ctx = {"assumes": ["a stall of 1 min per group failure and 0 min per rejoin",
+                       "repair 30 min (lognormal) without a global restart",
+                       "120 spare node sets, each back 1440 min after it failed",
+                       "job-wide MTBF 847 min; domains of 8 groups (switch), MTBF 20,000 min each"],
+           "batch": "Batch assumed: a global batch of 1,048,576 sequences, 1,747 per group's shard; micro-batches "
+                    "per shard searched over 1, 2, 4, ..., 1,024, 1,747.",
+           "work_hours": 100.0}
+    sources = {s: "kernel" for s in ("spare", "elastic", "rep")}
+    for schemes in ({"spare": spare, "rep": rep, "none": none, "elastic": elastic},
+                    {"spare": spare, "none": {**none, "ttt_hours": 1741.7}}):
+        v = verdict(schemes, bound(100.0, 5.0, 60.0, 847.0), lim, sources, ctx)
+        check_lines(v["text"])
+    assert "one final checkpoint" in verdict({"elastic": elastic}, context=ctx)["text"].split("\n")[0]

@@ -190,6 +190,9 @@ def _apply_preset(parser, argv):
     defaults["preset"] = name
     if "job_mtbf" in preset.settings and "job_mtbf" in known:
         defaults["preset_job_mtbf"] = preset.settings["job_mtbf"]
+    documented = {d["input"]: d["value"] for d in preset.provenance}
+    if "repair_time_min" in documented and "repair_time" in known:  # applied where the outcome needs one (elastic)
+        defaults["preset_repair_time"] = documented["repair_time_min"]
     if preset.domains and "domain_size" in known:
         defaults["scenario_domains"] = [DomainLevel(d["size"], d["mtbf"], d.get("name", "")) for d in preset.domains]
     sub.set_defaults(**defaults)

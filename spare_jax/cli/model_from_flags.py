@@ -112,6 +112,10 @@ def repair_from_flags(args):
     if spares is not None and hardware is None:
         raise ValueError("--spares needs --hardware-repair H: the minutes a failed group's node set spends in "
                          "hardware repair before it returns to the pool as a spare")
+    wants_elastic = getattr(args, "scheme", None) == "elastic" or "elastic" in (getattr(args, "schemes", None) or ())
+    if args.repair_time is None and wants_elastic and getattr(args, "preset_repair_time", None) is not None:
+        args.repair_time = args.preset_repair_time  # the preset's documented repair time, which elastic needs
+        args.repair_from_preset = True
     if args.repair_time is None:
         if args.repair_law is not None or args.repair_sigma is not None:
             raise ValueError("--repair-law and --repair-sigma need --repair-time")

@@ -88,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     run_args(p)
     p.set_defaults(func=cmd_overhead, title="Compute overhead Omega = E[uptime] / E[useful work]")
     p = sub.add_parser("ttt", help="time-to-train with checkpointing: Monte Carlo and closed form")
-    common_args(p, sample=SampleFlag(200, "ttt_trials", "runs", "Monte Carlo training runs", former="--trials"),
+    from ..model.bounds import TTT_CELLS_MAX
+
+    common_args(p, sample=SampleFlag(200, "ttt_trials", "runs", "Monte Carlo training runs; effectively at most "
+                                     f"{TTT_CELLS_MAX:.3g} / (epochs per run x N x max(r, 2)) sampled failure times, "
+                                     "refused before any work beyond that with the count that fits",
+                                     former="--trials"),
                 placement=False)
     failure_args(p)
     training_args(p)

@@ -374,6 +374,28 @@ def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
             ("price per GPU-hour", planmod.price_text(inp), s["gpu_hour_price"][1]),
             ("deadline", "-" if inp["deadline_hours"] is None else f"{inp['deadline_hours']:g} h",
              "user input" if inp["deadline_hours"] is not None else "none given")]
+    if preset is not None:
+        rows.insert(0, ("preset", preset.name, "--preset"))
+    if inp.get("repair_time_min") is not None:
+        src = f"preset {preset.name} (elastic needs a repair time)" if getattr(args, "repair_from_preset", False) \
+            else "user input"
+        law = inp.get("repair_law", "fixed") + (f", sigma {inp['repair_sigma']:g}" if "repair_sigma" in inp else "")
+        rows.append(("repair time D", f"{inp['repair_time_min']:g} min ({law})", src))
+    elif "repair_time_min" in inp:
+        rows.append(("repair time D", "none: a failed group waits for the next global restart", "none given"))
+    if inp.get("spares") is not None:
+        rows.append(("spare pool", f"{inp['spares']:,} node sets, hardware repair {inp['hardware_repair_min']:g} min",
+                     "user input"))
+    elif inp.get("repair_time_min") is not None:
+        rows.append(("spare pool", "unlimited: a spare always at hand",
+                     "--spares auto (chosen below)" if result.spares is not None else "default"))
+    if inp.get("restart_depth") is not None:
+        rows.append(("proactive restart depth D_max (spare)", f"{inp['restart_depth']:g}", "user input"))
+    b_given = [(k, v) for k, v in (("global batch", inp.get("global_batch_seqs")),
+                                   ("most micro-batches per shard", inp.get("max_microbatches"))) if v is not None]
+    rows += [(k, f"{v:,}", "user input") for k, v in b_given]
+    if not b_given and inp.get("repair_time_min") is not None:
+        rows.append(("batch", "not given: micro-batches per shard searched over the default grid", "default"))
     if "gpus_per_node" in inp:
         rows.append(("GPUs per node", str(inp["gpus_per_node"]),
                      "user input" if args.gpus_per_node is not None else "default"))

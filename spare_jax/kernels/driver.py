@@ -117,10 +117,13 @@ def exact_mean_var(sum_x: ExactSum, sum_x2: ExactSum, n: int) -> tuple[float, fl
 
 
 class Progress:
-    """A tqdm bar on stderr (quiet when disabled)."""
+    """A tqdm bar on stderr (quiet when disabled), redrawn every ``HEARTBEAT_S`` seconds between updates (its
+    elapsed time goes on while a kernel compiles or a long chunk runs)."""
+
+    HEARTBEAT_S = 5.0
 
     def __init__(self, total: int, desc: str, enabled: bool = True, unit: str = "trial"):
-        self.bar = None
+        self.bar, self._stop = None, None
         if enabled:
             try:
                 from tqdm.auto import tqdm
@@ -129,14 +132,55 @@ class Progress:
                                 leave=False, dynamic_ncols=True)
             except Exception:  # pragma: no cover - tqdm missing
                 self.bar = None
+        if self.bar is not None:
+            import threading
+
+            self._stop = threading.Event()
+            threading.Thread(target=self._beat, daemon=True).start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.HEARTBEAT_S):
+            try:
+                self.bar.refresh()
+            except Exception:  # pragma: no cover - a bar closed meanwhile
+                return
 
     def update(self, n: int) -> None:
         if self.bar is not None:
             self.bar.update(n)
 
+    def set_total(self, total: int) -> None:
+        """The count to reach, once a stage learns it (its time-left estimate follows)."""
+        if self.bar is not None:
+            self.bar.total = int(total)
+            self.bar.refresh()
+
     def close(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
         if self.bar is not None:
             self.bar.close()
+
+    @staticmethod
+    def of(total: int, desc: str, progress, unit: str = "trial") -> "Progress":
+        """The bar of one driver call: its own (``progress`` True or False), or, where ``progress`` is a running
+        ``Progress`` that a stage of several calls shares, that one (updated by the call, not closed)."""
+        if isinstance(progress, Progress):
+            return _Borrowed(progress)
+        return Progress(total, desc, enabled=bool(progress), unit=unit)
+
+
+class _Borrowed(Progress):
+    """A stage's shared bar, lent to one call: its updates go to the stage's bar, which stays open."""
+
+    def __init__(self, owner: Progress):
+        self.bar, self._stop, self.owner = None, None, owner
+
+    def update(self, n: int) -> None:
+        self.owner.update(n)
+
+    def close(self) -> None:
+        pass
 
 
 # The resumable run in flight: its state directory, the trials (epochs, runs) saved there and the total; what
@@ -385,7 +429,7 @@ def run_chunked(per_trial: Callable, trials: int, consume: Callable, execution: 
     store = (ChunkStore(out_dir, dict(params or {}, chunk_size=chunk_size, rng=RNG_VERSION, sums="exact-2^-1126"))
              if out_dir else None)
     n_chunks = -(-trials // chunk_size)
-    bar = Progress(trials, ex.desc, enabled=ex.progress)
+    bar = Progress.of(trials, ex.desc, ex.progress)
     resumed = 0
     if store is not None:
         kept = sum(min(chunk_size, trials - i * chunk_size) for i in range(n_chunks) if os.path.exists(store.path(i)))
@@ -741,7 +785,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
             totals = {k: totals[k] + host[k] if k in limb_keys else [a + b for a, b in zip(totals[k], host[k])]
                       for k in totals}
 
-    bar = Progress(trials, ex.desc, enabled=ex.progress)
+    bar = Progress.of(trials, ex.desc, ex.progress)
     if state is not None:
         SAVED.clear()
         SAVED.update(out_dir=out_dir, done=0, total=trials, unit=_unit(ex.desc))

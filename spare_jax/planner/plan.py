@@ -43,6 +43,7 @@ from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
 from ..results import Result
 from .verdict import HANDFUL, bound, limit, verdict
+from .assumed import assumptions, batch_assumed as _batch, trade_lines
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
 from .searched_rows import (failures_endured, quantile_fields, run_fields, run_hours_each,  # noqa: F401
@@ -238,7 +239,7 @@ def _whole_runs(scheme, cluster, entry, cfg, restart_depth, sampling):
     training = dataclasses.replace(cfg, ckpt_interval_min=float(entry["ckpt_interval_min"]))
     policy = Policy(scheme, int(entry["r_star"]), restart_depth if scheme == "spare" else None, "kept")
     rep = whole_run_ttt(cluster, training, policy, sampling).to_json()
-    hours = run_hours_each(cluster, training, rep, sampling.count, sampling.seed)
+    hours = run_hours_each(cluster, training, rep, sampling.count, sampling.seed, sampling.progress)
     return hours, run_fields(rep, hours)
 
 
@@ -486,8 +487,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     from ..ttt.search import SearchSpace as _Space
 
     batch = _batch(options.global_batch_seqs, options.max_microbatches, n, repair,
-                   None if repair is None else (search or _Space()))
-    stages = Stages("plan", (5 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens + 1,
+                   None if repair is None else (search or _Space()), 1 if scenario is None else scenario.microbatches)
+    stages = Stages("plan", (6 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens + 1,
                     progress)
     searched = None
     if repair is not None:  # the joint search on whole training runs
@@ -638,10 +639,16 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         inputs["preset"] = preset.name
         preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
                   "assumptions": list(preset.assumptions)}
+    for s in ("spare", "rep"):  # at r* = 1 a redundant scheme is checkpointing alone: the same run, the same row
+        if s in schemes and "none" in schemes and int(schemes[s]["r_star"]) == 1:
+            keep = {k: schemes[s][k] for k in ("microbatches", "restart_depth") if k in schemes[s]}
+            schemes[s] = {**schemes["none"], **keep}
+            runs_hours[s] = runs_hours.get("none")
+            notes.append(f"{s}: r* = 1 is checkpointing alone; its row is checkpointing alone's")
     stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({runs} whole runs)")
     ideal = _cluster(n, model, scenario) if repair is None else \
         dataclasses.replace(_cluster(n, model, scenario), repair=repair)
-    lim = limit(ideal, cfg, runs, seed)
+    lim = limit(ideal, cfg, runs, seed, progress)
     if lim.get("ttt_hours") is None:
         notes.append(f"the limit was {lim['what']}")
     sources = {}
@@ -656,7 +663,8 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             e["left_to_gain_pct"] = 100.0 * (e["ttt_hours"] - lim["ttt_hours"]) / lim["ttt_hours"]
     inputs.update(batch["inputs"])
     notes += _edge_notes(schemes, inputs, n, search, batch)
-    context = {"batch": batch["text"], "trade": _trade_text(n, model, repair, lim), "work_hours": work_hours}
+    context = {"assumes": assumptions(cfg, repair, scenario), "batch": batch["text"],
+               "trade": trade_lines(n, model, repair, lim), "work_hours": work_hours}
     return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.to_json(), **seen}, curves, runs_hours,
                       notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
                       bound=best_possible, limit=lim, spares=spares)
@@ -684,67 +692,6 @@ def _edge_notes(schemes: dict, inputs: dict, n: int, search, batch: dict) -> lis
     if search is not None and batch["microbatches"] is None and search.microbatches is not None:
         listed = tuple(search.microbatches)
     return edge_notes({"schemes": schemes, "search": inputs.get("search")}, n, inputs["r_max"], listed)
-
-
-def _batch(global_batch_seqs, max_microbatches, n: int, repair, space) -> dict:
-    """The batch the plan assumes: ``{microbatches: the m searched (None: the space's), text, inputs}``. A
-    shard cannot be cut into more micro-batches than it has sequences: with ``global_batch_seqs`` B, m <=
-    floor(B / N); with ``max_microbatches`` M, m <= M; m searched over the powers of two up to that bound,
-    and the bound. Neither: the search's own grid (m <= 8 by default)."""
-    given = {"global_batch_seqs": global_batch_seqs, "max_microbatches": max_microbatches}
-    if global_batch_seqs is not None and max_microbatches is not None:
-        raise ValueError("give the global batch (global_batch_seqs) or the most micro-batches per shard "
-                         "(max_microbatches), not both")
-    if global_batch_seqs is None and max_microbatches is None:
-        if space is None:
-            return {"microbatches": None, "inputs": given,
-                    "text": "Batch not given: micro-batches per shard as given (whole shards unless --microbatches)."}
-        ms = sorted({int(m) for m in space.microbatch_grid})
-        return {"microbatches": None, "inputs": given,
-                "text": f"Batch not given: micro-batches per shard searched up to {max(ms)} "
-                        f"({', '.join(map(str, ms))}); a global batch (--global-batch-seqs) or --max-microbatches "
-                        "lets finer ones be searched."}
-    if repair is None:
-        raise ValueError("the batch (global_batch_seqs, max_microbatches) sets the micro-batch counts the joint "
-                         "search tries: it needs repair (a repair time, or a finite spare pool)")
-    from ..model.scenario import MAX_MICROBATCHES
-
-    if global_batch_seqs is not None:
-        b = _check("global_batch_seqs", global_batch_seqs, 1, True)
-        top = b // n
-        if top < 1:
-            raise ValueError(f"global_batch_seqs ({b:,}) must be at least the number of groups ({n:,}): every "
-                             "group's shard needs a sequence")
-        why = f"a global batch of {b:,} sequences, {top:,} per group's shard"
-    else:
-        top = _check("max_microbatches", max_microbatches, 1, True, MAX_MICROBATCHES)
-        why = f"at most {top:,} micro-batches per shard (given)"
-    top = min(top, MAX_MICROBATCHES)
-    ms = sorted({2 ** k for k in range(top.bit_length()) if 2 ** k <= top} | {top})
-    return {"microbatches": tuple(ms), "inputs": given,
-            "text": f"Batch assumed: {why}; micro-batches per shard searched over {', '.join(map(str, ms))}."}
-
-
-def _trade_text(n: int, model, repair, lim: dict) -> str | None:
-    """What the limit's ideal (elastic training that shrinks the batch) gives up: with repair and groups
-    alike, the stationary share of steps at a smaller batch (each group down with p = D / (MTBF + D)) and the
-    batch that 99.9% of steps keep."""
-    if lim.get("ttt_hours") is None:
-        return None
-    if repair is None or repair.repair_time_min is None or repair.spares is not None:
-        return ("Elastic training that shrinks the batch computes at alive/N, as the limit does, but its step "
-                "runs with a smaller batch whenever a group is down.")
-    from scipy.stats import binom
-
-    p = repair.repair_time_min / (model.group_mtbf_min + repair.repair_time_min)
-    share = 100.0 * (1.0 - (1.0 - p) ** n)
-    low = int(binom.ppf(0.001, n, 1.0 - p))
-    from .verdict import pct_text
-
-    return (f"Elastic training that shrinks the batch reaches the limit but changes the batch: about "
-            f"{pct_text(share)}% of steps run with a smaller batch (a group down), and 99.9% of steps keep at "
-            f"least {low:,} of the {n:,} groups' sequences ({pct_text(100.0 * low / n)}%); the strategy named "
-            "above keeps the batch unchanged.")
 
 
 SENSITIVITY = (("mtbf", 2.0, "MTBF x2"), ("mtbf", 0.5, "MTBF /2"), ("restart", 2.0, "restart x2"),

@@ -19,8 +19,10 @@ import io
 
 from .. import plotting
 from .plan import PlanResult  # noqa: F401
+from .searched_rows import quantile_fields
 from .table import (runs_text, cost_head, describe_scenario, model_text, price_text,  # noqa: F401
-                    failures_text, left_text, sensitivity_rows, spread_text, survived_column, ttt_text)
+                    failures_text, left_text, r_text, sensitivity_rows, spread_text, survived_column, tau_text,
+                    ttt_text)
 
 _CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1100px;
@@ -31,7 +33,13 @@ p.sub { color: #555; margin-top: 0; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; }
 th { background: #f2f2f2; text-align: center; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.flag { white-space: nowrap; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.92em; }
+p.verdict { font-size: 1.1em; margin: 0.6em 0 0.2em; }
+ul.verdict { margin-top: 0.2em; }
+ul.verdict li { margin-bottom: 0.15em; }
+.wide { overflow-x: auto; max-width: 100%; }
+@media (max-width: 1100px) { table { font-size: 0.8em; } th, td { padding: 0.25em 0.35em; } }
 tr.best td { background: #eef6ee; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
@@ -62,20 +70,31 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     fig, (ax,) = plotting.new_figure(width=7.5, height=5.0)
     optima = sorted(e["ttt_hours"] for e in result.schemes.values())
     best = optima[0]
-    top = max(1.25 * best, 1.08 * max(o for o in optima if o <= 2.0 * best))
+    # the y range reaches every point within 2x the best optimum of the curves whose optimum is within it
+    shown = [p["ttt_hours"] for s, pts in result.curves.items() if result.schemes[s]["ttt_hours"] <= 2.0 * best
+             for p in pts if p["ttt_hours"] <= 2.0 * best]
+    top = max(1.25 * best, 1.05 * max(shown + [o for o in optima if o <= 2.0 * best]))
     # none first (below), then rep with large hollow squares, then spare: where Rep's r* is 1 its curve starts
     # on checkpointing alone and the two stay told apart by line style and marker
     order = sorted(result.curves, key=lambda s: {"none": 0, "rep": 1}.get(s, 2))
+    w = result.inputs["work_hours"]
     for s in order:
         points = result.curves[s]
         e = result.schemes[s]
         r_star, tau = e["r_star"], e["ckpt_interval_min"]
         color, ls, marker = plotting.SCHEME_STYLE.get(s, (None, "-", "o"))
-        label = f"{s}: r* = {r_star}, τ* = {tau:.0f} min, {e['ttt_hours']:,.0f} h"
+        when = "final checkpoint only" if tau >= 60.0 * w * (1 - 1e-9) else f"τ* = {tau:.0f} min"
+        label = (f"{s}: " + ("" if s == "elastic" else f"r* = {r_star}, ") + f"{when}, {e['ttt_hours']:,.0f} h")
         if e["ttt_hours"] > top:
             label += " (off scale)"
+        if s == "elastic":  # no redundancy r: one level across the axis
+            ax.axhline(e["ttt_hours"], color=color, ls=ls, lw=1.4, label=label)
+            continue
         rs = [p["redundancy"] for p in points]
-        ys = [p["ttt_hours"] for p in points]
+        ys = [p["ttt_hours"] if p["ttt_hours"] <= top else float("nan") for p in points]  # off scale: not drawn
+        off = [p["redundancy"] for p in points if p["ttt_hours"] > top]
+        if off and e["ttt_hours"] <= top:
+            label += f" (r = {_ranges(off)}: above the plot)"
         hollow = s == "rep"
         ax.plot(rs, ys, ls=ls, marker=marker, color=color, label=label, ms=7 if hollow else 4,
                 mfc="none" if hollow else color, lw=1.6 if s == "none" else 1.2)
@@ -95,6 +114,19 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     return _png(fig)
 
 
+def _ranges(values) -> str:
+    """'1, 7–16': sorted whole numbers with their runs written as ranges."""
+    out, run = [], []
+    for v in sorted(values):
+        if run and v != run[-1] + 1:
+            out.append(run)
+            run = []
+        run.append(v)
+    out.append(run)
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2 else f"{r[0]}–{r[-1]}"
+                     for r in out if r)
+
+
 def figure_ttt_distribution(result: PlanResult) -> str | None:
     """(b) empirical CDF of each scheme's Monte Carlo runs, with the deadline."""
     import numpy as np
@@ -103,17 +135,21 @@ def figure_ttt_distribution(result: PlanResult) -> str | None:
     if not runs:
         return None
     fig, (ax,) = plotting.new_figure(width=7.5, height=4.2)
+    lo, hi = cdf_range(runs, result.inputs.get("deadline_hours"))
     for s, h in runs.items():
         x = np.sort(np.asarray(h))
         y = np.arange(1, x.size + 1) / x.size
         color, ls, _ = plotting.SCHEME_STYLE.get(s, (None, "-", "o"))
         ls = "-." if ls == ":" else ls  # dotted marks the expected values
-        ax.step(x, y, where="post", color=color, ls=ls, lw=1.6 if s == "none" else 1.2,
-                label=f"{s} (r* = {result.schemes[s]['r_star']}, {x.size} runs)")
-        ax.axvline(result.schemes[s]["ttt_hours"], color=color, ls=":", lw=1)
+        r = "" if s == "elastic" else f"r* = {result.schemes[s]['r_star']}, "
+        label = f"{s} ({r}{x.size} runs)" + (" (off scale)" if x[0] > hi else "")
+        ax.step(x, y, where="post", color=color, ls=ls, lw=1.6 if s == "none" else 1.2, label=label)
+        if lo <= result.schemes[s]["ttt_hours"] <= hi:
+            ax.axvline(result.schemes[s]["ttt_hours"], color=color, ls=":", lw=1)
     deadline = result.inputs.get("deadline_hours")
-    if deadline is not None:
+    if deadline is not None and lo <= deadline <= hi:
         ax.axvline(deadline, color="tab:red", lw=2, label=f"deadline {deadline:g} h")
+    ax.set_xlim(lo, hi)
     ax.set_xlabel("time-to-train (h)")
     ax.set_ylabel("fraction of runs finished")
     ax.set_title("Time-to-train of Monte Carlo runs at (r*, τ*); thin dotted: expected", fontsize=10)
@@ -121,6 +157,23 @@ def figure_ttt_distribution(result: PlanResult) -> str | None:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
     return _png(fig)
+
+
+def cdf_range(runs: dict, deadline=None) -> tuple:
+    """The CDF figure's x range: from the lowest 1% quantile to the highest 99% quantile of the schemes whose
+    runs lie within 1.5x the best median (a scheme far slower is off scale rather than squashing the others
+    into one line), with a margin of 4% each side; the deadline is kept in view where it lies within 1.5x
+    the best median too."""
+    import numpy as np
+
+    q = {s: np.quantile(np.asarray(h, np.float64), [0.01, 0.5, 0.99]) for s, h in runs.items()}
+    best = min(v[1] for v in q.values())
+    near = [v for v in q.values() if v[1] <= 1.5 * best] or list(q.values())
+    lo, hi = min(v[0] for v in near), max(v[2] for v in near)
+    if deadline is not None and deadline <= 1.5 * best:
+        lo, hi = min(lo, deadline), max(hi, deadline)
+    pad = max(0.04 * (hi - lo), 1e-6 * max(abs(hi), 1.0))
+    return lo - pad, hi + pad
 
 
 def figure_sensitivity(result: PlanResult) -> str | None:
@@ -167,6 +220,24 @@ def _table(head: list, rows: list, best_row: int | None = None, numeric_from: in
     return "\n".join(out)
 
 
+def _flags(text: str) -> str:
+    """``text`` escaped, each flag (``--name``) in a span that is never broken across lines."""
+    import re
+
+    return re.sub(r"(--[a-z][a-z0-9-]*)", r'<span class="flag">\1</span>', _e(text))
+
+
+def verdict_html(text: str) -> list:
+    """The verdict's lines: the first (what to run) as a paragraph, the others as a list; flags (``--name``)
+    never broken across lines."""
+    first, *rest = text.split("\n")
+    esc = _flags
+    out = [f'<p class="verdict"><b>Verdict.</b> <span class="answer">{esc(first)}</span></p>']
+    if rest:
+        out += ['<ul class="verdict">'] + [f"<li>{esc(line)}</li>" for line in rest] + ["</ul>"]
+    return out
+
+
 def _fmt(v, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
@@ -188,8 +259,7 @@ def render_html(result: PlanResult) -> str:
 
     schemes = result.schemes
     if result.verdict is not None:
-        parts.insert(parts.index(f"<h1>{_e(title)}</h1>") + 1,
-                     f'<p class="verdict"><b>Verdict.</b> {_e(result.verdict["text"])}</p>')
+        parts[parts.index(f"<h1>{_e(title)}</h1>") + 1:1] = verdict_html(result.verdict["text"])
     best = result.verdict["scheme"] if result.verdict is not None and result.verdict["scheme"] in schemes \
         else min(schemes, key=lambda s: schemes[s]["ttt_hours"])
     survived = survived_column(schemes)
@@ -199,27 +269,30 @@ def render_html(result: PlanResult) -> str:
             cost_head(inp)]
     rows = []
     for s, e in schemes.items():
-        rows.append([s, e["r_star"], f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread_text(e, " – "),
+        rows.append([s, r_text(s, e), tau_text(e, inp), ttt_text(e), spread_text(e, " – "),
                      _fmt(e["p_over_deadline"], ".2f"), f"{e['availability_pct']:.1f}",
                      failures_text(e, survived), left_text(e), f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
     price = inp.get("gpu_hour_price", 0.0)
     lim = getattr(result, "limit", None)
     if lim is not None and lim.get("ttt_hours") is not None:
         t = lim["ttt_hours"]
-        rows.append(["limit", "-", f"{lim['ckpt_interval_min']:.1f}", ttt_text({"ttt_hours": t, "ttt_stderr_hours":
-                     lim["mc_ttt_stderr_hours"]}), "-", "-", "-", "-", "0", f"{t * inp['gpus']:,.0f}",
-                     f"{t * inp['gpus'] * price:,.0f}"])
+        q = quantile_fields(lim["mc_ttt_runs_hours"]) if lim.get("mc_ttt_runs_hours") else \
+            {"mc_ttt_p05_hours": None, "mc_ttt_p95_hours": None}
+        rows.append(["limit", "-", tau_text(lim, inp), f"{t:,.1f} ± {lim['mc_ttt_stderr_hours']:,.1f}"
+                     if lim["mc_ttt_stderr_hours"] >= 0.05 else f"{t:,.1f}", spread_text(q, " – "), "-", "-", "-",
+                     "0", f"{t * inp['gpus']:,.0f}", f"{t * inp['gpus'] * price:,.0f}"])
     if result.bound is not None:
         b = result.bound
-        rows.append(["group failures cost nothing", "-", f"{b['ckpt_interval_min']:.1f}", f"{b['ttt_hours']:,.1f}", "-",
+        rows.append(["group failures cost nothing", "-", tau_text(b, inp), f"{b['ttt_hours']:,.1f}", "-",
                      "-", "-", "-", "-", f"{b['ttt_hours'] * inp['gpus']:,.0f}", f"{b['ttt_hours'] * inp['gpus'] * price:,.0f}"])
-    parts += ["<h2>Plan per scheme</h2>", _table(head, rows, best_row=list(schemes).index(best)),
+    parts += ["<h2>Plan per scheme</h2>", '<div class="wide">', _table(head, rows, best_row=list(schemes).index(best)),
+              "</div>",
               '<p class="small">spare: SPARe stacks with adaptive reordering; rep: replica sets (r divides N); '
               "none: checkpoint/restart only; limit: the expected TTT, in the same whole-run kernel, of an "
               "ideal scheme that never wipes out and computes at alive/N (elastic training that shrinks the batch), "
               "at its own best τ, which no strategy that uses only the capacity that is up should beat; left to "
-              "gain: (TTT − limit) / limit; group failures cost nothing: a looser figure (only job-wide "
-              "interruptions, checkpoints and restarts). Expected TTT from "
+              "gain: (TTT − limit) / limit; group failures cost nothing: the TTT of a run whose only losses are "
+              "job-wide interruptions, checkpoints and restarts. Expected TTT from "
               "the optimiser "
               f"({_e(inp.get('method_detail', inp['method']))}); the 5–95% range and P(TTT &gt; deadline) from "
               f"{_e(runs_text(schemes))} at (r*, τ*). "
@@ -275,7 +348,7 @@ def render_html(result: PlanResult) -> str:
     if result.fit is not None:
         parts += _fit_section(result.fit)
     if result.notes:
-        parts += ["<h2>Notes</h2>", '<ul class="notes">'] + [f"<li>{_e(n)}</li>" for n in result.notes] + ["</ul>"]
+        parts += ["<h2>Notes</h2>", '<ul class="notes">'] + [f"<li>{_flags(n)}</li>" for n in result.notes] + ["</ul>"]
     parts += ["</body>", "</html>"]
     return "\n".join(parts) + "\n"
 

@@ -56,14 +56,15 @@ def row_setup(cluster, training, row: dict, scheme: str, redundancy: int):
                           row.get("restart_depth"), row.get("ages") or "kept", row.get("elastic_data") or "rebalance")
 
 
-def run_hours_each(cluster, training, rep: dict, runs: int, seed: int) -> np.ndarray:
+def run_hours_each(cluster, training, rep: dict, runs: int, seed: int, progress=False) -> np.ndarray:
     """Each run's TTT (hours) of the configuration ``rep`` (``whole_run_ttt``'s report: scheme, r, m, D_max,
-    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run_driver.run_each``."""
+    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run_driver.run_each``
+    (``progress``: a bar, or a stage's running bar)."""
     from ..kernels.run_driver import run_each
     from ..model.cluster import Sampling
 
     setup = row_setup(cluster, training, rep, rep["scheme"], rep["redundancy"])
-    out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=8))
+    out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=8, progress=progress))
     return np.asarray(out["ttt"], np.float64) / 60.0
 
 
@@ -87,16 +88,21 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
     """The rows of ``schemes`` (of spare, rep, none, elastic) from the joint search on whole training runs:
     ``search`` a ``ttt.search.SearchSpace`` without its schemes; the chosen configuration gets ``runs``
     runs; ``price`` per GPU-hour (the cluster's GPUs held for the whole run). Returns ``{"schemes": rows, "curves": ..., "search": the budget spent}``."""
+    from ..kernels.driver import Progress
     from ..ttt.runs import SCREEN_R_MAX, mean_uptime_min
     from ..ttt.search import Budget, joint_search
 
     space = dataclasses.replace(search, schemes=tuple(schemes), r_max=min(search.r_max, SCREEN_R_MAX))
     res = joint_search(cluster, cfg, space, Budget(final_runs=runs), seed, stages=stages)
     rows, gpus = {}, cluster.gpus
+    if stages is not None:
+        stages.stage(f"each scheme's runs listed run by run ({', '.join(res['schemes'])})")
+    bar = Progress(sum(int(rep["runs"]) for rep in res["schemes"].values()), "runs listed",
+                   stages is not None and stages.enabled, unit="run")
     for s, rep in res["schemes"].items():
         t = rep["mc_ttt_hours"]
         r = int(rep["redundancy"])
-        hours = run_hours_each(cluster, cfg, rep, int(rep["runs"]), seed)
+        hours = run_hours_each(cluster, cfg, rep, int(rep["runs"]), seed, bar)
         rows[s] = {"r_star": r, "ckpt_interval_min": float(rep["ckpt_interval_min"]), "ttt_hours": t,
                    "p_over_deadline": None,
                    "availability_pct": rep["availability_pct"],
@@ -109,6 +115,7 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
             rows[s]["elastic_data"] = rep["elastic_data"]
         if len(space.repair_times or ()) > 1:
             rows[s]["repair_time_min"] = rep["repair_time_min"]
+    bar.close()
     curves = {s: [{k: p[k] for k in ("redundancy", "ckpt_interval_min", "ttt_hours")} for p in pts]
               for s, pts in res["curves"].items()}
     return {"schemes": rows, "curves": curves, "search": res["search"]}

@@ -242,7 +242,8 @@ def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: floa
     mtbf, hw = cluster.model.group_mtbf_min, auto.hardware_repair_min
     start = poisson_p99(n * hw / mtbf)
     top = spare_capacity(max(8, 2 * start + 8))
-    sampling = Sampling(count=auto.runs, seed=seed, chunk_size=SWEEP_LANES)
+    sampling = Sampling(count=auto.runs, seed=seed, chunk_size=SWEEP_LANES,
+                        progress=stages is not None and stages.enabled)  # a bar per K: count and time left
 
     def cost(k, ttt_hours):
         return price * (gpus + (0 if k is None else k) * gpg) * ttt_hours

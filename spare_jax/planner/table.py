@@ -9,7 +9,7 @@ def format_table(result) -> str:
     """The readable tables: one row per scheme, then the sensitivity (text, fixed-width columns)."""
     inp = result.inputs
     deadline = inp.get("deadline_hours")
-    lines = [] if result.verdict is None else ["verdict: " + result.verdict["text"], ""]
+    lines = [] if result.verdict is None else verdict_lines(result.verdict["text"]) + [""]
     lines += [f"spare-jax plan: {inp['gpus']:,} GPUs = {inp['groups']:,} groups x {inp['gpus_per_group']:,} GPUs; "
              f"per-GPU MTBF {inp['gpu_mtbf_hours']:,.6g} h ({inp['gpu_mtbf_from']}); cluster MTBF "
              f"{inp['cluster_mtbf_min']:,.4g} min (group failures)",
@@ -22,7 +22,7 @@ def format_table(result) -> str:
             cost_head(inp)]
     rows = []
     for s, e in result.schemes.items():
-        rows.append([s, str(e["r_star"]), f"{e['ckpt_interval_min']:.1f}", ttt_text(e), spread_text(e, "-"),
+        rows.append([s, r_text(s, e), tau_text(e, inp), ttt_text(e), spread_text(e, "-"),
                      "-" if e["p_over_deadline"] is None else f"{e['p_over_deadline']:.2f}",
                      f"{e['availability_pct']:.1f}", failures_text(e, survived), left_text(e),
                      f"{e['gpu_hours']:,.0f}", f"{e['cost']:,.0f}"])
@@ -30,6 +30,7 @@ def format_table(result) -> str:
     lines.append(f"TTT h: expected time-to-train ({inp.get('method_detail', inp['method'])}); 5-95%: quantiles of "
                  f"{runs_text(result.schemes)} at (r*, tau*); left %: (TTT - limit) / limit")
     lines += limit_lines(result)
+    lines += inputs_lines(result)
     if result.sensitivity:
         lines += ["", "sensitivity (optimiser re-run with one input scaled): r* / TTT h per scheme; "
                       "'keep r*': TTT h with the base r*"]
@@ -40,22 +41,55 @@ def format_table(result) -> str:
     return "\n".join(lines)
 
 
+def verdict_lines(text: str) -> list:
+    """The verdict's lines for the text output: 'verdict: ' before the first, the others indented."""
+    first, *rest = text.split("\n")
+    return ["verdict: " + first] + ["  " + line for line in rest]
+
+
+def r_text(s: str, e: dict) -> str:
+    """The r* cell: '-' for elastic training, which has no redundancy r."""
+    return "-" if s == "elastic" else str(e["r_star"])
+
+
+def tau_text(e: dict, inp: dict) -> str:
+    """The tau* cell (minutes): 'final only' for a single final checkpoint (an interval of W)."""
+    tau = e["ckpt_interval_min"]
+    if tau >= 60.0 * inp["work_hours"] * (1 - 1e-9):
+        return "final only"
+    return f"{tau:.1f}"
+
+
+def inputs_lines(result) -> list:
+    """Every input that changes the answer, with where its value came from (``result.sources``, which the
+    command fills)."""
+    rows = getattr(result, "sources", None) or []
+    if not rows:
+        return []
+    return ["", "inputs (value, where it came from):"] + [f"  {r['parameter']}: {r['value']} ({r['source']})"
+                                                         for r in rows]
+
+
 def limit_lines(result) -> list:
-    """The limit's line and the looser figure's (text)."""
+    """The limit's line and that of a run whose group failures cost nothing (text)."""
     from .verdict import interval_text, minutes_text
 
     out = []
     lim = getattr(result, "limit", None)
     if lim is not None and lim.get("ttt_hours") is not None:
         depth = "" if lim["restart_depth"] is None else f", proactive restart at depth {lim['restart_depth']:.4f}"
+        tau = lim["ckpt_interval_min"]
+        at = ("one final checkpoint" if tau >= 60.0 * result.inputs["work_hours"] * (1 - 1e-9)
+              else f"tau = {minutes_text(tau)} min")
         out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_ci95_high'] - lim['ttt_hours'])}, "
-                   f"{lim['mc_runs']} whole runs at tau = {minutes_text(lim['ckpt_interval_min'])} min{depth} "
-                   f"({lim['what']})")
+                   f"{lim['mc_runs']} whole runs at {at}{depth} ({lim['what']})")
     elif lim is not None:
         out.append(f"limit: {lim['what']}")
     if result.bound is not None:
-        out.append(f"group failures cost nothing (a looser figure): {result.bound['ttt_hours']:,.1f} h at tau = "
-                   f"{minutes_text(result.bound['ckpt_interval_min'])} min ({result.bound['what']})")
+        b = result.bound
+        at = ("one final checkpoint" if b["ckpt_interval_min"] >= 60.0 * result.inputs["work_hours"] * (1 - 1e-9)
+              else f"tau = {minutes_text(b['ckpt_interval_min'])} min")
+        out.append(f"group failures cost nothing: {b['ttt_hours']:,.1f} h at {at} ({b['what']})")
     return out
 
 

@@ -153,40 +153,40 @@ def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_
     work = work_hours * 60.0
     if not job_mtbf_min:
         return {"ttt_hours": (work + ckpt_cost_min) / 60.0, "ckpt_interval_min": work,
-                "what": "group failures cost nothing; no job-wide failures: one final checkpoint"}
+                "what": "no job-wide failures: the work and one final checkpoint"}
     rate = 1.0 / job_mtbf_min
     daly = math.sqrt(2.0 * max(ckpt_cost_min, 1e-9) * (job_mtbf_min + restart_min))
     k_mid = max(1, round(work / daly))
     tau, ttt = none_best_even_split(rate, np.arange(max(1, k_mid // 4), 4 * k_mid + 2), ckpt_cost_min, restart_min,
                                     work)
     return {"ttt_hours": ttt / 60.0, "ckpt_interval_min": tau,
-            "what": "group failures cost nothing: only job-wide interruptions, checkpoints and restarts"}
+            "what": "only job-wide interruptions, checkpoints and restarts"}
 
 
-def _ideal_runs(ideal, cfg, data: str, depth, tau: float, count: int, seed: int) -> dict | None:
+def _ideal_runs(ideal, cfg, data: str, depth, tau: float, count: int, seed: int, bar=False) -> dict | None:
     """``count`` runs of the ideal scheme (per-run TTT, computing time and interruptions, minutes); None
-    where a run does not finish within the event limit."""
+    where a run does not finish within the event limit. ``bar``: the stage's progress bar (runs)."""
     from ..kernels.run_driver import run_each
     from ..model.cluster import Sampling
     from ..model.runsetup import RunSetup
 
     setup = RunSetup.build(ideal, cfg, "elastic", 1, tau, depth, "kept", data)
     try:
-        out = run_each(setup, Sampling(count=count, seed=seed, chunk_size=LIMIT_LANES))
+        out = run_each(setup, Sampling(count=count, seed=seed, chunk_size=LIMIT_LANES, progress=bar))
     except ValueError:  # censored: this threshold and interval never finish
         return None
     return {k: np.asarray(out[k], np.float64) for k in ("ttt", "compute", "restarts")}
 
 
-def limit(cluster, cfg, runs: int, seed: int) -> dict:
+def limit(cluster, cfg, runs: int, seed: int, progress: bool = False) -> dict:
     """The limit (module docstring) on ``cluster`` (``model.cluster.Cluster``, its repair and spare pool)
     with the costs of ``cfg`` (a ``ttt.Training``): ``runs`` runs at the best candidate, seeded by
     ``seed`` (run i of the ideal uses run id i: the same random numbers as every scheme's whole runs).
     Returns ``{ttt_hours, mc_ttt_stderr_hours, mc_ttt_ci95_low, mc_ttt_ci95_high, mc_runs, ckpt_interval_min,
     restart_depth, what, mc_ttt_runs_hours}``; ``ttt_hours`` None (with ``what`` saying why) where one run of the
-    ideal would be too long to simulate."""
+    ideal would be too long to simulate. ``progress``: one bar over the stage's runs (count and time left)."""
+    from ..kernels.driver import Progress
     from ..model.scenario import MAX_MICROBATCHES
-    from ..ttt.runs import first_tau, pooled_daly
 
     w = 60.0 * cfg.work_hours
     n = cluster.groups
@@ -206,6 +206,30 @@ def limit(cluster, cfg, runs: int, seed: int) -> dict:
         ks = [k for k in (2 ** i for i in range(int(math.log2(max(n - 1, 1))) + 1)) if k < n]
         depths = [None] + [n / (n - k) * (1.0 - 1e-6) for k in ks]
     screen = max(2, min(runs, LIMIT_SCREEN_RUNS))
+    taus_most = len(LIMIT_TAU_FACTORS) + 1
+    planned = (len(depths) * LIMIT_PILOT_RUNS + (len(depths) * screen if len(depths) > 1 else 0)
+               + min(2, len(depths)) * taus_most * screen + (runs if runs != screen else 0))
+    bar = Progress(planned, "the limit (runs of the ideal scheme)", progress, unit="run")
+    try:
+        return _limit(ideal, cfg, (data, depths, repairs), (runs, screen, seed), bar)
+    finally:
+        bar.close()
+
+
+def _limit(ideal, cfg, how: tuple, counts: tuple, bar) -> dict:
+    """``limit``'s search over thresholds and intervals: ``how`` = (elastic data, thresholds, with repair),
+    ``counts`` = (runs, screen runs, seed); ``bar``: the stage's progress bar, its total refined as the search
+    learns how many intervals it tries."""
+    from ..ttt.runs import first_tau, pooled_daly
+
+    (data, depths, repairs), (runs, screen, seed) = how, counts
+    w = 60.0 * cfg.work_hours
+
+    spent = [0]
+
+    def runs_of(d, tau, count):
+        spent[0] += count
+        return _ideal_runs(ideal, cfg, data, d, tau, count, seed, bar)
 
     def mean_ttt(res):
         return math.inf if res is None else float(res["ttt"].mean())
@@ -214,31 +238,35 @@ def limit(cluster, cfg, runs: int, seed: int) -> dict:
     scored, rate_of = [], {}
     for d in depths:
         tau0 = min(first_tau(ideal, cfg.ckpt_cost_min, 1), w)
-        pilot = _ideal_runs(ideal, cfg, data, d, tau0, LIMIT_PILOT_RUNS, seed)
+        pilot = runs_of(d, tau0, LIMIT_PILOT_RUNS)
         if pilot is None:
             continue
         daly = min(pooled_daly(cfg.ckpt_cost_min, pilot["compute"].mean(), pilot["restarts"].mean(),
                                LIMIT_PILOT_RUNS), w)
         rate_of[d] = (pilot["restarts"].mean() + 0.5 / LIMIT_PILOT_RUNS) / max(pilot["compute"].mean(), 1e-9)
-        res = pilot if len(depths) == 1 else _ideal_runs(ideal, cfg, data, d, daly, screen, seed)
+        res = pilot if len(depths) == 1 else runs_of(d, daly, screen)
         scored.append((mean_ttt(res), d, daly))
     if not scored:
         return {"ttt_hours": None, "what": "not computed: no run of the ideal scheme finished within the event limit"}
     scored.sort(key=lambda x: x[0])
     best = (math.inf, None, w, None)
+    tried = []
     for _, d, daly in scored[:2]:
         taus = {min(daly * f, w) for f in LIMIT_TAU_FACTORS}
         if w * rate_of[d] <= 2.0:  # one final checkpoint, where a run of W expects few interruptions
             taus.add(w)
-        for tau in sorted(taus):
-            res = _ideal_runs(ideal, cfg, data, d, tau, screen, seed)
+        tried.append((d, sorted(taus)))
+    bar.set_total(spent[0] + screen * sum(len(t) for _, t in tried) + (runs if runs != screen else 0))
+    for d, taus in tried:
+        for tau in taus:
+            res = runs_of(d, tau, screen)
             if mean_ttt(res) < best[0]:
                 best = (mean_ttt(res), d, tau, res)
     _, d, tau, res = best
     if res is None:
         return {"ttt_hours": None, "what": "not computed: no run of the ideal scheme finished within the event limit"}
     if runs != screen:
-        res = _ideal_runs(ideal, cfg, data, d, tau, runs, seed)
+        res = runs_of(d, tau, runs)
     hours = res["ttt"] / 60.0
     mean, se = float(hours.mean()), float(hours.std(ddof=1) / math.sqrt(hours.size))
     half = t95(hours.size) * se
@@ -255,39 +283,73 @@ def limit(cluster, cfg, runs: int, seed: int) -> dict:
 
 # -- the verdict -------------------------------------------------------------------------------------------
 
-def _config(s: str, e: dict, work_hours: float | None = None) -> str:
+FIRST_LINE_MAX = 200  # characters of the verdict's first line (what to run)
+LINE_MAX = 160  # characters of each of its other lines
+
+
+def settings_text(s: str, e: dict, work_hours: float | None = None) -> str:
+    """A configuration in words: 'r = 5, 8 micro-batches per shard, one final checkpoint' (only the settings
+    the scheme has: no r for checkpointing alone or elastic training)."""
     parts = [] if s in ("none", "elastic") else [f"r = {e['r_star']}"]
-    if e.get("microbatches", 1) > 1:
-        parts.append(f"m = {e['microbatches']}")
+    m = int(e.get("microbatches") or 1)
+    if m > 1:
+        parts.append(f"{m} micro-batches per shard")
     if e.get("restart_depth") is not None:
-        parts.append(f"D_max = {e['restart_depth']:g}")
+        parts.append(f"a proactive restart at depth {e['restart_depth']:g}")
     tau = e["ckpt_interval_min"]
     parts.append("one final checkpoint" if work_hours is not None and tau >= 60.0 * work_hours * (1 - 1e-9)
-                 else f"tau = {minutes_text(tau)} min")
+                 else f"a checkpoint every {minutes_text(tau)} min")
     if e.get("repair_time_min") is not None:  # where several repair times were searched
         parts.append(f"repair {e['repair_time_min']:g} min")
     return ", ".join(parts)
 
 
-def _margin(gap: dict) -> str:
-    """'x% (d +- h h) faster than', or 'level with' where the 95% interval of the difference contains 0."""
-    d, half = gap["ahead_hours"], gap["ahead_half_hours"]
-    dec = decimals_for(half)
-    how = f" on {gap['common_runs']} common runs" if gap["paired"] else ""
-    if abs(d) <= half:
-        return (f"level with (a difference of {hours_text(d, dec)} +- {hours_text(half, dec)} h{how}, "
-                "95% interval containing 0)")
-    word = "faster than" if d > 0 else "slower than"
-    return f"{pct_text(abs(gap['ahead_pct']))}% ({hours_text(abs(d), dec)} +- {hours_text(half, dec)} h{how}) {word}"
+def _estimate_text(x: Sample) -> str:
+    """'810.48 h (95% CI 810.46-810.50)', or '797.1 h (exact closed form)' where no sampling error applies."""
+    if x.half > 0 and math.isfinite(x.half):
+        return interval_text(x.mean, x.half)
+    return f"{hours_text(x.mean, 1)} h ({'exact closed form' if x.n == 0 or x.n >= UNKNOWN_RUNS else 'mean'})"
+
+
+def _name(s: str) -> str:
+    return NAMES[s][0].upper() + NAMES[s][1:]
+
+
+def pack(prefix: str, parts: list, most: int = LINE_MAX) -> list:
+    """``parts`` joined by '; ' after ``prefix`` in lines of fewer than ``most`` characters (a part too long
+    for a line of its own is cut at a comma)."""
+    lines, cur = [], prefix
+    for part in parts:
+        while len(prefix) + len(part) + 1 >= most and ", " in part:  # a part alone too long: cut at a comma
+            cut = part.rfind(", ", 0, most - len(prefix) - 2)
+            if cut <= 0:
+                break
+            lines += ([cur.rstrip("; ") + "."] if cur != prefix else []) + [prefix + part[:cut] + ";"]
+            cur, part = prefix, part[cut + 2:]
+        add = (cur + part) if cur == prefix else (cur + "; " + part)
+        if len(add) + 1 >= most and cur != prefix:
+            lines.append(cur + ".")
+            cur = prefix + part
+        else:
+            cur = add
+    if cur != prefix:
+        lines.append(cur + ".")
+    return lines
 
 
 def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | None = None,
             sources: dict | None = None, context: dict | None = None) -> dict:
     """The verdict object (JSON ``verdict``) from the plan's per-scheme entries. ``sources``: scheme -> where
     its runs' random numbers come from (sides with the same source are paired); ``limit_entry``: ``limit``'s
-    result (paired with the sources named ``"kernel"``); ``context``: ``{"batch": sentence, "trade":
-    sentence}`` added to the text, and ``work_hours`` (W: an interval of W is "one final checkpoint")."""
+    result (paired with the sources named ``"kernel"``); ``context``: ``{"assumes": [phrases], "batch":
+    sentence, "trade": [sentences], "work_hours": W}`` (an interval of W is "one final checkpoint").
+
+    ``text``: short lines, the answer first: what to run, its settings in words and its expected TTT with
+    the 95% interval (under ``FIRST_LINE_MAX`` characters); then, one line each (under ``LINE_MAX``), the
+    margin against each other strategy, the limit and what is left to gain, the figure of a run whose group
+    failures cost nothing, what the answer assumes and what it needs."""
     sources = sources or {}
+    context = context or {}
     # a redundant scheme at r* = 1 is checkpointing alone: it is not a strategy of its own
     est = {s: sample_of(e, sources.get(s)) for s, e in schemes.items()
            if not (s in ("spare", "rep") and int(e["r_star"]) == 1 and "none" in schemes)}
@@ -311,62 +373,80 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
                      "ahead_half_hours": c["half"], "ahead_pct": 100.0 * c["diff"] / o.mean, "paired": c["paired"],
                      "common_runs": c["common_runs"]})
     out["ahead_of"] = gaps
-    cfgs = {s: _config(s, e, (context or {}).get("work_hours")) for s, e in schemes.items()}
-    text = None
+    cfgs = {s: settings_text(s, e, context.get("work_hours")) for s, e in schemes.items()}
+    lines = None
     if "none" in est and best != "none":
         nb = est["none"]
         g = next(g for g in gaps if g["scheme"] == "none")
         if g["ahead_hours"] is not None and g["ahead_hours"] <= g["ahead_half_hours"]:  # not shown to pay
-            why = _why_as_good(schemes, best)
-            text = (f"Checkpointing alone is as good here: {NAMES[best]} ({cfgs[best]}) at "
-                    f"{interval_text(b.mean, b.half)} is not shown to beat it "
-                    f"({interval_text(nb.mean, nb.half)}); {why}.")
+            lines = [f"Run checkpointing alone: {cfgs['none']}; expected TTT {_estimate_text(nb)}.",
+                     _fit(f"{_name(best)} ({cfgs[best]}) at {_estimate_text(b)} is not shown to beat it.",
+                          f"{_name(best)} at {_estimate_text(b)} is not shown to beat it."),
+                     f"Why: {_why_as_good(schemes, best)}."]
             out.update(scheme="none", r_star=1, microbatches=1, restart_depth=None,
                        ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=nb.mean,
                        mc_ttt_ci95_low=nb.mean - nb.half, mc_ttt_ci95_high=nb.mean + nb.half)
             out["not_shown_better"] = best
-    if text is None and len(schemes) == 1:
-        text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({cfgs[best]}): {interval_text(b.mean, b.half)}; "
-                "the only strategy compared.")
-    if text is None:
-        if best == "none":
-            why = _why_as_good(schemes, best)
-            text = (f"Run checkpointing alone ({cfgs['none']}): {interval_text(b.mean, b.half)}; no redundancy "
-                    f"does better here: {why}.")
-        else:
-            text = f"Run {NAMES[best]} ({cfgs[best]}): {interval_text(b.mean, b.half)}"
-            nxt = [g for g in gaps if g["scheme"] != "none"]
-            if nxt:
-                text += ", " + _versus(nxt[0], cfgs)
-            g = next((g for g in gaps if g["scheme"] == "none"), None)
-            if g is not None:
-                text += f"{' and' if nxt else ','} " + _versus(g, cfgs, short=True)
-            text += "."
-    if best == "elastic" or out["scheme"] == "elastic":
-        text += " Elastic training rebalances the data: every group must be able to read every shard."
-    for key in ("batch", "trade"):
-        if context and context.get(key):
-            text += " " + context[key]
-    text += _limit_text(out, schemes, est, limit_entry, sources)
+    if lines is None:
+        lines = [f"Run {NAMES[best]}: {cfgs[best]}; expected TTT {_estimate_text(b)}"
+                 + ("; the only strategy compared." if len(schemes) == 1 else ".")]
+        if best == "none" and len(schemes) > 1:
+            lines.append(f"No redundancy does better: {_why_as_good(schemes, best)}.")
+        rest = [g for g in gaps if g["scheme"] != "none"] + [g for g in gaps if g["scheme"] == "none"]
+        for k, g in enumerate(rest):
+            lines.append(_versus(g, cfgs, runner_up=k == 0 and g["scheme"] != "none"))
+    lines += _limit_lines(out, est, limit_entry)
     if bound_entry is not None:
         out["bound_ttt_hours"] = bound_entry["ttt_hours"]
-        text += (f" Looser figure (group failures cost nothing): {hours_text(bound_entry['ttt_hours'], 1)} h.")
-    out["text"] = text
+        lines.append(f"Group failures cost nothing: {hours_text(bound_entry['ttt_hours'], 1)} h (only job-wide "
+                     "interruptions, checkpoints and restarts).")
+    lines += pack("Assumes: ", list(context.get("assumes") or []))
+    if context.get("batch"):
+        lines.append(context["batch"])
+    lines += list(context.get("trade") or [])
+    if out["scheme"] == "elastic":
+        lines.append("Needs: every group able to read every shard (elastic training rebalances the data).")
+    out["text"] = "\n".join(lines)
     return out
 
 
-def _versus(g: dict, cfgs: dict, short: bool = False) -> str:
-    name = NAMES[g["scheme"]] + ("" if short else f" ({cfgs[g['scheme']]})")
+def _fit(line: str, shorter: str) -> str:
+    """``line``, or ``shorter`` where ``line`` would be ``LINE_MAX`` characters or more."""
+    return line if len(line) < LINE_MAX else shorter
+
+
+def _versus(g: dict, cfgs: dict, runner_up: bool = False) -> str:
+    """One line against another strategy: 'x% (d ± h h on n common runs) faster than ...', 'Level with ...'
+    where the 95% interval of the difference contains 0, or 'not measured'; the other's settings in words,
+    or only its r where the line would be too long."""
+    line = _versus_named(g, NAMES[g["scheme"]] + ("" if g["scheme"] == "none" else f" ({cfgs[g['scheme']]})")
+                         + (", the runner-up" if runner_up else ""))
+    if len(line) >= LINE_MAX:
+        r = cfgs[g["scheme"]].split(", ")[0] if cfgs[g["scheme"]].startswith("r = ") else None
+        line = _versus_named(g, ("the runner-up, " if runner_up else "") + NAMES[g["scheme"]]
+                             + (f" at {r}" if r else ""))
+    return line
+
+
+def _versus_named(g: dict, name: str) -> str:
     if g["ahead_hours"] is None:  # one side has no run: no margin
-        return f"with {name} not measured (no Monte Carlo run; its closed form: {hours_text(g['ttt_hours'], 1)} h)"
-    return _margin(g) + " " + name
+        return f"No margin against {name}: not measured (its closed form: {hours_text(g['ttt_hours'], 1)} h)."
+    d, half = g["ahead_hours"], g["ahead_half_hours"]
+    dec = decimals_for(half)
+    how = f" on {g['common_runs']} common runs" if g["paired"] else ""
+    if abs(d) <= half:
+        return (f"Level with {name}: a difference of {hours_text(d, dec)} ± {hours_text(half, dec)} h{how}, "
+                "its 95% interval containing 0.")
+    word = "faster than" if d > 0 else "slower than"
+    return (f"{pct_text(abs(g['ahead_pct']))}% ({hours_text(abs(d), dec)} ± {hours_text(half, dec)} h{how}) "
+            f"{word} {name}.")
 
 
-def _limit_text(out: dict, schemes: dict, est: dict, lim: dict | None, sources: dict) -> str:
-    """The limit sentence, and ``out``'s ``limit_ttt_hours``, ``left_to_gain_pct`` and ``limit_exceeded``."""
+def _limit_lines(out: dict, est: dict, lim: dict | None) -> list:
+    """The limit's line, and ``out``'s ``limit_ttt_hours``, ``left_to_gain_pct`` and ``limit_exceeded``."""
     if lim is None or lim.get("ttt_hours") is None:
         out.update(limit_ttt_hours=None, left_to_gain_pct=None, limit_exceeded=None)
-        return "" if lim is None else f" Limit {lim['what']}."
+        return [] if lim is None else [f"The limit: {lim['what']}."]
     lt = lim["ttt_hours"]
     runs = np.asarray(lim["mc_ttt_runs_hours"], np.float64)
     ls = Sample(lt, lim["mc_ttt_stderr_hours"], int(runs.size), runs, "kernel")
@@ -381,13 +461,13 @@ def _limit_text(out: dict, schemes: dict, est: dict, lim: dict | None, sources: 
             beaten.append((s, e.mean, c))
     out["limit_exceeded"] = bool(beaten)
     dec = decimals_for(lim["mc_ttt_ci95_high"] - lt)
-    text = (f" The limit (an ideal that never wipes out and computes at alive/N): {interval_text(lt, lim['mc_ttt_ci95_high'] - lt)}; "
-            f"{hours_text(out['ttt_hours'] - lt, dec)} h ({pct_text(left)}% of it) is left to gain.")
+    lines = [f"The limit: {interval_text(lt, lim['mc_ttt_ci95_high'] - lt)}, an ideal that never wipes out and "
+             f"computes at alive/N; {hours_text(out['ttt_hours'] - lt, dec)} h ({pct_text(left)}%) is left to gain."]
     for s, m, c in beaten:
         d = decimals_for(c["half"])
-        text += (f" Limit exceeded: {NAMES[s]} at {hours_text(m, d)} h against the limit's {hours_text(lt, d)} h "
-                 f"(a difference of {hours_text(c['diff'], d)} +- {hours_text(c['half'], d)} h).")
-    return text
+        lines.append(f"Limit exceeded: {NAMES[s]} at {hours_text(m, d)} h against the limit's {hours_text(lt, d)} h "
+                     f"(a difference of {hours_text(c['diff'], d)} ± {hours_text(c['half'], d)} h).")
+    return lines
 
 
 def _why_as_good(schemes: dict, best: str) -> str:
@@ -398,5 +478,4 @@ def _why_as_good(schemes: dict, best: str) -> str:
                 "is more than the restarts it saves")
     if best == "none":
         return "each redundant scheme's expected TTT is higher than checkpointing alone's"
-    return ("the 95% interval of the difference contains 0 (more --runs would narrow it, but it is small "
-            "against the whole run)")
+    return "the 95% interval of the difference contains 0 (more --runs would narrow it; it is small against the run)"

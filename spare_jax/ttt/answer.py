@@ -91,6 +91,12 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
         prof = epoch_profile(policy.scheme, groups, r, model, ages=policy.ages, job_rate=job_rate,
                              microbatches=scenario.microbatches)
         form = closed_form_answers(cluster, dataclasses.replace(policy, redundancy=r))
+        # up front, before the exact form's search: a sample the renewal-reward form already puts over the limit
+        tau_early = tau if tau is not None else best_tau_grid(prof, cfg, gpus)[0]
+        early = ttt_theory(prof, tau_early, cfg, gpus)
+        _check_ttt_feasible(cluster, cfg, runs, r, tau_early,
+                            epochs_needed(prof.mean_uptime_min, cfg, runs, 1 / early["ttt_over_w"] / early["availability"]),
+                            prof, early)
         th = None
         if form is not None:  # the interval-by-interval form (exact for rep and none): tau* and the theory
             from .exact import closed_form_ttt
@@ -131,6 +137,7 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
         "ages": policy.ages, "renewed_theory_ttt_hours": renewed_ttt,
         "job_mtbf_min": 1.0 / job_rate if job_rate > 0 else None,
         "mc_epoch_uptime_min": float(pool.uptime.mean()),
+        **per_day(cluster, mc["restarts_mean"], mc["ttt_hours"]),
         "method": "epoch_pool",
         "method_detail": "training runs assembled from epochs sampled by the kernels; the checkpoint interval "
                          + ("and the renewal-reward estimate from a pilot pool of epochs" if pool_est is not None
@@ -156,6 +163,18 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
         out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
         out["renewal_epochs"] = pool_est["epochs"]
     return Report({**out, **cluster.failure_clock()})
+
+
+def per_day(cluster: Cluster, restarts_mean: float, ttt_hours: float) -> dict:
+    """``failures_per_day`` (the group failures of the clock per day: every group's rate, lemons' and per-group
+    MTBFs included, and each domain event's groups) and ``interruptions_per_day`` (the runs' global restarts
+    per day of their wall time), as whole training runs report them, for an answer from epochs."""
+    scen, model, n = cluster.scenario, cluster.model, cluster.groups
+    rate = float(scen.rate_multipliers(n, model.group_mtbf_min).sum()) / model.group_mtbf_min
+    rate += sum(n / level.mtbf_min for level in scen.domains)
+    days = ttt_hours / 24.0
+    return {"failures_per_day": 1440.0 * rate,
+            "interruptions_per_day": restarts_mean / days if days > 0 and math.isfinite(days) else None}
 
 
 def check_elastic(cluster: Cluster) -> None:
@@ -342,9 +361,10 @@ def _check_ttt_feasible(cluster, cfg, runs, r, tau, epochs, prof, th) -> None:
     need = runs * (th["expected_restarts"] + 1.0)
     width = groups * max(r, 2)
     if math.isfinite(need) and need <= TTT_EPOCHS_MAX and max(need, epochs) * width > TTT_CELLS_MAX:
+        most = int(TTT_CELLS_MAX / (width * max(need / runs, epochs / runs)))
         raise ValueError(f"ttt: {runs} run(s) would sample about {max(need, epochs):.3g} epochs of "
-                         f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g} (minutes of work); "
-                         "lower `Sampling.count`")
+                         f"N x r = {width} failure times, over the limit of {TTT_CELLS_MAX:.3g}; at most about "
+                         f"{most:,} runs here: lower `Sampling.count`")
     if not (math.isfinite(need) and need <= TTT_EPOCHS_MAX):
         ttt_h = th["ttt_hours"]
         why = (f"the closed form gives TTT = {ttt_h:.3g} h per run" if math.isfinite(ttt_h) else

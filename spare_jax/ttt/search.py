@@ -148,8 +148,13 @@ def _policy(cand: Candidate, ages: str, elastic_data: str) -> Policy:
                   elastic_data if cand.scheme == "elastic" else "rebalance")
 
 
-def _runs(cluster, training, cand, tau, runs, seed, ages, elastic_data) -> dict:
-    """Mean TTT, computing time and interruptions (minutes, per run) of ``runs`` runs of ``training`` (its
+def _lanes(runs: int, seed: int, bar=False) -> Sampling:
+    """``runs`` runs seeded by ``seed``, ``SEARCH_LANES`` per kernel call; ``bar``: the stage's progress bar."""
+    return Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES, progress=bar)
+
+
+def _runs(cluster, training, cand, tau, sampling, ages, elastic_data) -> dict:
+    """Mean TTT, computing time and interruptions (minutes, per run) of ``sampling``'s runs of ``training`` (its
     work: the whole, or the screen's short runs)."""
     import numpy as np
 
@@ -159,7 +164,7 @@ def _runs(cluster, training, cand, tau, runs, seed, ages, elastic_data) -> dict:
     pol = _policy(cand, ages, elastic_data)
     setup = RunSetup.build(_cluster_for(cluster, cand), training, pol.scheme, pol.redundancy, tau, pol.restart_depth,
                            pol.ages, pol.elastic_data)
-    out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES))
+    out = run_each(setup, sampling)
     mean = {k: float(np.mean(out[k], dtype=np.float64)) for k in ("ttt", "compute", "restarts")}
     return {"ttt_min": mean["ttt"], "compute_mean": mean["compute"], "restarts_mean": mean["restarts"]}
 
@@ -199,27 +204,50 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
         log.append({"stage": stage, "candidates": len(rows), "runs_each": runs, "work_hours_each": hours,
                     "kept": kept})
 
-    def say(text):
+    bars = []
+
+    def say(text, total=0):
+        """A stage's line, and its bar over the stage's runs (count and time left), the last one closed."""
+        from ..kernels.driver import Progress
+
         if stages is not None:
             stages.stage(text)
+        if bars:
+            bars.pop().close()
+        bars.append(Progress(total, text.split(":")[0], stages is not None and stages.enabled, unit="run"))
+        return bars[-1]
+
+    try:
+        return _search(cluster, training, space, budget, seed, ages, (say, note, w, short, screen, grid, layouts, log,
+                                                                       spent))
+    finally:
+        if bars:
+            bars.pop().close()
+
+
+def _search(cluster, training, space, budget, seed, ages, state) -> dict:
+    """``joint_search``'s five stages (``say``: a stage's line and its bar; ``note``: the budget log)."""
+    say, note, w, short, screen, grid, layouts, log, spent = state
 
     # 1. pilot: Daly's interval per layout from its measured interruptions
-    say(f"search 1/5: pilot, {len(layouts)} layouts x {budget.screen_runs} runs of {short:,.4g} h")
+    bar = say(f"search 1/5: pilot, {len(layouts)} layouts x {budget.screen_runs} runs of {short:,.4g} h",
+              len(layouts) * budget.screen_runs)
     tau_of, rate_of = {}, {}
     for lay in layouts:
         cand = Candidate(lay[0], lay[1], lay[2], None, lay[3])
         tau0 = min(first_tau(cluster, training.ckpt_cost_min, cand.redundancy), 60.0 * short)
-        res = _runs(cluster, screen, cand, tau0, budget.screen_runs, seed, ages, space.elastic_data)
+        res = _runs(cluster, screen, cand, tau0, _lanes(budget.screen_runs, seed, bar), ages, space.elastic_data)
         tau_of[lay] = _pooled_daly(training, res, budget.screen_runs)
         rate_of[lay] = res["restarts_mean"] / max(res["compute_mean"], 1e-9)
     note("pilot", layouts, budget.screen_runs, short, len(layouts))
 
     # 2. screen: every candidate at its layout's interval
-    say(f"search 2/5: screen, {len(grid)} candidates x {budget.screen_runs} runs of {short:,.4g} h")
+    bar = say(f"search 2/5: screen, {len(grid)} candidates x {budget.screen_runs} runs of {short:,.4g} h",
+              len(grid) * budget.screen_runs)
     rows = []
     for cand in grid:
         tau = tau_of[cand.layout()]
-        res = _runs(cluster, screen, cand, tau, budget.screen_runs, seed, ages, space.elastic_data)
+        res = _runs(cluster, screen, cand, tau, _lanes(budget.screen_runs, seed, bar), ages, space.elastic_data)
         rows.append({"cand": cand, "tau": tau, "ttt_min": res["ttt_min"]})
     kept = _best_per_scheme(rows, budget.keep)
     note("screen", rows, budget.screen_runs, short, len(kept))
@@ -229,17 +257,22 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     runs3 = 3 * budget.screen_runs
     trial = [{"cand": r["cand"], "tau": t} for r in kept
              for t in _taus(r["tau"], space.tau_factors, w, rate_of[r["cand"].layout()])]
-    say(f"search 3/5: interval, {len(trial)} (candidate, tau) x {runs3} runs of {short:,.4g} h")
+    bar = say(f"search 3/5: interval, {len(trial)} (candidate, tau) x {runs3} runs of {short:,.4g} h",
+              len(trial) * runs3)
     for r in trial:
-        r["ttt_min"] = _runs(cluster, screen, r["cand"], r["tau"], runs3, seed, ages, space.elastic_data)["ttt_min"]
+        r["ttt_min"] = _runs(cluster, screen, r["cand"], r["tau"], _lanes(runs3, seed, bar), ages,
+                             space.elastic_data)["ttt_min"]
     finalists = _best_per_scheme(trial, budget.keep, budget.finalists)
     note("interval", trial, runs3, short, len(finalists))
 
     # 4. full length: the finalists on the whole work
-    say(f"search 4/5: full length, {len(finalists)} finalists x {budget.full_runs} runs of {w:,.4g} h")
+    schemes_in = len({r["cand"].scheme for r in finalists})
+    bar = say(f"search 4/5: full length, {len(finalists)} finalists x {budget.full_runs} runs of {w:,.4g} h",
+              (len(finalists) + schemes_in * (len(space.tau_factors) + 2)) * budget.full_runs)
     win = {}
     for r in finalists:
-        r.update(_runs(cluster, training, r["cand"], r["tau"], budget.full_runs, seed, ages, space.elastic_data))
+        r.update(_runs(cluster, training, r["cand"], r["tau"], _lanes(budget.full_runs, seed, bar), ages,
+                       space.elastic_data))
         s = r["cand"].scheme
         if s not in win or r["ttt_min"] < win[s]["ttt_min"]:
             win[s] = r
@@ -247,31 +280,42 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
     # each scheme's best at Daly's interval from its own full-length runs (the short runs see too few of
     # the rare interruptions of a reliable layout to place a long interval)
     again = []
+    tries = {}
     for s, r in list(win.items()):
         daly = _pooled_daly(training, r, budget.full_runs)
-        for tau in _taus(daly, space.tau_factors, w, r["restarts_mean"] / max(r["compute_mean"], 1e-9)):
-            if abs(tau / r["tau"] - 1.0) < 0.05:
-                continue
-            row = {"cand": r["cand"], "tau": tau, **_runs(cluster, training, r["cand"], tau, budget.full_runs, seed,
-                                                            ages, space.elastic_data)}
+        tries[s] = [tau for tau in _taus(daly, space.tau_factors, w, r["restarts_mean"] / max(r["compute_mean"], 1e-9))
+                    if abs(tau / r["tau"] - 1.0) >= 0.05]
+    bar.set_total((len(finalists) + sum(map(len, tries.values())) + len(win)) * budget.full_runs)
+    for s, r in list(win.items()):
+        for tau in tries[s]:
+            row = {"cand": r["cand"], "tau": tau, **_runs(cluster, training, r["cand"], tau,
+                                                            _lanes(budget.full_runs, seed, bar), ages,
+                                                            space.elastic_data)}
             again.append(row)
             if row["ttt_min"] < win[s]["ttt_min"]:
                 win[s] = row
     if again:
         note("full-length interval", again, budget.full_runs, w, len(win))
     # each scheme's best, reported from the same runs (the driver's exact sums, quantiles, slowdown)
-    best = {s: _report(cluster, training, r["cand"], r["tau"], budget.full_runs, seed, ages, space.elastic_data)
-            for s, r in win.items()}
+    best = {s: _report(cluster, training, r["cand"], r["tau"], _lanes(budget.full_runs, seed, bar), ages,
+                       space.elastic_data) for s, r in win.items()}
 
-    # 5. the chosen configuration: more runs
+    # 5. the chosen configuration: more runs; where another scheme's mean from fewer runs then comes out ahead,
+    # it gets as many (a strategy is named only from at least as many runs as those it is compared with)
     chosen = min(best, key=lambda s: best[s]["mc_ttt_hours"])
     top = best[chosen]
-    say(f"search 5/5: chosen {chosen} at r = {top['redundancy']}, m = {top.get('microbatches', 1)}: "
-        f"{budget.final_runs} runs of {w:,.4g} h")
+    bar = say(f"search 5/5: chosen {chosen} at r = {top['redundancy']}, m = {top.get('microbatches', 1)}: "
+              f"{budget.final_runs} runs of {w:,.4g} h", budget.final_runs)
     if budget.final_runs != budget.full_runs:
-        best[chosen] = _report(cluster, training, win[chosen]["cand"], win[chosen]["tau"], budget.final_runs, seed,
-                               ages, space.elastic_data)
-        note("chosen", [None], budget.final_runs, w, 1)
+        final = set()
+        while chosen not in final:
+            if final:
+                bar.set_total((len(final) + 1) * budget.final_runs)
+            best[chosen] = _report(cluster, training, win[chosen]["cand"], win[chosen]["tau"],
+                                   _lanes(budget.final_runs, seed, bar), ages, space.elastic_data)
+            note("chosen", [None], budget.final_runs, w, 1)
+            final.add(chosen)
+            chosen = min(best, key=lambda s: best[s]["mc_ttt_hours"])
     order = [s for s in ("spare", "rep", "none", "elastic") if s in best]
     return {"schemes": {s: best[s] for s in order}, "chosen": chosen, "curves": {s: curves[s] for s in order},
             "search": {"stages": log, "candidates": len(grid), "layouts": len(layouts),
@@ -306,12 +350,12 @@ def _curves(rows: list, scale: float) -> dict:
     return {s: [pts[r] for r in sorted(pts)] for s, pts in out.items()}
 
 
-def _report(cluster, training, cand, tau, runs, seed, ages, elastic_data) -> dict:
-    """``whole_run_ttt``'s report of ``runs`` runs of the whole work (``microbatches`` and ``restart_depth``
+def _report(cluster, training, cand, tau, sampling, ages, elastic_data) -> dict:
+    """``whole_run_ttt``'s report of ``sampling``'s runs of the whole work (``microbatches`` and ``restart_depth``
     always present)."""
     rep = whole_run_ttt(_cluster_for(cluster, cand), dataclasses.replace(training, ckpt_interval_min=tau),
                         _policy(cand, ages, elastic_data),
-                        Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES)).to_json()
+                        sampling).to_json()
     rep.setdefault("microbatches", cand.microbatches)
     rep.setdefault("restart_depth", cand.restart_depth)
     rep.setdefault("repair_time_min", cand.repair_time_min)
