@@ -127,6 +127,16 @@ ROWS = [
       for cmd in ("presets", "reorder", "bench", "run")],
     *[row([cmd, "--preset", "nope", "--quiet"], ["--preset", "'nope'"])
       for cmd in ("wipeout", "overhead", "place", "presets", "reorder", "bench", "run")],
+    # a setting given twice with different values (one would be dropped in silence), a former name beside the new
+    row(["wipeout", "-N", "16", "-N", "20", "--quiet"], ["-N", "given twice", "'16'", "'20'"]),
+    row(["wipeout", "--repair-time", "30", "--run-hours", "10", "--work-hours", "20", "--quiet"],
+        ["--run-hours", "--work-hours", "same setting"]),
+    row(["reorder", "-N", "12", "-r", "3", "--failed", "3,7", "--gpus-per-group", "8"], ["--gpus-per-group", "--gpus"]),
+    # multi-process numbers beyond any run (a foreign TypeError from the runtime otherwise)
+    row(["wipeout", "--coordinator", "localhost:1", "--num-processes", "99999999999999999999", "--process-id", "0",
+         "--quiet"], ["--num-processes", "65,536"]),
+    row(["wipeout", "--coordinator", "localhost:1", "--num-processes", "2", "--process-id", "99999999999999999999",
+         "--quiet"], "--process-id"),
 ]
 
 

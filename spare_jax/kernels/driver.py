@@ -189,9 +189,10 @@ class ChunkStore:
             raise ValueError(f"`Sampling.out_dir` must be a directory path, got {out_dir!r}")
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
             raise ValueError(f"`Sampling.out_dir` {out_dir} exists and is not a directory")
-        meta = os.path.join(out_dir, "run.json")
-        if os.path.lexists(meta) and not os.path.isfile(meta):
-            raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a file")
+        for name in ("run.json", STATE_FILE, ChunkStore.LOCK):  # a FIFO there would block its open for ever
+            meta = os.path.join(out_dir, name)
+            if os.path.lexists(meta) and not os.path.isfile(meta):
+                raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a regular file")
         chunks = os.path.join(out_dir, "chunks")
         if os.path.lexists(chunks) and not os.path.isdir(chunks):
             raise ValueError(f"`Sampling.out_dir` {out_dir}: {chunks} is not a directory")
@@ -574,9 +575,11 @@ class RunState:
         """``(trials_done, totals)`` of a valid saved state, or None when there is none."""
         if not os.path.exists(self.path):
             return None
+        from ..model.inputfile import read_text
+
+        text = read_text(self.path, f"`Sampling.out_dir` {self.out_dir}")  # a regular file only, never blocking
         try:
-            with open(self.path) as fh:
-                data = json.load(fh)
+            data = json.loads(text)
             body, check = data["body"], data["sha256"]
         except Exception:
             raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
@@ -589,7 +592,11 @@ class RunState:
             diff = sorted(k for k in set(saved) | set(self.params) if saved.get(k) != self.params.get(k))
             raise ValueError(f"`Sampling.out_dir` {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
                              "use another `Sampling.out_dir` or the same parameters")
-        return int(body["trials_done"]), body["totals"]
+        done, totals = body.get("trials_done"), body.get("totals")
+        if isinstance(done, bool) or not isinstance(done, int) or not isinstance(totals, dict):
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {self.path} is inconsistent (no trial count or "
+                             "totals); remove it to start over")
+        return done, totals
 
     def save(self, trials_done: int, totals: dict) -> None:
         body = {"format": STATE_FORMAT, "digest": self.digest, "params": self.params,
@@ -674,6 +681,28 @@ class Reduction:
     count_bound: int = 1
 
 
+def _check_totals(totals: dict, zeros: Callable, limb_keys, path: str) -> None:
+    """A resumed state's totals hold exactly the statistics of this run: each limb sum a non-negative
+    integer, each count a list of non-negative integers of its length (ValueError naming the file)."""
+    want = jax.eval_shape(zeros)
+    bad = sorted(set(totals) ^ set(want))
+    for k, shape in want.items():
+        if k in bad:
+            continue
+        v = totals[k]
+        if k in limb_keys:
+            ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        else:
+            size = int(np.prod(shape.shape)) if shape.shape else 1
+            ok = (isinstance(v, list) and len(v) == size
+                  and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v))
+        if not ok:
+            bad.append(k)
+    if bad:
+        raise ValueError(f"`Sampling.out_dir`: {path} holds totals this run does not keep or cannot hold "
+                         f"({', '.join(map(str, bad[:5]))}); remove it to start over")
+
+
 def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, execution: Execution, *, aux=None,
                 cache_key=None) -> tuple[dict, dict]:
     """Run ``per_trial(aux, trial_ids) -> pytree`` over ``trials`` ids with the reduction on the device, as
@@ -751,6 +780,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
             loaded = coord.broadcast(f"{tag}/resume", loaded)
         if loaded is not None:
             done, totals = loaded
+            _check_totals(totals, zeros, limb_keys, os.path.join(str(out_dir), STATE_FILE))
             if not 0 <= done <= trials or done % chunk_size and done != trials:
                 raise ValueError(f"`Sampling.out_dir` {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
                                  f"(trials done {done})")

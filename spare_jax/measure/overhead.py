@@ -7,7 +7,7 @@ import time
 
 from ..model.cluster import Cluster, Sampling
 from ..results import Report, finite_or_none
-from .report import work_split
+from .report import rate_per_s, work_split
 
 
 def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
@@ -57,7 +57,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
         **({} if scenario.is_default else {"scenario": scenario.describe(),
                                            "mc_epoch_uptime_min": res.uptime_mean_min}),
         **work_split(res, "epochs"),
-        "elapsed_s": elapsed, "epochs_per_s": res.trials / elapsed if elapsed > 0 else None,
+        "elapsed_s": elapsed, "epochs_per_s": rate_per_s(res, elapsed),
         **cluster.failure_clock(),
     })
 

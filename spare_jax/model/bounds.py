@@ -51,6 +51,8 @@ BOUNDS = {
     "chunk_size": ("int", 1, 2**24, ""),
     "devices": ("int", 1, 65_536, ""),
     "peer_timeout": ("float", 1.0, 86_400.0, "s"),
+    "num_processes": ("int", 1, 65_536, "processes"),
+    "process_id": ("int", 0, 65_535, ""),
     "mtbf": ("float", 1e-2, 1e6, "min"),
     "group_mtbf": ("float", 1e-3, 1e7, "min"),
     "gpu_mtbf_hours": ("float", 1e-3, 1e10, "h"),

@@ -48,7 +48,7 @@ def limit_lines(result) -> list:
     lim = getattr(result, "limit", None)
     if lim is not None and lim.get("ttt_hours") is not None:
         depth = "" if lim["restart_depth"] is None else f", proactive restart at depth {lim['restart_depth']:.4f}"
-        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_ci95_high'] - lim['ttt_hours'])}, "
+        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_stderr_hours'], (lim['mc_ttt_ci95_low'], lim['mc_ttt_ci95_high']))}, "
                    f"{lim['mc_runs']} whole runs at tau = {minutes_text(lim['ckpt_interval_min'])} min{depth} "
                    f"({lim['what']})")
     elif lim is not None:

@@ -70,6 +70,17 @@ class Sample:
     def half(self) -> float:
         return t95(self.n) * self.se if self.measured else 0.0
 
+    def interval(self, floor: float | None = None) -> tuple:
+        """The 95% interval of the mean TTT (``ttt.interval``: from the listed runs, (None, None) below its
+        least count of runs); without listed runs the mean +- ``half``, never below ``floor`` (W)."""
+        from ..ttt.interval import ttt_interval
+
+        if self.runs is not None:
+            ci = ttt_interval(self.runs, floor=floor)
+            return ci["low"], ci["high"]
+        low = self.mean - self.half
+        return (low if floor is None else max(low, floor)), self.mean + self.half
+
 
 def sample_of(entry: dict, source: str | None = None) -> Sample:
     """A scheme's ``Sample``: its exact closed form where that answers (no sampling error; the table's number),
@@ -137,10 +148,14 @@ def pct_text(x: float) -> str:
     return f"{x:.{decimals_for(a / 2, 8)}f}" if a > 0 else "0"
 
 
-def interval_text(mean: float, half: float) -> str:
-    """'810.48 (95% CI 810.46-810.50)' with the decimals the half-width needs."""
-    dec = decimals_for(half)
-    return f"{hours_text(mean, dec)} h (95% CI {hours_text(mean - half, dec)}-{hours_text(mean + half, dec)})"
+def interval_text(mean: float, half: float, bounds: tuple | None = None) -> str:
+    """'810.48 (95% CI 810.46-810.50)' with the decimals the half-width needs; ``bounds``: the interval's ends
+    where it is not mean +- half ((None, None): too few runs for one)."""
+    if bounds is not None and bounds[0] is None:
+        return f"{hours_text(mean, decimals_for(half))} h (no 95% CI: too few runs)"
+    lo, hi = (mean - half, mean + half) if bounds is None else bounds
+    dec = decimals_for(half if bounds is None else (hi - lo) / 2)
+    return f"{hours_text(mean, dec)} h (95% CI {hours_text(lo, dec)}-{hours_text(hi, dec)})"
 
 
 # -- the looser figure, and the limit -----------------------------------------------------------------------
@@ -240,14 +255,16 @@ def limit(cluster, cfg, runs: int, seed: int) -> dict:
     if runs != screen:
         res = _ideal_runs(ideal, cfg, data, d, tau, runs, seed)
     hours = res["ttt"] / 60.0
+    from ..ttt.interval import ttt_interval
+
     mean, se = float(hours.mean()), float(hours.std(ddof=1) / math.sqrt(hours.size))
-    half = t95(hours.size) * se
+    ci = ttt_interval(hours, floor=cfg.work_hours)
     if repairs:
         what = "an ideal scheme that never wipes out and computes at alive/N (elastic training that shrinks the batch)"
     else:
         what = ("an ideal scheme that never wipes out, computes at alive/N and restarts proactively at its best "
                 "threshold" + ("" if d is not None else " (never, here)"))
-    return {"ttt_hours": mean, "mc_ttt_stderr_hours": se, "mc_ttt_ci95_low": mean - half, "mc_ttt_ci95_high": mean + half,
+    return {"ttt_hours": mean, "mc_ttt_stderr_hours": se, "mc_ttt_ci95_low": ci["low"], "mc_ttt_ci95_high": ci["high"],
             "mc_runs": int(hours.size), "ckpt_interval_min": float(tau),
             "restart_depth": None if d is None else float(d), "what": what,
             "mc_ttt_runs_hours": [float(x) for x in hours]}
@@ -294,11 +311,13 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
     order = sorted(est, key=lambda s: est[s].mean)
     best = order[0]
     b = est[best]
+    floor = (context or {}).get("work_hours")
+    b_ci = b.interval(floor)
     out = {"scheme": best, "r_star": int(schemes[best]["r_star"]),
            "microbatches": int(schemes[best].get("microbatches", 1)),
            "ckpt_interval_min": float(schemes[best]["ckpt_interval_min"]),
            "restart_depth": schemes[best].get("restart_depth"),
-           "ttt_hours": b.mean, "mc_ttt_ci95_low": b.mean - b.half, "mc_ttt_ci95_high": b.mean + b.half}
+           "ttt_hours": b.mean, "mc_ttt_ci95_low": b_ci[0], "mc_ttt_ci95_high": b_ci[1]}
     gaps = []
     for other in order[1:]:
         o = est[other]
@@ -319,22 +338,22 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
         if g["ahead_hours"] is not None and g["ahead_hours"] <= g["ahead_half_hours"]:  # not shown to pay
             why = _why_as_good(schemes, best)
             text = (f"Checkpointing alone is as good here: {NAMES[best]} ({cfgs[best]}) at "
-                    f"{interval_text(b.mean, b.half)} is not shown to beat it "
-                    f"({interval_text(nb.mean, nb.half)}); {why}.")
+                    f"{interval_text(b.mean, b.half, b_ci)} is not shown to beat it "
+                    f"({interval_text(nb.mean, nb.half, nb.interval(floor))}); {why}.")
             out.update(scheme="none", r_star=1, microbatches=1, restart_depth=None,
                        ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=nb.mean,
-                       mc_ttt_ci95_low=nb.mean - nb.half, mc_ttt_ci95_high=nb.mean + nb.half)
+                       mc_ttt_ci95_low=nb.interval(floor)[0], mc_ttt_ci95_high=nb.interval(floor)[1])
             out["not_shown_better"] = best
     if text is None and len(schemes) == 1:
-        text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({cfgs[best]}): {interval_text(b.mean, b.half)}; "
+        text = (f"{NAMES[best][0].upper() + NAMES[best][1:]} ({cfgs[best]}): {interval_text(b.mean, b.half, b_ci)}; "
                 "the only strategy compared.")
     if text is None:
         if best == "none":
             why = _why_as_good(schemes, best)
-            text = (f"Run checkpointing alone ({cfgs['none']}): {interval_text(b.mean, b.half)}; no redundancy "
+            text = (f"Run checkpointing alone ({cfgs['none']}): {interval_text(b.mean, b.half, b_ci)}; no redundancy "
                     f"does better here: {why}.")
         else:
-            text = f"Run {NAMES[best]} ({cfgs[best]}): {interval_text(b.mean, b.half)}"
+            text = f"Run {NAMES[best]} ({cfgs[best]}): {interval_text(b.mean, b.half, b_ci)}"
             nxt = [g for g in gaps if g["scheme"] != "none"]
             if nxt:
                 text += ", " + _versus(nxt[0], cfgs)
@@ -380,8 +399,9 @@ def _limit_text(out: dict, schemes: dict, est: dict, lim: dict | None, sources: 
         if c["diff"] + c["half"] < 0:
             beaten.append((s, e.mean, c))
     out["limit_exceeded"] = bool(beaten)
-    dec = decimals_for(lim["mc_ttt_ci95_high"] - lt)
-    text = (f" The limit (an ideal that never wipes out and computes at alive/N): {interval_text(lt, lim['mc_ttt_ci95_high'] - lt)}; "
+    bounds = (lim["mc_ttt_ci95_low"], lim["mc_ttt_ci95_high"])
+    dec = decimals_for(ls.half if bounds[0] is None else (bounds[1] - bounds[0]) / 2)
+    text = (f" The limit (an ideal that never wipes out and computes at alive/N): {interval_text(lt, ls.half, bounds)}; "
             f"{hours_text(out['ttt_hours'] - lt, dec)} h ({pct_text(left)}% of it) is left to gain.")
     for s, m, c in beaten:
         d = decimals_for(c["half"])

@@ -19,6 +19,7 @@ from ..results import Report
 from .config import (  # noqa: F401 (Policy, Space: part of this API)
     AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
 from .exact import as_answered, closed_form_answers  # the chooser's closed-form test (ttt_method reads it)
+from .interval import ttt_interval
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
@@ -115,12 +116,12 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
     t0 = time.perf_counter()
     mc, pool = simulate_ttt_runs(cluster, cfg, dataclasses.replace(policy, redundancy=r), sampling, tau,
                                  prof.mean_uptime_min, rate_guess)
-    half = 1.96 * mc["ttt_stderr_hours"]
+    ci = ttt_interval(mc["run_ttt_hours"], floor=cfg.work_hours)
     out = {
         "scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "runs": mc["runs"],
         "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-        "mc_ttt_ci95_low": mc["ttt_hours"] - half, "mc_ttt_ci95_high": mc["ttt_hours"] + half,
+        "mc_ttt_ci95_low": ci["low"], "mc_ttt_ci95_high": ci["high"],
         "theory_ttt_hours": theory_ttt, "theory_method": theory_method, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
         "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
         "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
@@ -155,6 +156,8 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
         out["renewal_ttt_hours"] = pool_est["ttt_hours"]
         out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
         out["renewal_epochs"] = pool_est["epochs"]
+    if ci["why"]:
+        out["notes"] = [ci["why"]]
     return Report({**out, **cluster.failure_clock()})
 
 
