@@ -465,7 +465,7 @@ def initialize_distributed(coordinator: str | None = None, num_processes: int | 
     """Join a multi-process JAX run: explicit ``coordinator`` ("HOST:PORT"), ``num_processes`` and
     ``process_id``, or (all None) from the environment (``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
     ``JAX_PROCESS_ID``) or a cluster's auto-detection (Slurm, ...). On CPU the cross-process collectives
-    (the ``psum`` of the device statistics) use gloo.
+    (none in the driver: the devices' statistics are added on the host) use gloo.
 
     ``peer_timeout`` (seconds) bounds the wait for the peers to join and to leave; JAX's own heartbeat check
     is set well above it, so that the watchdog of ``multiproc`` (which names the lost process) acts first."""
@@ -619,7 +619,7 @@ class RunState:
 
 def _shard_map(fn, mesh, in_specs, out_specs):
     """``shard_map`` without replication checks (the per-device accumulators start replicated and become
-    device-varying; the final ``psum`` makes them replicated again)."""
+    device-varying)."""
     try:
         return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
     except (AttributeError, TypeError):  # pragma: no cover - older JAX
@@ -632,9 +632,13 @@ def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros:
     """A jitted ``block(aux, start, n_valid, n_sub) -> stats``: ``n_sub`` sub-chunks of ``chunk`` trial ids from
     ``start`` (uint32, wrapping) run in one ``lax.fori_loop`` on every device of ``mesh`` (each device takes
     its slice of every sub-chunk, the ids generated on the device), the statistics of the first ``n_valid``
-    ids accumulated on the device (``reduce(out, valid)``, ``merge``), then summed over the devices with a
-    ``psum`` (integers: exact and order-independent). Only the statistics come back, with the number of
-    trials each device computed (sharded: each process reads its own devices' counts)."""
+    ids accumulated on the device (``reduce(out, valid)``, ``merge``). Each device returns its own statistics
+    (sharded, one row per device) and the host adds them (``device_totals``: integers, exact and
+    order-independent, so the same totals as a sum on the devices). No collective runs inside the program:
+    a device whose share runs long (a busy core) makes the others wait on the host, never inside XLA's
+    CPU rendezvous, which aborts the process when one device is 40 s behind another. Only the statistics
+    come back, with the number of trials each device computed (sharded: each process reads its own
+    devices')."""
     from jax.sharding import PartitionSpec as P
 
     ndev = mesh.size
@@ -652,16 +656,25 @@ def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros:
             return merge(acc, reduce(per_trial(aux, start + pos), valid)), ran + valid.sum(dtype=jnp.int32)
 
         acc, ran = jax.lax.fori_loop(jnp.int32(0), n_sub, body, (zeros(), jnp.int32(0)))
-        total = jax.lax.psum(acc, axis)
-        return merge(total, zeros()), ran[None]  # merge normalises limbs after the cross-device sum
+        return jax.tree_util.tree_map(lambda x: x[None], acc), ran[None]  # this device's row
 
-    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), (P(), P(axis))))
+    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), (P(axis), P(axis))))
 
 
-def _host_value(array) -> np.ndarray:
-    """A replicated result's local copy (every process holds the whole value)."""
-    shards = getattr(array, "addressable_shards", None)
-    return np.asarray(shards[0].data if shards else array)
+def device_totals(stats: dict, limb_keys) -> dict:
+    """The sums over this process's devices of a block's per-device statistics (``make_block_fn``): each limb
+    vector as the Python integer it holds, each count as a list of Python integers."""
+    from .exact_sums import limbs_to_int
+
+    out = {}
+    for k, v in stats.items():
+        rows = [np.asarray(shard.data) for shard in v.addressable_shards]
+        if k in limb_keys:
+            out[k] = sum(limbs_to_int(row[i]) for row in rows for i in range(row.shape[0]))
+        else:
+            total = sum(row.astype(np.int64).sum(axis=0) for row in rows)
+            out[k] = [int(x) for x in np.atleast_1d(total).tolist()]
+    return out
 
 
 _BLOCK_FNS: dict = {}
@@ -760,10 +773,17 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
     schedule = hashlib.sha256()  # the blocks dispatched, in order: equal on every process of a run
     ran_here, n_blocks = 0, 0  # trials this process's devices computed; blocks read back
 
-    def fold(stats):
+    def fold(stats, tag_block=None):
         nonlocal totals
-        host = {k: (exact_sums.limbs_to_int(_host_value(v)) if k in limb_keys
-                    else [int(x) for x in np.atleast_1d(_host_value(v)).tolist()]) for k, v in stats.items()}
+        if tag_block is None:  # the empty statistics (a run resumed whole)
+            host = {k: (exact_sums.limbs_to_int(np.asarray(v)) if k in limb_keys
+                        else [int(x) for x in np.atleast_1d(np.asarray(v)).tolist()]) for k, v in stats.items()}
+        else:
+            host = device_totals(stats, limb_keys)
+            if coord is not None:  # every process's devices: their sums added on the host, in process order
+                parts = coord.allgather(f"{tag}/sums{tag_block}", host)
+                host = {k: sum(p[k] for p in parts) if k in limb_keys else [sum(x) for x in zip(*(p[k] for p in parts))]
+                        for k in host}
         if totals is None:
             totals = host
         else:
@@ -807,7 +827,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
                 done += n_valid
             if pending is not None:
                 stats, ran, n, t0 = pending
-                fold(stats)
+                fold(stats, n_blocks)
                 ran_here += sum(int(np.asarray(shard.data).sum()) for shard in ran.addressable_shards)
                 if state is not None:
                     state.save(done - (submitted[2] if submitted else 0), totals)
