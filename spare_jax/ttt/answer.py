@@ -248,15 +248,25 @@ SEARCH_FINAL_RUNS = 64  # optimize's chosen configuration (plan: --runs)
 
 
 def _optimize_searched(cluster: Cluster, training: Training, space: Space, progress: bool) -> Report:
-    """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool: the joint search
-    on whole training runs (``ttt.search``) over spare, rep and none x r x the m and D_max listed x tau."""
+    """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool, or without repair
+    where only whole runs follow a run (Weibull clocks with kept ages, a stall) and no scenario kernel is
+    needed: the joint search on whole training runs (``ttt.search``) over spare, rep and none x r x the m and
+    D_max listed x tau. Without repair r goes from the renewed model's r* - 2 to r* + 4 (its closed form)."""
     from ..stages import Stages
     from .runs import SCREEN_R_MAX, mean_uptime_min
     from .search import DEFAULT_RESTART_DEPTHS, Budget, SearchSpace, joint_search
 
     ms = sorted({max(int(m), 1) for m in space.microbatches} | ({cluster.scenario.microbatches} - {1})) or [1]
     ds = space.restart_depths
-    search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX),
+    rs = None
+    if cluster.repair is None:  # without repair r* can be larger: around the renewed model's r* (closed form)
+        from .closed_form import optimize_r_tau
+
+        plain = dataclasses.replace(cluster, scenario=dataclasses.replace(cluster.scenario, microbatches=1))
+        renewed = optimize_r_tau(plain, training, dataclasses.replace(space, ages="renewed"), schemes=("spare", "rep"))
+        stars = [int(e["r_star"]) for e in renewed["schemes"].values()]
+        rs = tuple(range(max(2, min(stars) - 2), min(space.r_max, max(stars) + 4, cluster.groups - 1) + 1)) or (2,)
+    search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX), redundancies=rs,
                          microbatches=tuple(ms), restart_depths=() if ds is None else tuple(ds or DEFAULT_RESTART_DEPTHS),
                          repair_times=space.repair_times)
     scen = dataclasses.replace(cluster.scenario, microbatches=1)
@@ -276,7 +286,8 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     gpus = int(cluster.gpus) if float(cluster.gpus).is_integer() else cluster.gpus  # a count: an integer
     out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": gpus,
            "restart_min": training.restart_for(cluster.gpus), "ckpt_cost_min": training.ckpt_cost_min,
-           "work_hours": training.work_hours, **cluster.repair.describe(), "distribution": cluster.model.distribution,
+           "work_hours": training.work_hours, **({} if cluster.repair is None else cluster.repair.describe()),
+           "distribution": cluster.model.distribution,
            "ages": space.ages, "method": "whole_runs",
            "method_detail": "whole training runs: joint search over r, m, D_max and tau (successive halving, "
                             "common random numbers)", "search": res["search"]}
@@ -379,6 +390,8 @@ def _optimize(cluster: Cluster, training: Training, space: Space, progress: bool
     if cluster.repair is not None:  # whole training runs: the joint search (bounded: a run ends at W)
         return _optimize_searched(cluster, training, space, progress)
     if "whole_runs" in methods.values():  # Weibull clocks that no epoch pool follows, or a stall
+        if not scenario.needs_kernel:  # the joint search: short screening runs, one compile per scheme's layout
+            return _optimize_searched(cluster, training, space, progress)
         return _optimize_weibull(cluster, training, space)
     ms = list(space.microbatches) or [1]
     if len(ms) > 1 or space.restart_depths is not None:
