@@ -29,8 +29,8 @@ CASES = {
     "place": ["place", "-N", "24", "-r", "3", "--epochs", "200", "--seed", "1", "--domain-size", "4",
               "--domain-mtbf-min", "20000", "--steps", "2", "--search-epochs", "100"],
     "presets": ["presets"],
-    "plan": ["plan", "--gpus", "16384", "--gpus-per-group", "512", "--runs", "20", "--epochs", "200",
-             "--no-sensitivity", "--seed", "1"],
+    "plan": ["plan", "--gpus", "16384", "--gpus-per-group", "512", "--runs", "20", "--no-sensitivity", "--seed",
+             "1"],
     # one case per mode that adds keys (tests/test_vocabulary_keys.py walks them all)
     "ttt_repair": ["ttt", "-N", "24", "-r", "2", "--runs", "20", "--seed", "1", "--work-hours", "50", "--repair-time",
                    "30"],

@@ -206,6 +206,45 @@ def test_out_run_json_is_a_directory(tmp_path, capsys):
     refused([*SMALL, "--state-dir", str(tmp_path)], "run.json", capsys, max_s=10)
 
 
+def _rechecksummed(state, change) -> None:
+    """Apply ``change`` to a state file's body and write it back with a valid checksum (a tampered file)."""
+    import hashlib
+
+    data = json.loads(state.read_text())
+    change(data["body"])
+    data["sha256"] = hashlib.sha256(json.dumps(data["body"], sort_keys=True).encode()).hexdigest()
+    state.write_text(json.dumps(data))
+
+
+def test_state_tampered_and_rechecksummed_then_resumed_with_nothing_to_do(tmp_path, capsys):
+    """A finished run's state resumed: nothing computed, so no rate (the earlier calls' trials over this
+    call's time was a figure in the millions); then totals tampered with and re-checksummed: refused."""
+    out = tmp_path / "o"
+    assert main([*SMALL, "--state-dir", str(out)]) == 0
+    capsys.readouterr()
+    assert main([*SMALL, "--state-dir", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["trials_per_s"] is None
+    state = out / "state.json"
+    _rechecksummed(state, lambda b: b["totals"].update(bad=b["totals"].pop("bad")) or b["totals"].pop("bad"))
+    refused([*SMALL, "--state-dir", str(out)], ["state.json", "totals", "bad"], capsys, compiles=True)
+    _rechecksummed(state, lambda b: b["totals"].update(bad=["x"]))
+    refused([*SMALL, "--state-dir", str(out)], ["state.json", "totals"], capsys, compiles=True)
+
+
+@needs_fifo
+@pytest.mark.parametrize("name", ["state.json", ".lock"])
+def test_state_file_a_fifo_refused_at_once(name, tmp_path, capsys):
+    os.mkfifo(tmp_path / name)
+    refused([*SMALL, "--state-dir", str(tmp_path)], [name, "not a regular file"], capsys, max_s=10)
+
+
+def test_trace_nested_too_deeply(tmp_path, capsys):
+    p = tmp_path / "trace.jsonl"
+    p.write_text('{"group": ' + "[" * 100_000 + "]" * 100_000 + "}\n", encoding="utf-8")
+    refused(["reorder", "-N", "20", "-r", "2", "--trace", str(p)], ["trace", "line 1", "nested too deeply"], capsys,
+            max_s=10)
+
+
 def test_out_chunks_is_a_file(tmp_path, capsys):
     (tmp_path / "chunks").write_text("x")
     refused([*SMALL, "--state-dir", str(tmp_path)], "chunks", capsys, max_s=10)

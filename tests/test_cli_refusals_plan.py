@@ -44,6 +44,7 @@ ROWS = [
     row(["plan", "--schemes", "spare,nope", "--quiet"], ["--schemes", "'spare,nope'"]),
     row(["plan", "--preset", "nope", "--quiet"], ["--preset", "'nope'"]),
     row(["plan", "--deadline-hours=--", "--quiet"], ["--deadline-hours", "'--'"]),
+    row(["plan", "--epochs", "1000", "--quiet"], ["--epochs 1000", "drop it"]),  # no pool of epochs is sampled
 ]
 
 

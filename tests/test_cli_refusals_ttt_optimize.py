@@ -74,6 +74,7 @@ ROWS = [
     row(["ttt", "-N", "16", "--runs", "4", "--work-hours", "10", "--quiet", "--scheme", "none", "--repair-time", "60",
          "--repair-law", "exp"], ["--scheme none", "--repair-time", "--spares"]),
     row(OPT + ["--spares", "2", "--hardware-repair", "600", "--epochs", "1000"], "--epochs"),
+    row(["ttt", "--trials", "5", "--runs", "4", "--quiet"], ["--trials", "--runs", "same setting"]),
 ]
 
 

@@ -127,6 +127,25 @@ ROWS = [
       for cmd in ("presets", "reorder", "bench", "run")],
     *[row([cmd, "--preset", "nope", "--quiet"], ["--preset", "'nope'"])
       for cmd in ("wipeout", "overhead", "place", "presets", "reorder", "bench", "run")],
+    # a setting given twice with different values (one would be dropped in silence), a former name beside the new
+    row(["wipeout", "-N", "16", "-N", "20", "--quiet"], ["-N", "given twice", "'16'", "'20'"]),
+    row(["wipeout", "--repair-time", "30", "--run-hours", "10", "--work-hours", "20", "--quiet"],
+        ["--run-hours", "--work-hours", "same setting"]),
+    row(["reorder", "-N", "12", "-r", "3", "--failed", "3,7", "--gpus-per-group", "8"], ["--gpus-per-group", "--gpus"]),
+    # work estimated before any compile: epochs with repair that would run for hours
+    row(["overhead", "-N", "16", "-r", "2", "--repair-time", "0.001", "--epochs", "200", "--quiet"],
+        ["--repair-time 0.001", "events", "at least about", "wipeout"], max_s=10),
+    row(["overhead", "-N", "16", "-r", "2", "--repair-time", "0.05", "--epochs", "2000", "--quiet"],
+        ["--epochs 2,000", "events in all", "at most 333 --epochs"], max_s=10),
+    row(["overhead", "-N", "16", "-r", "2", "--microbatches", "1024", "--epochs", "500", "--quiet"],
+        ["--microbatches 1024", "at most 256", "ttt"], max_s=10),
+    row(["overhead", "-N", "16", "-r", "2", "--microbatches", "256", "--epochs", "100000", "--quiet"],
+        ["--epochs 100,000", "at most 24,509 --epochs"], max_s=10),
+    # multi-process numbers beyond any run (a foreign TypeError from the runtime otherwise)
+    row(["wipeout", "--coordinator", "localhost:1", "--num-processes", "99999999999999999999", "--process-id", "0",
+         "--quiet"], ["--num-processes", "65,536"]),
+    row(["wipeout", "--coordinator", "localhost:1", "--num-processes", "2", "--process-id", "99999999999999999999",
+         "--quiet"], "--process-id"),
 ]
 
 

@@ -283,9 +283,9 @@ def run_args(p):
                    help="multi-process run: the coordinator's address (process 0 listens there); with "
                    "--num-processes and --process-id. P copies of one command give the JSON of one process "
                    "(default: none, one process)")
-    p.add_argument("--num-processes", type=int, default=None,
+    p.add_argument("--num-processes", type=bounded("num_processes"), default=None,
                    help="multi-process run: the number of processes (default: none, one process)")
-    p.add_argument("--process-id", type=int, default=None,
+    p.add_argument("--process-id", type=bounded("process_id"), default=None,
                    help="multi-process run: this process's id, 0..P-1 (default: none, one process)")
     p.add_argument("--peer-timeout", type=bounded("peer_timeout"), default=None,
                    help=bound_help("multi-process run: seconds a process waits for a peer that stopped answering "

@@ -32,6 +32,9 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *a, **kw):
         kw.setdefault("formatter_class", _Formatter)
         super().__init__(*a, **kw)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
+        self.flags_given = {}  # dest -> (flag, value) set on this parse's command line
 
     def error(self, message):  # one clear line, exit 2 (argparse prints usage + message otherwise)
         raise CLIError(f"{self.prog}: {message}")
@@ -40,11 +43,35 @@ class Parser(argparse.ArgumentParser):
         """argparse's, refusing ``--flag=--``: argparse drops that ``--`` as the end-of-options marker and
         stores an empty list without calling the flag's type (a number flag then failed deep inside with
         a traceback; a file flag was taken as not given)."""
+        self.flags_given = {}
         ns, extras = super().parse_known_args(args, namespace)
         for a in self._actions:
             if a.option_strings and a.nargs is None and a.default != [] and getattr(ns, a.dest, None) == []:
                 self.error(f"argument {'/'.join(a.option_strings)}: expected one argument, got '--'")
         return ns, extras
+
+
+def note_flag(parser, dest: str, flag: str, value) -> None:
+    """Record that ``flag`` set ``dest`` to ``value`` on the command line; a second flag or the same one
+    given again with another value is refused (one of them would be dropped in silence)."""
+    given = getattr(parser, "flags_given", None)
+    if given is None:
+        return
+    if dest in given and given[dest][1] != value:
+        first, old = given[dest]
+        same = first == flag
+        parser.error(f"argument {flag}: {'given twice' if same else f'{first} and {flag} set the same setting'} "
+                     f"with different values ({quoted(old)} and {quoted(value)}); give it once")
+    given[dest] = (flag, value)
+
+
+class StoreOnce(argparse._StoreAction):
+    """argparse's store, refusing a setting given twice with different values (``-N 16 -N 20``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string is not None:
+            note_flag(parser, self.dest, option_string, values)
+        super().__call__(parser, namespace, values, option_string)
 
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .base import bounded
+from .base import bounded, note_flag
 
 
 class DeprecatedFlag(argparse.Action):
@@ -15,6 +15,7 @@ class DeprecatedFlag(argparse.Action):
         self.new = new
 
     def __call__(self, parser, namespace, values, option_string=None):
+        note_flag(parser, self.dest, option_string, values)
         setattr(namespace, self.dest, values)
         _record(namespace, deprecation_note(option_string, self.new, parser.prog.split()[-1]))
 

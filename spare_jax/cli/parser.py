@@ -245,6 +245,9 @@ def refuse_unused(args) -> None:
                 raise ValueError(f"{flags(named('epochs', 'pool_seed'))}: used only where there is no closed "
                                  "form (domains, a ring order, lemons, a micro-batch or restart-depth "
                                  "search); this run uses the closed form, drop the flag")
+    if cmd == "reorder" and named("gpus_per_group") and getattr(args, "gpus", None) is None:
+        raise ValueError("--gpus-per-group: reorder uses it only to count the groups of --gpus (N = GPUs / "
+                         "--gpus-per-group); drop it or give --gpus")
     if cmd == "reorder" and args.placement != "random" and named("seed"):
         raise ValueError(f"--seed: the {args.placement} placement is deterministic (the seed draws only "
                          "--placement random); drop it")

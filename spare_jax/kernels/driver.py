@@ -233,9 +233,10 @@ class ChunkStore:
             raise ValueError(f"`Sampling.out_dir` must be a directory path, got {out_dir!r}")
         if os.path.exists(out_dir) and not os.path.isdir(out_dir):
             raise ValueError(f"`Sampling.out_dir` {out_dir} exists and is not a directory")
-        meta = os.path.join(out_dir, "run.json")
-        if os.path.lexists(meta) and not os.path.isfile(meta):
-            raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a file")
+        for name in ("run.json", STATE_FILE, ChunkStore.LOCK):  # a FIFO there would block its open for ever
+            meta = os.path.join(out_dir, name)
+            if os.path.lexists(meta) and not os.path.isfile(meta):
+                raise ValueError(f"`Sampling.out_dir` {out_dir}: {meta} is not a regular file")
         chunks = os.path.join(out_dir, "chunks")
         if os.path.lexists(chunks) and not os.path.isdir(chunks):
             raise ValueError(f"`Sampling.out_dir` {out_dir}: {chunks} is not a directory")
@@ -508,7 +509,7 @@ def initialize_distributed(coordinator: str | None = None, num_processes: int | 
     """Join a multi-process JAX run: explicit ``coordinator`` ("HOST:PORT"), ``num_processes`` and
     ``process_id``, or (all None) from the environment (``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES``,
     ``JAX_PROCESS_ID``) or a cluster's auto-detection (Slurm, ...). On CPU the cross-process collectives
-    (the ``psum`` of the device statistics) use gloo.
+    (none in the driver: the devices' statistics are added on the host) use gloo.
 
     ``peer_timeout`` (seconds) bounds the wait for the peers to join and to leave; JAX's own heartbeat check
     is set well above it, so that the watchdog of ``multiproc`` (which names the lost process) acts first."""
@@ -618,9 +619,11 @@ class RunState:
         """``(trials_done, totals)`` of a valid saved state, or None when there is none."""
         if not os.path.exists(self.path):
             return None
+        from ..model.inputfile import read_text
+
+        text = read_text(self.path, f"`Sampling.out_dir` {self.out_dir}")  # a regular file only, never blocking
         try:
-            with open(self.path) as fh:
-                data = json.load(fh)
+            data = json.loads(text)
             body, check = data["body"], data["sha256"]
         except Exception:
             raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {self.path} is damaged (not a state file); remove it to "
@@ -633,7 +636,11 @@ class RunState:
             diff = sorted(k for k in set(saved) | set(self.params) if saved.get(k) != self.params.get(k))
             raise ValueError(f"`Sampling.out_dir` {self.out_dir} holds a run with other parameters ({', '.join(diff) or 'format'}); "
                              "use another `Sampling.out_dir` or the same parameters")
-        return int(body["trials_done"]), body["totals"]
+        done, totals = body.get("trials_done"), body.get("totals")
+        if isinstance(done, bool) or not isinstance(done, int) or not isinstance(totals, dict):
+            raise ValueError(f"`Sampling.out_dir` {self.out_dir}: {self.path} is inconsistent (no trial count or "
+                             "totals); remove it to start over")
+        return done, totals
 
     def save(self, trials_done: int, totals: dict) -> None:
         body = {"format": STATE_FORMAT, "digest": self.digest, "params": self.params,
@@ -656,7 +663,7 @@ class RunState:
 
 def _shard_map(fn, mesh, in_specs, out_specs):
     """``shard_map`` without replication checks (the per-device accumulators start replicated and become
-    device-varying; the final ``psum`` makes them replicated again)."""
+    device-varying)."""
     try:
         return jax.shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
     except (AttributeError, TypeError):  # pragma: no cover - older JAX
@@ -669,9 +676,13 @@ def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros:
     """A jitted ``block(aux, start, n_valid, n_sub) -> stats``: ``n_sub`` sub-chunks of ``chunk`` trial ids from
     ``start`` (uint32, wrapping) run in one ``lax.fori_loop`` on every device of ``mesh`` (each device takes
     its slice of every sub-chunk, the ids generated on the device), the statistics of the first ``n_valid``
-    ids accumulated on the device (``reduce(out, valid)``, ``merge``), then summed over the devices with a
-    ``psum`` (integers: exact and order-independent). Only the statistics come back, with the number of
-    trials each device computed (sharded: each process reads its own devices' counts)."""
+    ids accumulated on the device (``reduce(out, valid)``, ``merge``). Each device returns its own statistics
+    (sharded, one row per device) and the host adds them (``device_totals``: integers, exact and
+    order-independent, so the same totals as a sum on the devices). No collective runs inside the program:
+    a device whose share runs long (a busy core) makes the others wait on the host, never inside XLA's
+    CPU rendezvous, which aborts the process when one device is 40 s behind another. Only the statistics
+    come back, with the number of trials each device computed (sharded: each process reads its own
+    devices')."""
     from jax.sharding import PartitionSpec as P
 
     ndev = mesh.size
@@ -689,16 +700,25 @@ def make_block_fn(per_trial: Callable, reduce: Callable, merge: Callable, zeros:
             return merge(acc, reduce(per_trial(aux, start + pos), valid)), ran + valid.sum(dtype=jnp.int32)
 
         acc, ran = jax.lax.fori_loop(jnp.int32(0), n_sub, body, (zeros(), jnp.int32(0)))
-        total = jax.lax.psum(acc, axis)
-        return merge(total, zeros()), ran[None]  # merge normalises limbs after the cross-device sum
+        return jax.tree_util.tree_map(lambda x: x[None], acc), ran[None]  # this device's row
 
-    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), (P(), P(axis))))
+    return jax.jit(_shard_map(local, mesh, (P(), P(), P(), P()), (P(axis), P(axis))))
 
 
-def _host_value(array) -> np.ndarray:
-    """A replicated result's local copy (every process holds the whole value)."""
-    shards = getattr(array, "addressable_shards", None)
-    return np.asarray(shards[0].data if shards else array)
+def device_totals(stats: dict, limb_keys) -> dict:
+    """The sums over this process's devices of a block's per-device statistics (``make_block_fn``): each limb
+    vector as the Python integer it holds, each count as a list of Python integers."""
+    from .exact_sums import limbs_to_int
+
+    out = {}
+    for k, v in stats.items():
+        rows = [np.asarray(shard.data) for shard in v.addressable_shards]
+        if k in limb_keys:
+            out[k] = sum(limbs_to_int(row[i]) for row in rows for i in range(row.shape[0]))
+        else:
+            total = sum(row.astype(np.int64).sum(axis=0) for row in rows)
+            out[k] = [int(x) for x in np.atleast_1d(total).tolist()]
+    return out
 
 
 _BLOCK_FNS: dict = {}
@@ -716,6 +736,28 @@ class Reduction:
     zeros: Callable
     limb_keys: tuple = ()
     count_bound: int = 1
+
+
+def _check_totals(totals: dict, zeros: Callable, limb_keys, path: str) -> None:
+    """A resumed state's totals hold exactly the statistics of this run: each limb sum a non-negative
+    integer, each count a list of non-negative integers of its length (ValueError naming the file)."""
+    want = jax.eval_shape(zeros)
+    bad = sorted(set(totals) ^ set(want))
+    for k, shape in want.items():
+        if k in bad:
+            continue
+        v = totals[k]
+        if k in limb_keys:
+            ok = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        else:
+            size = int(np.prod(shape.shape)) if shape.shape else 1
+            ok = (isinstance(v, list) and len(v) == size
+                  and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v))
+        if not ok:
+            bad.append(k)
+    if bad:
+        raise ValueError(f"`Sampling.out_dir`: {path} holds totals this run does not keep or cannot hold "
+                         f"({', '.join(map(str, bad[:5]))}); remove it to start over")
 
 
 def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, execution: Execution, *, aux=None,
@@ -775,10 +817,17 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
     schedule = hashlib.sha256()  # the blocks dispatched, in order: equal on every process of a run
     ran_here, n_blocks = 0, 0  # trials this process's devices computed; blocks read back
 
-    def fold(stats):
+    def fold(stats, tag_block=None):
         nonlocal totals
-        host = {k: (exact_sums.limbs_to_int(_host_value(v)) if k in limb_keys
-                    else [int(x) for x in np.atleast_1d(_host_value(v)).tolist()]) for k, v in stats.items()}
+        if tag_block is None:  # the empty statistics (a run resumed whole)
+            host = {k: (exact_sums.limbs_to_int(np.asarray(v)) if k in limb_keys
+                        else [int(x) for x in np.atleast_1d(np.asarray(v)).tolist()]) for k, v in stats.items()}
+        else:
+            host = device_totals(stats, limb_keys)
+            if coord is not None:  # every process's devices: their sums added on the host, in process order
+                parts = coord.allgather(f"{tag}/sums{tag_block}", host)
+                host = {k: sum(p[k] for p in parts) if k in limb_keys else [sum(x) for x in zip(*(p[k] for p in parts))]
+                        for k in host}
         if totals is None:
             totals = host
         else:
@@ -795,6 +844,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
             loaded = coord.broadcast(f"{tag}/resume", loaded)
         if loaded is not None:
             done, totals = loaded
+            _check_totals(totals, zeros, limb_keys, os.path.join(str(out_dir), STATE_FILE))
             if not 0 <= done <= trials or done % chunk_size and done != trials:
                 raise ValueError(f"`Sampling.out_dir` {out_dir}: {os.path.join(out_dir, STATE_FILE)} is inconsistent "
                                  f"(trials done {done})")
@@ -821,7 +871,7 @@ def run_reduced(per_trial: Callable, reduction: Reduction, trials: int, executio
                 done += n_valid
             if pending is not None:
                 stats, ran, n, t0 = pending
-                fold(stats)
+                fold(stats, n_blocks)
                 ran_here += sum(int(np.asarray(shard.data).sum()) for shard in ran.addressable_shards)
                 if state is not None:
                     state.save(done - (submitted[2] if submitted else 0), totals)

@@ -24,8 +24,8 @@ Overflow-freedom (up to 10^12 trials; ``G = GROUP = 2048``):
 2. ``normalise`` maps limbs ``l_i`` to ``(l_i mod 2^16) + floor(l_{i-1} / 2^16)`` (the top limb is not
    reduced), which keeps the represented integer ``sum_i l_i 2^(16 i)`` unchanged and, when every input limb
    is ``< 2^32``, leaves every limb but the top one ``< 2^16 + 2^16 = 2^17``.
-3. ``merge`` adds two normalised vectors (``< 2^18`` per limb) and normalises; a ``psum`` over ``D`` devices
-   adds ``D`` normalised vectors (``< D 2^17 < 2^32`` for ``D < 2^15``) and normalises.
+3. ``merge`` adds two normalised vectors (``< 2^18`` per limb) and normalises; the devices' vectors are added
+   on the host as the integers they hold (``driver.device_totals``).
 4. The top limb: the represented integer ``S`` is the exact sum, and every lower limb is non-negative, so
    ``top <= S / 2^(16 (L-1))``. For uptimes, ``S < 10^12 2^(24+253) < 2^(40+277) = 2^317`` and
    ``L = 20`` (``16 (L-1) = 304``): ``top < 2^13``; for squares, ``S < 2^40 2^(48+506) = 2^594`` and ``L = 37``

@@ -1,9 +1,9 @@
 """Multi-process runs that cannot print a wrong number.
 
 Several processes (``jax.distributed``) run one Monte Carlo together: every sub-chunk of trial ids is split
-over the devices of all processes and the statistics are summed across them with a ``psum``. That sum is
-right only if every process makes the same sequence of collective calls with the same arguments, whatever
-its speed. This module gives the driver three things, all over the key-value store of JAX's coordination
+over the devices of all processes, each device returns its own statistics and the processes exchange their
+sums after every block (``Coordinator.allgather``), added on the host as exact integers. That sum is right
+only if every process runs the same sequence of blocks with the same arguments, whatever its speed. This module gives the driver three things, all over the key-value store of JAX's coordination
 service (host-side messages, independent of the device queue):
 
 * ``Coordinator.broadcast`` — process 0's value (a block size, say) to every process, so that decisions

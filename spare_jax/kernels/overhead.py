@@ -432,7 +432,7 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
     totals, info = run_reduced(lambda aux, ids: fn(aux[0], ids, harmonic=aux[1]),
                                Reduction(_reduce_overhead(levels, sampled), _zeros_overhead(levels), limb_keys,
                                          count_bound=n), trials,
-                               Execution(n * r, sampling.chunk_size, sampling.devices,
+                               Execution(overhead_width(n, r, m), sampling.chunk_size, sampling.devices,
                                          desc=f"overhead N={n} r={r}" + (f" m={m}" if m > 1 else ""),
                                          progress=sampling.progress, out_dir=sampling.out_dir, params=params,
                                          bytes_per_item=8),
@@ -452,6 +452,14 @@ def simulate_overhead(placement: Placement, sampling: Sampling = Sampling(count=
     ksum = np.array(totals["ksum"], np.int64)
     return dataclasses.replace(_result(placement, trials, seed, model, ratios, hist, ksum, m),
                                processes=info["processes"], trials_per_process=tuple(info["trials_per_process"]))
+
+
+def overhead_width(groups: int, redundancy: int, microbatches: int = 1) -> int:
+    """Numbers per trial the overhead kernel keeps: the N r holders, and with m > 1 micro-batches the
+    sub-level search's (slots x levels) probes (``depth_thresholds``), which dominate at large m: the
+    default chunk shrinks with them, so that a few epochs at m = 1,024 do not compute a chunk of 65,536."""
+    levels = (redundancy - 1) * (microbatches - 1)
+    return groups * redundancy + (min(levels, SUBLEVEL_SLOTS) * levels if microbatches > 1 else 0)
 
 
 _RATIOS = ("exp", "smp", "depth")

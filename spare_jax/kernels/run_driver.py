@@ -65,6 +65,15 @@ def ttt_quantiles(result: dict, qs) -> list:
     return out
 
 
+def ttt_bins(result: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The run histogram as (each bin's centre TTT in minutes, its runs); the last bin (every run beyond
+    2^8 W) has no value: infinite where it holds runs."""
+    hist = np.asarray(result["ttt_hist"], np.int64)
+    centres = result["work_min"] * 2.0 ** ((np.arange(hist.size) + 0.5) / HIST_PER_OCTAVE)
+    centres[-1] = np.inf if hist[-1] else centres[-1]
+    return centres, hist
+
+
 def _width(shape: RunShape) -> int:
     """Numbers per run the kernel keeps that grow with N: the groups (+ the return times of a spare pool)."""
     return shape.groups if shape.spare_capacity is None else 2 * shape.groups + shape.spare_capacity

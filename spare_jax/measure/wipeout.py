@@ -9,7 +9,7 @@ import time
 
 from ..model.cluster import Cluster, Sampling
 from ..results import Report, finite_or_none
-from .report import work_split
+from .report import rate_per_s, work_split
 
 
 def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampling: Sampling = Sampling(),
@@ -80,7 +80,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
         "theory_epoch_uptime_min": up_theory, **extra,
         "cluster_mtbf_min": model.cluster_mtbf_min(placement.groups),
         "chunk_size": res.chunk_size, "devices": res.devices, **work_split(res),
-        "elapsed_s": elapsed, "trials_per_s": res.trials / elapsed if elapsed > 0 else None,
+        "elapsed_s": elapsed, "trials_per_s": rate_per_s(res, elapsed),
         **cluster.failure_clock(),
     })
 
@@ -133,7 +133,7 @@ def _with_repair(cluster: Cluster, redundancy: int, placement: str, sampling: Sa
         "z_score": finite_or_none(z), "z_against": "exact" if z is not None else None,
         "p_epoch_end_job_wide": res.p_ended_by_job, "censored": res.censored,
         **({} if scenario.is_default else {"scenario": scenario.describe()}),
-        "events": res.events, "events_per_s": res.events / elapsed if elapsed > 0 else None,
+        "events": res.events, "events_per_s": rate_per_s(res, elapsed, res.events),
         "chunk_size": res.chunk_size, "devices": res.devices, **work_split(res, "trials"), "elapsed_s": elapsed,
         **cluster.failure_clock(),
     })

@@ -28,6 +28,11 @@ library functions use ``check`` for the same values where it is cheap. Why each 
 * ``failure_stall``, ``rejoin_stall``: 0..1,440 min (a day): a pause of the whole job per failure or rejoin,
   far below any group MTBF the model resolves; longer is an outage, which the restart R models.
 * ``chunk_size``: at most 2^24 trials, and its working set (``chunk_bytes``) must fit half the RAM.
+* epochs with repair followed to their wipe-out (``overhead --repair-time``): the first-order theory's events
+  per epoch at most ``REPAIR_EPOCH_EVENTS_MAX`` and in all at most ``REPAIR_EVENTS_MAX``, checked before any
+  compile (a short repair makes wipe-outs so rare that an epoch never ends within the kernel's event limit).
+* ``overhead --microbatches``: at most ``OVERHEAD_SUBLEVELS_MAX`` sub-levels (r - 1)(m - 1), and a bounded
+  ``OVERHEAD_SUBLEVEL_WORK_MAX`` of epochs x sub-levels x probes, checked before any compile.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ BOUNDS = {
     "chunk_size": ("int", 1, 2**24, ""),
     "devices": ("int", 1, 65_536, ""),
     "peer_timeout": ("float", 1.0, 86_400.0, "s"),
+    "num_processes": ("int", 1, 65_536, "processes"),
+    "process_id": ("int", 0, 65_535, ""),
     "mtbf": ("float", 1e-2, 1e6, "min"),
     "group_mtbf": ("float", 1e-3, 1e7, "min"),
     "gpu_mtbf_hours": ("float", 1e-3, 1e10, "h"),
@@ -103,6 +110,18 @@ BOUNDS = {
     "gpu_hour_price": ("float", 0.0, 1e6, "per GPU-hour"),
     "deadline_hours": ("float", 1e-3, 1e9, "h"),
 }
+
+# epochs with repair (``overhead --repair-time``, each followed to its wipe-out): the events one epoch may need
+# (first-order theory, before any compile; a step of the event kernel is sequential within an epoch) and the
+# events of the whole request (the epoch mode ran below 10^6 events per second at N = 16 on 2 busy cores)
+REPAIR_EPOCH_EVENTS_MAX = 2**16
+REPAIR_EVENTS_MAX = 2e7
+
+# the overhead kernel with m micro-batches searches (r - 1)(m - 1) sub-levels per epoch: at most this many (at
+# 1,023, r = 2 and m = 1,024, its program took over 14 GiB before its first epoch), and epochs x sub-levels x
+# the probes a step makes at most the work below (about a minute on 2 cores)
+OVERHEAD_SUBLEVELS_MAX = 255
+OVERHEAD_SUBLEVEL_WORK_MAX = 1e8
 
 # per-group MTBF (minutes) = mtbf * reference_gpus / gpus_per_group
 GROUP_MTBF_RANGE = (1e-3, 1e7)

@@ -433,6 +433,9 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     r_max = _check("r_max", r_max, 1, True, 64)
     if epochs is not None:
         epochs = _check("epochs", epochs, 100, True, 10_000_000)
+        if not needs_kernel:  # no pool of epochs is sampled: the count would be ignored
+            raise ValueError(f"`epochs` {epochs}: used only under a scenario with no closed form (domains, a ring "
+                             "order, lemons), where each r samples a pool of epochs; this plan samples none, drop it")
     epochs = epochs or (PLAN_POOL_EPOCHS if needs_kernel else None)
     if scenario is not None:
         scenario.check(n)

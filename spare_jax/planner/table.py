@@ -81,7 +81,8 @@ def limit_lines(result) -> list:
         tau = lim["ckpt_interval_min"]
         at = ("one final checkpoint" if tau >= 60.0 * result.inputs["work_hours"] * (1 - 1e-9)
               else f"tau = {minutes_text(tau)} min")
-        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_ci95_high'] - lim['ttt_hours'])}, "
+        ci = (lim["mc_ttt_ci95_low"], lim["mc_ttt_ci95_high"])
+        out.append(f"limit: {interval_text(lim['ttt_hours'], lim['mc_ttt_stderr_hours'], ci)}, "
                    f"{lim['mc_runs']} whole runs at {at}{depth} ({lim['what']})")
     elif lim is not None:
         out.append(f"limit: {lim['what']}")

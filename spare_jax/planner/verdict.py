@@ -70,6 +70,17 @@ class Sample:
     def half(self) -> float:
         return t95(self.n) * self.se if self.measured else 0.0
 
+    def interval(self, floor: float | None = None) -> tuple:
+        """The 95% interval of the mean TTT (``ttt.interval``: from the listed runs, (None, None) below its
+        least count of runs); without listed runs the mean +- ``half``, never below ``floor`` (W)."""
+        from ..ttt.interval import ttt_interval
+
+        if self.runs is not None:
+            ci = ttt_interval(self.runs, floor=floor)
+            return ci["low"], ci["high"]
+        low = self.mean - self.half
+        return (low if floor is None else max(low, floor)), self.mean + self.half
+
 
 def sample_of(entry: dict, source: str | None = None) -> Sample:
     """A scheme's ``Sample``: its exact closed form where that answers (no sampling error; the table's number),
@@ -137,10 +148,14 @@ def pct_text(x: float) -> str:
     return f"{x:.{decimals_for(a / 2, 8)}f}" if a > 0 else "0"
 
 
-def interval_text(mean: float, half: float) -> str:
-    """'810.48 (95% CI 810.46-810.50)' with the decimals the half-width needs."""
-    dec = decimals_for(half)
-    return f"{hours_text(mean, dec)} h (95% CI {hours_text(mean - half, dec)}-{hours_text(mean + half, dec)})"
+def interval_text(mean: float, half: float, bounds: tuple | None = None) -> str:
+    """'810.48 (95% CI 810.46-810.50)' with the decimals the half-width needs; ``bounds``: the interval's ends
+    where it is not mean +- half ((None, None): too few runs for one)."""
+    if bounds is not None and bounds[0] is None:
+        return f"{hours_text(mean, decimals_for(half))} h (no 95% CI: too few runs)"
+    lo, hi = (mean - half, mean + half) if bounds is None else bounds
+    dec = decimals_for(half if bounds is None else (hi - lo) / 2)
+    return f"{hours_text(mean, dec)} h (95% CI {hours_text(lo, dec)}-{hours_text(hi, dec)})"
 
 
 # -- the looser figure, and the limit -----------------------------------------------------------------------
@@ -268,14 +283,16 @@ def _limit(ideal, cfg, how: tuple, counts: tuple, bar) -> dict:
     if runs != screen:
         res = runs_of(d, tau, runs)
     hours = res["ttt"] / 60.0
+    from ..ttt.interval import ttt_interval
+
     mean, se = float(hours.mean()), float(hours.std(ddof=1) / math.sqrt(hours.size))
-    half = t95(hours.size) * se
+    ci = ttt_interval(hours, floor=cfg.work_hours)
     if repairs:
         what = "an ideal scheme that never wipes out and computes at alive/N (elastic training that shrinks the batch)"
     else:
         what = ("an ideal scheme that never wipes out, computes at alive/N and restarts proactively at its best "
                 "threshold" + ("" if d is not None else " (never, here)"))
-    return {"ttt_hours": mean, "mc_ttt_stderr_hours": se, "mc_ttt_ci95_low": mean - half, "mc_ttt_ci95_high": mean + half,
+    return {"ttt_hours": mean, "mc_ttt_stderr_hours": se, "mc_ttt_ci95_low": ci["low"], "mc_ttt_ci95_high": ci["high"],
             "mc_runs": int(hours.size), "ckpt_interval_min": float(tau),
             "restart_depth": None if d is None else float(d), "what": what,
             "mc_ttt_runs_hours": [float(x) for x in hours]}
@@ -304,10 +321,11 @@ def settings_text(s: str, e: dict, work_hours: float | None = None) -> str:
     return ", ".join(parts)
 
 
-def _estimate_text(x: Sample) -> str:
-    """'810.48 h (95% CI 810.46-810.50)', or '797.1 h (exact closed form)' where no sampling error applies."""
+def _estimate_text(x: Sample, floor: float | None = None) -> str:
+    """'810.48 h (95% CI 810.46-810.50)', or '797.1 h (exact closed form)' where no sampling error applies; the
+    interval is ``Sample.interval`` (never below ``floor``, W)."""
     if x.half > 0 and math.isfinite(x.half):
-        return interval_text(x.mean, x.half)
+        return interval_text(x.mean, x.half, x.interval(floor))
     return f"{hours_text(x.mean, 1)} h ({'exact closed form' if x.n == 0 or x.n >= UNKNOWN_RUNS else 'mean'})"
 
 
@@ -356,11 +374,13 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
     order = sorted(est, key=lambda s: est[s].mean)
     best = order[0]
     b = est[best]
+    floor = (context or {}).get("work_hours")
+    b_ci = b.interval(floor)
     out = {"scheme": best, "r_star": int(schemes[best]["r_star"]),
            "microbatches": int(schemes[best].get("microbatches", 1)),
            "ckpt_interval_min": float(schemes[best]["ckpt_interval_min"]),
            "restart_depth": schemes[best].get("restart_depth"),
-           "ttt_hours": b.mean, "mc_ttt_ci95_low": b.mean - b.half, "mc_ttt_ci95_high": b.mean + b.half}
+           "ttt_hours": b.mean, "mc_ttt_ci95_low": b_ci[0], "mc_ttt_ci95_high": b_ci[1]}
     gaps = []
     for other in order[1:]:
         o = est[other]
@@ -379,16 +399,16 @@ def verdict(schemes: dict, bound_entry: dict | None = None, limit_entry: dict | 
         nb = est["none"]
         g = next(g for g in gaps if g["scheme"] == "none")
         if g["ahead_hours"] is not None and g["ahead_hours"] <= g["ahead_half_hours"]:  # not shown to pay
-            lines = [f"Run checkpointing alone: {cfgs['none']}; expected TTT {_estimate_text(nb)}.",
-                     _fit(f"{_name(best)} ({cfgs[best]}) at {_estimate_text(b)} is not shown to beat it.",
-                          f"{_name(best)} at {_estimate_text(b)} is not shown to beat it."),
+            lines = [f"Run checkpointing alone: {cfgs['none']}; expected TTT {_estimate_text(nb, floor)}.",
+                     _fit(f"{_name(best)} ({cfgs[best]}) at {_estimate_text(b, floor)} is not shown to beat it.",
+                          f"{_name(best)} at {_estimate_text(b, floor)} is not shown to beat it."),
                      f"Why: {_why_as_good(schemes, best)}."]
             out.update(scheme="none", r_star=1, microbatches=1, restart_depth=None,
                        ckpt_interval_min=float(schemes["none"]["ckpt_interval_min"]), ttt_hours=nb.mean,
-                       mc_ttt_ci95_low=nb.mean - nb.half, mc_ttt_ci95_high=nb.mean + nb.half)
+                       mc_ttt_ci95_low=nb.interval(floor)[0], mc_ttt_ci95_high=nb.interval(floor)[1])
             out["not_shown_better"] = best
     if lines is None:
-        lines = [f"Run {NAMES[best]}: {cfgs[best]}; expected TTT {_estimate_text(b)}"
+        lines = [f"Run {NAMES[best]}: {cfgs[best]}; expected TTT {_estimate_text(b, floor)}"
                  + ("; the only strategy compared." if len(schemes) == 1 else ".")]
         if best == "none" and len(schemes) > 1:
             lines.append(f"No redundancy does better: {_why_as_good(schemes, best)}.")
@@ -460,8 +480,9 @@ def _limit_lines(out: dict, est: dict, lim: dict | None) -> list:
         if c["diff"] + c["half"] < 0:
             beaten.append((s, e.mean, c))
     out["limit_exceeded"] = bool(beaten)
-    dec = decimals_for(lim["mc_ttt_ci95_high"] - lt)
-    lines = [f"The limit: {interval_text(lt, lim['mc_ttt_ci95_high'] - lt)}, an ideal that never wipes out and "
+    bounds = (lim["mc_ttt_ci95_low"], lim["mc_ttt_ci95_high"])
+    dec = decimals_for(ls.half if bounds[0] is None else (bounds[1] - bounds[0]) / 2)
+    lines = [f"The limit: {interval_text(lt, ls.half, bounds)}, an ideal that never wipes out and "
              f"computes at alive/N; {hours_text(out['ttt_hours'] - lt, dec)} h ({pct_text(left)}%) is left to gain."]
     for s, m, c in beaten:
         d = decimals_for(c["half"])

@@ -373,6 +373,8 @@ def read_trace(path: str):
                 t = obj.get("time_min")
             except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                 raise ValueError(f"trace: line {i} of {path} is not a JSON object with a 'group'") from None
+            except RecursionError:  # arrays or objects nested deeper than the parser's stack
+                raise ValueError(f"trace: line {i} of {path} is nested too deeply to be a failure record") from None
             if isinstance(g, bool) or not isinstance(g, int):
                 raise ValueError(f"trace: line {i} of {path}: group {g!r} is not an integer")
             groups.append(g)

@@ -19,6 +19,7 @@ from ..results import Report
 from .config import (  # noqa: F401 (Policy, Space: part of this API)
     AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
 from .exact import as_answered, closed_form_answers  # the chooser's closed-form test (ttt_method reads it)
+from .interval import ttt_interval
 
 
 def time_to_train(cluster: Cluster, training: Training, policy: Policy = Policy(),
@@ -121,12 +122,12 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
     t0 = time.perf_counter()
     mc, pool = simulate_ttt_runs(cluster, cfg, dataclasses.replace(policy, redundancy=r), sampling, tau,
                                  prof.mean_uptime_min, rate_guess)
-    half = 1.96 * mc["ttt_stderr_hours"]
+    ci = ttt_interval(mc["run_ttt_hours"], floor=cfg.work_hours)
     out = {
         "scheme": policy.scheme, "groups": groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "runs": mc["runs"],
         "mc_ttt_hours": mc["ttt_hours"], "mc_ttt_stderr_hours": mc["ttt_stderr_hours"],
-        "mc_ttt_ci95_low": mc["ttt_hours"] - half, "mc_ttt_ci95_high": mc["ttt_hours"] + half,
+        "mc_ttt_ci95_low": ci["low"], "mc_ttt_ci95_high": ci["high"],
         "theory_ttt_hours": theory_ttt, "theory_method": theory_method, "availability_pct": 100.0 * mc["availability"], "goodput": mc["goodput"],
         "ttt_over_w": mc["ttt_hours"] / cfg.work_hours, "restarts_mean": mc["restarts_mean"],
         "lost_uptime_hours_mean": mc["lost_uptime_hours_mean"],
@@ -162,6 +163,8 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
         out["renewal_ttt_hours"] = pool_est["ttt_hours"]
         out["renewal_ttt_stderr_hours"] = pool_est["ttt_stderr_hours"]
         out["renewal_epochs"] = pool_est["epochs"]
+    if ci["why"]:
+        out["notes"] = [ci["why"]]
     return Report({**out, **cluster.failure_clock()})
 
 
@@ -264,15 +267,25 @@ SEARCH_FINAL_RUNS = 64  # optimize's chosen configuration (plan: --runs)
 
 
 def _optimize_searched(cluster: Cluster, training: Training, space: Space, progress: bool) -> Report:
-    """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool: the joint search
-    on whole training runs (``ttt.search``) over spare, rep and none x r x the m and D_max listed x tau."""
+    """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool, or without repair
+    where only whole runs follow a run (Weibull clocks with kept ages, a stall) and no scenario kernel is
+    needed: the joint search on whole training runs (``ttt.search``) over spare, rep and none x r x the m and
+    D_max listed x tau. Without repair r goes from the renewed model's r* - 2 to r* + 4 (its closed form)."""
     from ..stages import Stages
     from .runs import SCREEN_R_MAX, mean_uptime_min
     from .search import DEFAULT_RESTART_DEPTHS, Budget, SearchSpace, joint_search
 
     ms = sorted({max(int(m), 1) for m in space.microbatches} | ({cluster.scenario.microbatches} - {1})) or [1]
     ds = space.restart_depths
-    search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX),
+    rs = None
+    if cluster.repair is None:  # without repair r* can be larger: around the renewed model's r* (closed form)
+        from .closed_form import optimize_r_tau
+
+        plain = dataclasses.replace(cluster, scenario=dataclasses.replace(cluster.scenario, microbatches=1))
+        renewed = optimize_r_tau(plain, training, dataclasses.replace(space, ages="renewed"), schemes=("spare", "rep"))
+        stars = [int(e["r_star"]) for e in renewed["schemes"].values()]
+        rs = tuple(range(max(2, min(stars) - 2), min(space.r_max, max(stars) + 4, cluster.groups - 1) + 1)) or (2,)
+    search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX), redundancies=rs,
                          microbatches=tuple(ms), restart_depths=() if ds is None else tuple(ds or DEFAULT_RESTART_DEPTHS),
                          repair_times=space.repair_times)
     scen = dataclasses.replace(cluster.scenario, microbatches=1)
@@ -292,7 +305,8 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     gpus = int(cluster.gpus) if float(cluster.gpus).is_integer() else cluster.gpus  # a count: an integer
     out = {"schemes": schemes, "chosen": res["chosen"], "groups": cluster.groups, "gpus": gpus,
            "restart_min": training.restart_for(cluster.gpus), "ckpt_cost_min": training.ckpt_cost_min,
-           "work_hours": training.work_hours, **cluster.repair.describe(), "distribution": cluster.model.distribution,
+           "work_hours": training.work_hours, **({} if cluster.repair is None else cluster.repair.describe()),
+           "distribution": cluster.model.distribution,
            "ages": space.ages, "method": "whole_runs",
            "method_detail": "whole training runs: joint search over r, m, D_max and tau (successive halving, "
                             "common random numbers)", "search": res["search"]}
@@ -396,6 +410,8 @@ def _optimize(cluster: Cluster, training: Training, space: Space, progress: bool
     if cluster.repair is not None:  # whole training runs: the joint search (bounded: a run ends at W)
         return _optimize_searched(cluster, training, space, progress)
     if "whole_runs" in methods.values():  # Weibull clocks that no epoch pool follows, or a stall
+        if not scenario.needs_kernel:  # the joint search: short screening runs, one compile per scheme's layout
+            return _optimize_searched(cluster, training, space, progress)
         return _optimize_weibull(cluster, training, space)
     ms = list(space.microbatches) or [1]
     if len(ms) > 1 or space.restart_depths is not None:

@@ -140,7 +140,8 @@ def theory_stall_pct(cluster: Cluster, training: Training, scheme: str, redundan
 
 def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampling) -> Report:
     """``sampling.count`` whole training runs of ``policy`` on ``cluster``; see the module docstring."""
-    from ..kernels.run_driver import simulate_runs, summarize, ttt_quantiles
+    from ..kernels.run_driver import simulate_runs, summarize, ttt_bins, ttt_quantiles
+    from .interval import ttt_interval
     from ..model.placement import check_groups_redundancy
 
     t0 = time.perf_counter()
@@ -162,13 +163,15 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
     stalled = res["failure_stall_mean"] + res["rejoin_stall_mean"]
     # restarts, their waits for spares and the stalls: the wall time the job is not up
     down_wall = res["restarts_mean"] * restart + (res["spare_wait_mean"] if spares else 0.0) + stalled
+    centres, counts = ttt_bins(raw)  # the interval from the run histogram, shifted to the exact mean
+    ci = ttt_interval(centres / 60.0, counts, floor=w, mean=ttt_h)
     q05, q50, q90, q95, q99 = (None if x is None else x / 60.0  # None: beyond the histogram (256 W)
                                for x in ttt_quantiles(raw, (0.05, 0.5, 0.9, 0.95, 0.99)))
     out = {
         "scheme": policy.scheme, "groups": cluster.groups, "redundancy": r, "placement": kind,
         "ckpt_interval_min": tau, "ckpt_interval_source": tau_source, "runs": res["runs"],
         "mc_ttt_hours": ttt_h, "mc_ttt_stderr_hours": se_h,
-        "mc_ttt_ci95_low": ttt_h - 1.96 * se_h, "mc_ttt_ci95_high": ttt_h + 1.96 * se_h,
+        "mc_ttt_ci95_low": ci["low"], "mc_ttt_ci95_high": ci["high"],
         "mc_ttt_p05_hours": q05, "mc_ttt_p50_hours": q50, "mc_ttt_p90_hours": q90, "mc_ttt_p95_hours": q95,
         "mc_ttt_p99_hours": q99,
         "theory_ttt_hours": None,
@@ -208,6 +211,10 @@ def whole_run_ttt(cluster: Cluster, training: Training, policy, sampling: Sampli
         out["restart_depth"] = policy.restart_depth
     if policy.scheme == "elastic":
         out["elastic_data"] = policy.elastic_data
+    if ci["why"]:
+        out["notes"] = [ci["why"] if not counts[-1] else
+                        f"no 95% interval: {int(counts[-1])} of {res['runs']} runs took longer than 256 W, beyond "
+                        "the recorded range of each run's TTT"]
     out["elapsed_s"] = time.perf_counter() - t0
     return Report({**out, **cluster.failure_clock()})
 
