@@ -284,9 +284,11 @@ def run_args(p):
                    "--num-processes and --process-id. P copies of one command give the JSON of one process "
                    "(default: none, one process)")
     p.add_argument("--num-processes", type=bounded("num_processes"), default=None,
-                   help="multi-process run: the number of processes (default: none, one process)")
+                   help=bound_help("multi-process run: the number of processes (default: none, one process)",
+                                   "num_processes"))
     p.add_argument("--process-id", type=bounded("process_id"), default=None,
-                   help="multi-process run: this process's id, 0..P-1 (default: none, one process)")
+                   help=bound_help("multi-process run: this process's id, 0..P-1 (default: none, one process)",
+                                   "process_id"))
     p.add_argument("--peer-timeout", type=bounded("peer_timeout"), default=None,
                    help=bound_help("multi-process run: seconds a process waits for a peer that stopped answering "
                                    "(to join, during the run, to leave) before every process exits with code 3 and "

@@ -270,7 +270,7 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     """With repair and a micro-batch count, a restart depth, Weibull clocks or a spare pool, or without repair
     where only whole runs follow a run (Weibull clocks with kept ages, a stall) and no scenario kernel is
     needed: the joint search on whole training runs (``ttt.search``) over spare, rep and none x r x the m and
-    D_max listed x tau. Without repair r goes from the renewed model's r* - 2 to r* + 4 (its closed form)."""
+    D_max listed x tau. Without repair r goes from the renewed model's r* - 2 to r* + 2 (its closed form)."""
     from ..stages import Stages
     from .runs import SCREEN_R_MAX, mean_uptime_min
     from .search import DEFAULT_RESTART_DEPTHS, Budget, SearchSpace, joint_search
@@ -284,7 +284,7 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
         plain = dataclasses.replace(cluster, scenario=dataclasses.replace(cluster.scenario, microbatches=1))
         renewed = optimize_r_tau(plain, training, dataclasses.replace(space, ages="renewed"), schemes=("spare", "rep"))
         stars = [int(e["r_star"]) for e in renewed["schemes"].values()]
-        rs = tuple(range(max(2, min(stars) - 2), min(space.r_max, max(stars) + 4, cluster.groups - 1) + 1)) or (2,)
+        rs = tuple(range(max(2, min(stars) - 2), min(space.r_max, max(stars) + 2, cluster.groups - 1) + 1)) or (2,)
     search = SearchSpace(schemes=("spare", "rep", "none"), r_max=min(space.r_max, SCREEN_R_MAX), redundancies=rs,
                          microbatches=tuple(ms), restart_depths=() if ds is None else tuple(ds or DEFAULT_RESTART_DEPTHS),
                          repair_times=space.repair_times)
