@@ -157,7 +157,7 @@ def _scheme_row(cluster, training, policy, arrays, model, options, sampling, tau
         "replay_ttt_hours": ttt, "replay_ttt_stderr_hours": se,
         "replay_wipeouts_mean": float(out["wipeouts"].mean()), "replay_failures_mean": float(out["failures"].mean()),
         "replay_restarts_mean": float(out["restarts"].mean()), "replay_wraps_mean": float(out["wraps"].mean()),
-        "replay_ttt_min_per_run": [float(x) for x in out["ttt"]],
+        "replay_run_ttt_hours": [float(x) / 60.0 for x in out["ttt"]],
         "model_ttt_hours": m, "model_ttt_stderr_hours": mse,
         "model_wipeouts_mean": mod["wipeouts_mean"], "model_failures_mean": mod["group_failures_mean"],
         "model_error_pct": err, "model_error_stderr_pct": err_se,
@@ -226,6 +226,24 @@ def compare_schemes(cluster: Cluster, training: Training, policies, options: Tra
                             "independent model at the same settings",
            "elapsed_s": time.perf_counter() - t0}
     return Report(out)
+
+
+TRACE_R_MAX = 5  # the largest r a comparison on a trace replays (spare; rep: the divisors of N up to it)
+
+
+def trace_policies(groups: int, r_max: int, repair: bool, elastic_data: str = "rebalance") -> list:
+    """The strategies a comparison on a trace replays: ``none``, ``rep`` at each r in 2..min(r_max, 5) that
+    divides N, ``spare`` at each r in 2..min(r_max, 5) (below N), and ``elastic`` where groups come back
+    (``repair``)."""
+    from ..ttt.config import Policy
+
+    top = min(int(r_max), TRACE_R_MAX)
+    out = [Policy("none", 1)]
+    out += [Policy("rep", r) for r in range(2, top + 1) if groups % r == 0]
+    out += [Policy("spare", r) for r in range(2, top + 1) if r < groups]
+    if repair:
+        out.append(Policy("elastic", 1, None, "kept", elastic_data))
+    return out
 
 
 def _name(row: dict) -> str:
