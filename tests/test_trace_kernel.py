@@ -296,3 +296,25 @@ def test_the_kernel_agrees_with_the_reference_replay(name):
     for key, rkey in (("failures", "failures"), ("wipeouts", "wipeouts"), ("restarts", "restarts"),
                       ("ckpts", "ckpts"), ("wraps", "wraps")):
         np.testing.assert_array_equal(got[key], ref[rkey], err_msg=key)
+
+
+# ------------------------------------------------------------------------- the Los Alamos experiment
+@pytest.mark.slow
+def test_the_lanl_replay_quick_run_writes_its_table_and_figure(tmp_path):
+    import json
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, str(root / "experiments" / "lanl_replay.py"), "--quick", "--out",
+                          str(tmp_path)], capture_output=True, text=True, timeout=1800)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert {"lanl_replay.csv", "lanl_replay.json", "lanl_replay.png"} <= set(os.listdir(tmp_path))
+    record = json.loads((tmp_path / "lanl_replay.json").read_text())
+    assert "Los Alamos National Laboratory" in record["credit"]
+    assert {row["strategy"] for row in record["rows"]} == {"rep r=2", "spare r=2 m=1"}
+    for row in record["rows"]:
+        assert row["replay_ttt_hours"] >= record["settings"]["work_hours"]
+        assert row["model_error_pct"] == pytest.approx(
+            100 * (row["model_ttt_hours"] - row["replay_ttt_hours"]) / row["replay_ttt_hours"])
+    assert record["fits"][0]["system"] == 20 and record["fits"][0]["weibull_shape"] < 1

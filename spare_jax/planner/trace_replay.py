@@ -21,7 +21,7 @@ The checkpoint interval, when not given: Daly's ``sqrt(2 C M) - C`` with M the c
 interruptions measured on the replay itself at a first interval (``ttt.runs.pooled_daly``), refined once;
 the model then runs at that interval too. The limit (``replay_limit_ttt_hours``): the ideal scheme (elastic
 shrink: no wipe-out, work at alive/N, every stall, checkpoint and job-wide failure paid) replayed on the
-same trace at the same interval; with no repair it is not computed (the ideal then needs its own proactive
+same trace (at the given interval, or Daly's for its own interruptions); with no repair it is not computed (the ideal then needs its own proactive
 restart: ``limit_note`` says so). A scheme that beats it gets ``limit_exceeded``.
 """
 
@@ -165,16 +165,20 @@ def _scheme_row(cluster, training, policy, arrays, model, options, sampling, tau
     }
 
 
-def _limit(cluster, training, arrays, options, sampling, tau) -> dict:
+def _limit(cluster, training, arrays, options, sampling, model) -> dict:
     from ..ttt.config import Policy
 
     if options.repair == "none":
         return {"replay_limit_ttt_hours": None,
                 "limit_note": "not computed without repair: the ideal scheme would need its own proactive restart"}
-    out = _replay(cluster, training, Policy("elastic", 1, None, "kept", "shrink"), arrays, options, sampling, tau)
-    return {"replay_limit_ttt_hours": float(out["ttt"].mean()) / 60.0,
-            "limit_note": "the ideal scheme (no wipe-out, work at the share of groups up) replayed on the same trace "
-                          "at the same checkpoint interval"}
+    ideal = Policy("elastic", 1, None, "kept", "shrink")
+    tau = training.ckpt_interval_min
+    if tau is None:
+        tau = choose_replay_tau(cluster, training, ideal, arrays, options, sampling, model)
+    out = _replay(cluster, training, ideal, arrays, options, sampling, tau)
+    return {"replay_limit_ttt_hours": float(out["ttt"].mean()) / 60.0, "limit_ckpt_interval_min": tau,
+            "limit_note": "the ideal scheme (no wipe-out, work at the share of groups up) replayed on the same trace, "
+                          "at the given checkpoint interval or Daly's for its own interruptions"}
 
 
 def _trace_json(units, arrays, options: TraceOptions) -> dict:
@@ -187,7 +191,7 @@ def _trace_json(units, arrays, options: TraceOptions) -> dict:
 def compare_schemes(cluster: Cluster, training: Training, policies, options: TraceOptions,
                     sampling: Sampling = Sampling(16)) -> Report:
     """Each of ``policies`` replayed on the trace and simulated on the fitted model (the module docstring):
-    ``schemes`` (one row each), the ranking by the replay (``replay_rank``) and by the model (``model_rank``),
+    ``strategies`` (one row each), the ranking by the replay (``replay_rank``) and by the model (``model_rank``),
     the schemes where they disagree, the fit (``trace_fit``) and the limit."""
     t0 = time.perf_counter()
     _check_cluster(cluster, options)
@@ -210,8 +214,7 @@ def compare_schemes(cluster: Cluster, training: Training, policies, options: Tra
         rows[i]["replay_rank"] = rank + 1
     for rank, i in enumerate(by_model):
         rows[i]["model_rank"] = rank + 1
-    tau_lim = min(taus.values())
-    lim = _limit(cluster, training, arrays, options, sampling, tau_lim)
+    lim = _limit(cluster, training, arrays, options, sampling, model)
     for row in rows:
         limit = lim["replay_limit_ttt_hours"]
         row["limit_exceeded"] = bool(limit is not None and row["replay_ttt_hours"] < limit
@@ -219,7 +222,7 @@ def compare_schemes(cluster: Cluster, training: Training, policies, options: Tra
     disagree = [rows[i]["name"] for i in range(len(rows)) if rows[i]["replay_rank"] != rows[i]["model_rank"]]
     out = {"groups": cluster.groups, "work_hours": training.work_hours, "ckpt_cost_min": training.ckpt_cost_min,
            "restart_min": training.restart_for(cluster.gpus), **_trace_json(units, arrays, options),
-           "schemes": rows, "best_replay": rows[by_replay[0]]["name"], "best_model": rows[by_model[0]]["name"],
+           "strategies": rows, "best_replay": rows[by_replay[0]]["name"], "best_model": rows[by_model[0]]["name"],
            "rankings_agree": not disagree, "ranking_disagreements": disagree, **lim,
            "ranked_by": "replay", "trace_fit": fit.to_json(), "method": "trace_replay",
            "method_detail": "whole training runs replayed on the failure trace, beside whole runs of the fitted "
@@ -255,7 +258,7 @@ def replay_ttt(cluster: Cluster, training: Training, policy, options: TraceOptio
     """One scheme replayed on the trace beside the fitted model (the module docstring): the row of
     ``compare_schemes`` at its top level, with the fit and the limit."""
     rep = compare_schemes(cluster, training, [policy], options, sampling).to_json()
-    row = rep.pop("schemes")[0]
+    row = rep.pop("strategies")[0]
     for key in ("best_replay", "best_model", "rankings_agree", "ranking_disagreements", "ranked_by"):
         rep.pop(key)
     for key in ("replay_rank", "model_rank", "name"):
