@@ -3,6 +3,7 @@ independent model each trace fits. Data: Los Alamos National Laboratory failure 
 provided by Los Alamos National Laboratory.
 
     python experiments/lanl_replay.py            # the table, the fits and the figure (figures/lanl_replay.*)
+    python experiments/lanl_replay.py --redraw   # only the CSV and the figure, from figures/lanl_replay.json
     python experiments/lanl_replay.py --quick    # system 20 at its own rate, W = 24 h, two schemes, 2 runs: a
                                                  # smoke run, written to a temporary directory, not to figures/
 
@@ -13,9 +14,10 @@ repair from the trace, W = 240 h, C = 5 min, R = 60 min, tau = 60 min, 16 runs f
 the trace. Two time scales: 1 (the system's own rate) and 0.05 (the time between failures compressed 20x: a
 cluster 20 times the system's size; the repairs keep their length).
 
-**Strategies**: ``none``, ``rep`` r = 2, SPARe r = 2..5 with m = 1 and r = 2, 3 with m = 8, ``elastic``
-(rebalance), and SPARe r = 2 with the ring order ``interleaved`` (neighbours on the ring are N/2 groups apart
-in the trace's numbering). For each: the replay's mean TTT with its standard error over the runs, the fitted
+**Strategies**: for system 20 at scale 0.05, ``none``, ``rep`` r = 2, SPARe r = 2..5 with m = 1 and r = 2, 3
+with m = 8, ``elastic`` (rebalance), and SPARe r = 2 with an interleaved ring order (ring neighbours are N/2
+groups apart in the trace's numbering: 0, N/2, 1, N/2 + 1, ...); for every other system and scale SPARe r = 2
+and ``rep`` r = 2 only (the budget: each strategy's replay and model are whole runs of N = 512 or 1,024 groups). For each: the replay's mean TTT with its standard error over the runs, the fitted
 independent model's (``planner.trace_replay``: Weibull failure law, lemons, the repair law of the verdict) at
 the same settings and interval, the model's error and whether it is beyond the statistical error, and the
 wipe-outs and failures per run of each.
@@ -56,11 +58,18 @@ CREDIT = ("Data: Los Alamos National Laboratory failure data 1996-2005 (LA-UR-05
           "National Laboratory")
 
 
-def strategies(quick: bool):
-    """``[(label, policy, microbatches, ring)]`` replayed per system and scale."""
+def interleave(n: int) -> tuple:
+    """A ring order whose neighbours are N/2 apart in the trace's numbering: 0, N/2, 1, N/2 + 1, ..."""
+    half = (n + 1) // 2
+    return tuple(int(x) for x in sum(([i, half + i] if half + i < n else [i] for i in range(half)), []))
+
+
+def strategies(quick: bool, full: bool = True):
+    """``[(label, policy, microbatches, ring)]`` replayed per system and scale (``full``: every strategy, else
+    SPARe r = 2 and rep r = 2)."""
     from spare_jax.ttt.config import Policy
 
-    if quick:
+    if quick or not full:
         return [("rep r=2", Policy("rep", 2), 1, "contiguous"), ("spare r=2 m=1", Policy("spare", 2), 1, "contiguous")]
     out = [("none", Policy("none", 1), 1, "contiguous"), ("rep r=2", Policy("rep", 2), 1, "contiguous")]
     out += [(f"spare r={r} m=1", Policy("spare", r), 1, "contiguous") for r in range(2, 6)]
@@ -70,7 +79,7 @@ def strategies(quick: bool):
     return out
 
 
-def one_system(system: int, scale: float, quick: bool, tmp: str, runs: int) -> tuple[list, dict]:
+def one_system(system: int, scale: float, quick: bool, tmp: str, runs: int, full: bool = True) -> tuple[list, dict]:
     """The rows of one system at one scale, and its fit."""
     from spare_jax.model.cluster import Cluster, Sampling
     from spare_jax.model.lanl import read_lanl
@@ -86,11 +95,11 @@ def one_system(system: int, scale: float, quick: bool, tmp: str, runs: int) -> t
     training = Training(QUICK_WORK_HOURS if quick else WORK_HOURS, CKPT_COST_MIN, RESTART_MIN, ckpt_interval_min=TAU_MIN)
     options = TraceOptions(path, time_scale=scale)
     groups: dict = {}
-    for label, policy, m, ring in strategies(quick):
+    for label, policy, m, ring in strategies(quick, full):
         groups.setdefault((m, ring), []).append((label, policy))
     rows, fit = [], None
     for (m, ring), items in groups.items():
-        scen = Scenario(microbatches=m, ring=ring)
+        scen = Scenario(microbatches=m, ring=interleave(nodes) if ring == "interleaved" else ring)
         rep = compare_schemes(Cluster(nodes, scenario=scen), training, [p for _, p in items], options,
                               Sampling(runs, seed=0)).to_json()
         fit = fit or rep["trace_fit"]
@@ -153,45 +162,70 @@ def figure(rows: list, path: str, tmp: str) -> None:
     plt.close(fig)
 
 
+def row_id(row: dict) -> str:
+    """A strategy's name without spaces or '=' (the docs' quote markers select rows by it)."""
+    return row["strategy"].replace(" ", "_").replace("=", "")
+
+
+def write_outputs(rows: list, fits: list, meta: dict, out_dir: str) -> None:
+    """figures/lanl_replay.csv, .json and .png from the rows, the fits and the run's settings."""
+    from spare_jax.model.lanl import read_lanl
+    from spare_jax.model.trace import write_trace
+
+    for row in rows:
+        row["id"] = row_id(row)
+    with open(os.path.join(out_dir, "lanl_replay.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(out_dir, "lanl_replay.json"), "w") as fh:
+        json.dump({**meta, "rows": rows, "fits": fits}, fh, indent=1, allow_nan=False)
+    tmp = tempfile.mkdtemp(prefix="lanl_traces_")
+    write_trace(os.path.join(tmp, "lanl20.csv"), read_lanl(20).records)
+    figure(rows, os.path.join(out_dir, "lanl_replay.png"), tmp)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="a smoke run to a temporary directory")
+    ap.add_argument("--redraw", action="store_true", help="only the CSV and the figure, from figures/lanl_replay.json")
     ap.add_argument("--out", default=None, help="output directory (default figures/, --quick: a temporary one)")
     args = ap.parse_args(argv)
     t0 = time.time()
     out_dir = args.out or (tempfile.mkdtemp(prefix="lanl_replay_") if args.quick else os.path.join(ROOT, "figures"))
     os.makedirs(out_dir, exist_ok=True)
+    if args.redraw:
+        with open(os.path.join(out_dir, "lanl_replay.json")) as fh:
+            record = json.load(fh)
+        rows, fits = record.pop("rows"), record.pop("fits")
+        record.pop("by", None)
+        write_outputs(rows, fits, record, out_dir)
+        return
     tmp = tempfile.mkdtemp(prefix="lanl_traces_")
     systems, scales, runs = ((20,), (1.0,), 2) if args.quick else (SYSTEMS, SCALES, RUNS)
+    # system 20 at 0.05 with every strategy first, then SPARe r = 2 and rep r = 2 elsewhere (the budget)
+    plan = [(20, 1.0, True)] if args.quick else [(20, 0.05, True)] + [
+        (sy, sc, False) for sc in (0.05, 1.0) for sy in (18, 19, 20) if (sy, sc) != (20, 0.05)]
     rows, fits = [], []
-    for system in systems:
-        for scale in scales:
-            got, fit = one_system(system, scale, args.quick, tmp, runs)
-            rows += got
-            if scale == 1.0 or args.quick:
-                fits.append(fit_summary(system, fit))
+    for system, scale, full in plan:
+        got, fit = one_system(system, scale, args.quick, tmp, runs, full)
+        rows += got
+        if scale == 1.0:
+            fits.append(fit_summary(system, fit))
     for row in rows:
         print(f"{row['system']:>3} s={row['time_scale']:<5g} {row['strategy']:<26} replay "
               f"{row['replay_ttt_hours']:8.1f} ± {row['replay_ttt_stderr_hours']:5.1f} h  model "
               f"{row['model_ttt_hours']:8.1f} ± {row['model_ttt_stderr_hours']:5.1f} h  error "
               f"{row['model_error_pct']:+6.1f}%{' *' if row['model_error_beyond_stats'] else ''}")
-    with open(os.path.join(out_dir, "lanl_replay.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     load = os.getloadavg()
-    with open(os.path.join(out_dir, "lanl_replay.json"), "w") as fh:
-        json.dump({"credit": CREDIT, "settings": {"work_hours": QUICK_WORK_HOURS if args.quick else WORK_HOURS,
-                                                  "ckpt_cost_min": CKPT_COST_MIN,
-                                                  "restart_min": RESTART_MIN, "ckpt_interval_min": TAU_MIN,
-                                                  "runs": runs, "trace_unit": "group", "repair_from": "trace",
-                                                  "time_scales": list(scales), "systems": list(systems)},
-                   "rows": rows, "fits": fits,
-                   "by": {f"{r['system']} {r['time_scale']:g} {r['strategy']}": r for r in rows},
-                   "elapsed_s": time.time() - t0, "load_average": list(load),
-                   "command": "python experiments/lanl_replay.py" + (" --quick" if args.quick else "")},
-                  fh, indent=1, allow_nan=False)
-    figure(rows, os.path.join(out_dir, "lanl_replay.png"), tmp)
+    meta = {"credit": CREDIT, "settings": {"work_hours": QUICK_WORK_HOURS if args.quick else WORK_HOURS,
+                                           "ckpt_cost_min": CKPT_COST_MIN, "restart_min": RESTART_MIN,
+                                           "ckpt_interval_min": TAU_MIN, "runs": runs, "trace_unit": "group",
+                                           "repair_from": "trace", "time_scales": list(scales),
+                                           "systems": list(systems)},
+            "elapsed_s": time.time() - t0, "load_average": list(load),
+            "command": "python experiments/lanl_replay.py" + (" --quick" if args.quick else "")}
+    write_outputs(rows, fits, meta, out_dir)
     print(f"wrote {out_dir}/lanl_replay.csv, .json, .png in {time.time() - t0:.0f} s (load {load[0]:.1f})")
 
 
