@@ -318,3 +318,24 @@ def test_the_lanl_replay_quick_run_writes_its_table_and_figure(tmp_path):
         assert row["model_error_pct"] == pytest.approx(
             100 * (row["model_ttt_hours"] - row["replay_ttt_hours"]) / row["replay_ttt_hours"])
     assert record["fits"][0]["system"] == 20 and record["fits"][0]["weibull_shape"] < 1
+
+
+@pytest.mark.slow
+def test_plan_on_a_trace_ranks_by_the_replay_and_writes_its_report(tmp_path, capsys):
+    import json
+
+    from spare_jax.cli import main
+
+    trace = str(Path(__file__).parent / "data" / "traces" / "small.csv")
+    report = tmp_path / "plan.html"
+    code = main(["plan", "--gpus", "24576", "--gpus-per-group", "1024", "--failure-trace", trace, "--work-hours", "10",
+                 "--r-max", "2", "--runs", "2", "--report", str(report), "--json", "--quiet"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    names = [r["name"] for r in out["strategies"]]
+    assert names == ["none", "rep r=2", "spare r=2", "elastic"]
+    ranks = sorted(out["strategies"], key=lambda r: r["replay_rank"])
+    assert out["best_replay"] == ranks[0]["name"] and ranks[0]["replay_ttt_hours"] <= ranks[-1]["replay_ttt_hours"]
+    assert out["rankings_agree"] == (out["ranking_disagreements"] == []) and out["ranking_text"]
+    text = report.read_text()
+    assert text.count("data:image/png;base64,") == 2 and "down periods" in text
