@@ -16,6 +16,9 @@ from pathlib import Path
 from refusal import BAD_SPARES, ELASTIC, OPT, TTT, TTT1, number_rows, refused, row
 
 SMALL_TRACE = str(Path(__file__).parent / "data" / "traces" / "small.csv")  # 24 nodes over 100 hours
+TRACE_TTT = ["ttt", "-N", "16", "-r", "2", "--runs", "4", "--work-hours", "10", "--ckpt-interval", "60", "--quiet",
+             "--failure-trace", SMALL_TRACE]
+TRACE_OPT = ["optimize", "-N", "16", "--work-hours", "10", "--quiet", "--failure-trace", SMALL_TRACE]
 
 ROWS = [
     # values out of range (checked before any sampling)
@@ -84,7 +87,7 @@ ROWS = [
                            (["--trace-time-scale", "0.5"], "--trace-time-scale"),
                            (["--burst-window", "5"], "--burst-window"),
                            (["--repair-time", "trace"], "--repair-time trace"))],
-    *[row(TTT + ["--failure-trace", SMALL_TRACE] + extra, words, id=f"trace: {' '.join(extra)}")
+    *[row(TRACE_TTT + extra, words, id=f"trace: {' '.join(extra)}")
       for extra, words in ((["--trace-time-scale", "0"], "--trace-time-scale"),
                            (["--trace-time-scale", "nan"], "--trace-time-scale"),
                            (["--burst-window", "-1"], "--burst-window"),
@@ -94,14 +97,17 @@ ROWS = [
                            (["--trace-unit", "rack"], "--trace-unit"),
                            (["--domain-size", "4", "--domain-mtbf-min", "1000"], "failure domains"),
                            (["--lemon-fraction", "0.1", "--lemon-factor", "5"], "lemons"),
-                           (["--distribution", "weibull", "--weibull-shape", "0.7"], "failure law"),
+                           (["--distribution", "weibull", "--weibull-shape", "0.7"], ["--weibull-shape", "drop"]),
+                           (["--distribution", "weibull"], "failure law"),
                            (["--repair-time", "5", "--repair-law", "exp"], "a fixed time or none"),
-                           (["--spares", "2", "--hardware-repair", "60"], "spare pool"))],
-    row(TTT1 + ["--failure-trace", SMALL_TRACE, "-N", "24", "--scheme", "elastic", "--no-repair"],
+                           (["--spares", "2", "--hardware-repair", "60"], "spare pool"),
+                           (["--gpu-mtbf-hours", "5e4"], ["--gpu-mtbf-hours", "--failure-trace"]),
+                           (["--ages", "renewed"], ["--ages", "--failure-trace"]))],
+    row([x for x in TRACE_TTT if x not in ("-r", "2")] + ["--scheme", "elastic", "--no-repair"],
         "elastic without repair"),
-    row(TTT1 + ["--failure-trace", SMALL_TRACE, "-N", "30"], ["24 nodes", "30 groups"]),
-    row(OPT + ["--failure-trace", SMALL_TRACE, "--repair-time", "5,10"], ["--repair-time", "one value"]),
-    row(OPT + ["--failure-trace", SMALL_TRACE, "--microbatches", "1,2"], ["--microbatches", "--failure-trace"]),
+    row(TRACE_TTT + ["-N", "30"], ["24 nodes", "30 groups"]),
+    row(TRACE_OPT + ["--repair-time", "5,10"], ["--repair-time", "one value"]),
+    row(TRACE_OPT + ["--microbatches", "1,2"], ["--microbatches", "--failure-trace"]),
 ]
 
 

@@ -196,6 +196,14 @@ def trace_from_flags(args):
     from ..model.trace import read_trace
     from ..planner.trace_replay import TraceOptions
 
+    rate_flags = {"mtbf": "--reference-mtbf-min", "group_mtbf": "--group-mtbf-min", "gpu_mtbf_hours": "--gpu-mtbf-hours",
+                  "group_mtbf_file": "--group-mtbf-file", "weibull_shape": "--weibull-shape",
+                  "ages": "--ages"}
+    named = [flag for dest, flag in rate_flags.items() if dest in getattr(args, "given", set())]
+    if named:
+        raise ValueError(f"{', '.join(named)}: not used with --failure-trace (the trace's down periods are the "
+                         "failures); drop it")
+
     try:  # the file checked before any work (the replay reads it again)
         read_trace(path)
     except ValueError as exc:
