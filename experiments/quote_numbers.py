@@ -53,7 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
 DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md", "docs/validation.md", "docs/best_600k.md",
-        "docs/performance.md", "docs/repair.md"]
+        "docs/performance.md", "docs/repair.md", "docs/traces.md"]
 
 BLOCK = re.compile(r"^<!--\s*q-block:\s*(?P<name>\S+)\s*-->\s*$")
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
