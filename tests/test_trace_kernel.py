@@ -337,5 +337,9 @@ def test_plan_on_a_trace_ranks_by_the_replay_and_writes_its_report(tmp_path, cap
     ranks = sorted(out["strategies"], key=lambda r: r["replay_rank"])
     assert out["best_replay"] == ranks[0]["name"] and ranks[0]["replay_ttt_hours"] <= ranks[-1]["replay_ttt_hours"]
     assert out["rankings_agree"] == (out["ranking_disagreements"] == []) and out["ranking_text"]
+    parts = [p["parts"] for p in out["gap_parts"]]
+    assert parts == ["the full fit", "no Weibull law (exponential)", "no lemons", "exponential repair"]
+    assert out["gap_parts"][0]["model_ttt_hours"] == pytest.approx(ranks[0]["model_ttt_hours"])
+    assert out["gap_text"].startswith(f"For {ranks[0]['name']}")
     text = report.read_text()
-    assert text.count("data:image/png;base64,") == 2 and "down periods" in text
+    assert text.count("data:image/png;base64,") == 2 and "down periods" in text and "parts" in text

@@ -231,6 +231,41 @@ def compare_schemes(cluster: Cluster, training: Training, policies, options: Tra
     return Report(out)
 
 
+PART_VARIANTS = (("the full fit", "weibull", True, "fitted"), ("no Weibull law (exponential)", "exponential", True, "fitted"),
+                 ("no lemons", "weibull", False, "fitted"), ("exponential repair", "weibull", True, "exp"))
+
+
+def model_parts(cluster: Cluster, training: Training, row: dict, options: TraceOptions,
+                sampling: Sampling = Sampling(16)) -> list:
+    """Which fitted parts close the gap between the model and the replay for one strategy (a row of
+    ``compare_schemes``): the model simulated with each part of the fit taken away in turn (the Weibull law,
+    the lemons, the lognormal repair: exponential instead), at the row's interval; each variant's
+    ``model_ttt_hours`` and ``model_error_pct`` against the replay. A part whose removal moves the error
+    away from 0 is one the fit needs. With a repair given to the replay (fixed or none), the repair variant is
+    left out."""
+    from ..ttt.config import Policy
+    from ..ttt.runs import whole_run_ttt
+    from .trace_fit import FittedParts, TraceFitOptions, fit_trace, fitted_cluster
+
+    units, _ = load_trace(cluster.groups, options)
+    ring = tuple(int(x) for x in cluster.scenario.ring_order(cluster.groups))
+    fit = fit_trace(units, TraceFitOptions(burst_window_min=options.burst_window_min,
+                                           ring_radius=max(1, int(row["redundancy"])), ring=ring))
+    policy = Policy(row["scheme"], row["redundancy"], None, "kept", "rebalance")
+    out = []
+    for name, law, lemons, repair in PART_VARIANTS:
+        if repair != "fitted" and options.repair != "trace":
+            continue
+        given = {"trace": repair, "none": "none"}.get(options.repair, cluster.repair)
+        model = fitted_cluster(fit, cluster.gpus / cluster.groups, FittedParts(law, lemons, given), cluster.scenario)
+        rep = whole_run_ttt(model, dataclasses.replace(training, ckpt_interval_min=row["ckpt_interval_min"]), policy,
+                            sampling).to_json()
+        m = rep["mc_ttt_hours"]
+        out.append({"parts": name, "model_ttt_hours": m, "model_ttt_stderr_hours": rep["mc_ttt_stderr_hours"],
+                    "model_error_pct": 100.0 * (m - row["replay_ttt_hours"]) / row["replay_ttt_hours"]})
+    return out
+
+
 TRACE_R_MAX = 5  # the largest r a comparison on a trace replays (spare; rep: the divisors of N up to it)
 
 

@@ -15,7 +15,7 @@ from .. import plotting  # noqa: F401 - the figures' backend (Agg)
 from ..model.cluster import Cluster, Sampling
 from ..model.training import Training
 from ..results import Report
-from .trace_replay import TraceOptions, compare_schemes, load_trace, trace_policies
+from .trace_replay import TraceOptions, compare_schemes, load_trace, model_parts, trace_policies
 
 
 _CSS = """
@@ -60,7 +60,18 @@ def plan_on_trace(cluster: Cluster, training: Training, options: TraceOptions, r
     sentence saying where the model's ranking disagrees (``ranking_text``)."""
     policies = trace_policies(cluster.groups, r_max, options.repair != "none")
     rep = compare_schemes(cluster, training, policies, options, sampling).to_json()
-    return Report({**rep, "ranking_text": ranking_text(rep)})
+    best = min(rep["strategies"], key=lambda r: r["replay_rank"])
+    parts = model_parts(cluster, training, best, options, sampling)
+    return Report({**rep, "ranking_text": ranking_text(rep), "gap_parts": parts, "gap_text": gap_text(best, parts)})
+
+
+def gap_text(row: dict, parts: list) -> str:
+    """One sentence: for the replay's best strategy, how the model's error moves with each part of the fit."""
+    full = parts[0]["model_error_pct"]
+    moves = "; ".join(f"{p['parts']}: {p['model_error_pct']:+.1f}%" for p in parts[1:])
+    closest = min(parts, key=lambda p: abs(p["model_error_pct"]))
+    return (f"For {row['name']} the full fit's error is {full:+.1f}% ({moves}); the closest to the replay is "
+            f"{closest['parts']}.")
 
 
 def ranking_text(rep: dict) -> str:
@@ -142,6 +153,7 @@ def render_trace_html(rep: dict, units) -> str:
              f'<p class="sub">spare-jax plan --failure-trace, {_e(datetime.date.today().isoformat())}; ranked by '
              f"the replay; time scale {rep['trace_time_scale']:g}, repair {_e(rep['repair_from'])}</p>",
              f"<p><b>Ranking.</b> {_e(rep['ranking_text'])}</p>",
+             f"<p><b>The model's parts.</b> {_e(rep['gap_text'])}</p>",
              _table(head, body, best_row=0),
              "<figure>", f'<img src="{figure_replay_vs_model(rep)}" alt="replay vs model TTT"/>',
              "<figcaption>The replay's expected time-to-train per strategy beside the fitted independent model's "
