@@ -110,6 +110,19 @@ def test_a_long_run_sees_the_trace_again_after_each_wrap():
     check(out, 32.5, failures=4, wraps=3)
 
 
+def test_a_new_trace_of_the_same_size_compiles_nothing():
+    # the periods are traced values: another trace, other costs, r and m, padded to the same width, reuse the
+    # program the cases above compiled (spare r >= 2, repair from the trace, N = 4, K = 4)
+    from spare_jax.kernels.compiles import count_compiles
+
+    replay(make_setup(), [(0, 2, 3)])  # (compiled once here if run alone)
+    with count_compiles() as seen:
+        out = replay(make_setup(r=3, microbatches=2, work_min=20.0, ckpt_cost_min=2.0),
+                     [(1, 5, 9), (2, 6, 7), (3, 1, 2), (3, 30, 40)], runs=3, circle_min=500.0)
+    assert (seen.compiles, seen.lowerings) == (0, 0)
+    assert out["ttt"].size == 3 and (out["failures"] > 0).any()
+
+
 # ------------------------------------------------------------------------- the slow tier: each scheme and mode
 @pytest.mark.slow
 def test_spare_with_a_fixed_repair_and_without_repair():
