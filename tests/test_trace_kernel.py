@@ -176,11 +176,32 @@ def test_the_proactive_restart_and_a_spare_pool():
     # K = 0, D = 1, H = 0.5: the node set is back at 2.5, the group rejoins at 3.5: 13.75
     check(replay(make_setup(spares=0, repair_time_min=1.0, hardware_repair_min=0.5), [(0, 2, 6)], "fixed"), 13.75)
     for changes, repair, words in ((dict(spares=1), "trace", "spare pool"),
-                                   (dict(spares=1, repair_time_min=1.0), "fixed", "hardware repair"),
                                    (dict(domains=(((0, 0, 1, 1), 100.0),)), "trace", "failure domains"),
                                    (dict(repair_time_min=1.0, repair_law="exp"), "fixed", "fixed time")):
         with pytest.raises(ValueError, match=words):
             replay(make_setup(**changes), [], repair)
+
+
+@pytest.mark.slow
+def test_a_spare_pool_whose_node_sets_return_at_their_periods_end():
+    # no H given: a failed group's node set is away until the end of the period that failed it.
+    # K = 0, D = 1: group 0 fails at 2, its node set is back at 6; it takes it and rejoins at 7. Rate 1/2 in
+    # [2, 7): 2 by 2, 3 by 4 -> [4, 5]; 5 -> 7: 4 (ct 2); 7 -> 9: 6 -> [9, 10]; 4 left -> 14, final -> 15.
+    check(replay(make_setup(spares=0, repair_time_min=1.0), [(0, 2, 6)], "fixed"), 15.0, failures=1)
+    # K = 1: a spare at once, back at 3: 13.5
+    check(replay(make_setup(spares=1, repair_time_min=1.0), [(0, 2, 6)], "fixed"), 13.5, failures=1)
+    # K = 0: group 0 down [2, 9), group 1 down [3, 4): the node sets return out of the order they left. At 3
+    # two neighbours are down: a wipe-out (2 + 0.5 lost), R [3, 8]. Group 1's set, back at 4, serves the
+    # first waiting group, group 0 (waiting since 2: it holds the spare, down, until R ends); group 0's set,
+    # back at 9, serves group 1: the restart ends at 9 (1 of spare wait). Then 10 of work: [13, 14], [18, 19],
+    # final [21, 22].
+    out = replay(make_setup(spares=0, repair_time_min=1.0), [(0, 2, 9), (1, 3, 4)], "fixed")
+    from spare_jax.reference.tracerun import TraceReplay, trace_run
+
+    ref = trace_run(make_setup(spares=0, repair_time_min=1.0), device_trace([(0, 2, 9), (1, 3, 4)]), 0.0,
+                    TraceReplay("fixed"))
+    assert ref["ttt_min"] == 22.0
+    check(out, 22.0, wipeouts=1, spare_wait=1.0, lost=2.5)
 
 
 @pytest.mark.slow
@@ -284,6 +305,9 @@ REFERENCE = {
     "none trace": (dict(scheme="none"), "trace"),
     "elastic shrink trace": (dict(scheme="elastic", elastic_data="shrink"), "trace"),
     "spare r=2 pool": (dict(scheme="spare", r=2, spares=1, repair_time_min=10.0, hardware_repair_min=90.0), "fixed"),
+    "spare r=2 pool, node sets back at their periods' end": (dict(scheme="spare", r=2, spares=1, repair_time_min=10.0),
+                                                             "fixed"),
+    "rep r=2 pool of 0, no repair": (dict(scheme="rep", r=2, spares=0), "none"),
     "spare interleaved ring": (dict(scheme="spare", r=2, ring=(0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11)), "trace"),
 }
 

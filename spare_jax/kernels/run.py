@@ -203,6 +203,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     if replay:
         from .run_trace import first_at_tie, next_period, offsets
     from_trace = replay and shape.repair_law == "trace"  # a group returns at the end of the period that failed it
+    hw_trace = replay and finite and shape.trace_hardware  # node sets away until their period's end (any order)
+    keep_end = from_trace or hw_trace  # each group's period end is kept (``RunState.fend``)
     draws = not replay or shape.job_wide  # a replay draws no random numbers unless job-wide failures are on
     n_log = int(shape.log_events)
 
@@ -267,8 +269,10 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                       spare_waiting=zb, nwait=zi, wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
         if epoch == "depth":
             st.update(depth_time=zf)
-        if from_trace:
+        if keep_end:
             st.update(fend=fend)
+        if hw_trace:  # the node sets away: a set of return times (+inf: a free slot), not a ring in order
+            st.update(ret=jnp.full((c, slots), inf, jnp.float32))
         if n_log:
             st.update(log_t=jnp.zeros((c, n_log), jnp.float32), log_g=jnp.zeros((c, n_log), jnp.int32),
                       log_kind=jnp.zeros((c, n_log), jnp.int32))
@@ -313,6 +317,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
         if finite:  # a node set's return from hardware repair goes first at a tie
             t_hw = jnp.where(s["ret_count"] > 0,
+                             jnp.min(s["ret"], axis=1) if hw_trace else
                              jnp.take_along_axis(s["ret"], s["ret_head"][:, None], axis=1)[:, 0], inf)
             is_hw = act & (s["ret_count"] > 0) & (t_hw <= jnp.minimum(t_ph, t_rand))
             t_rand = jnp.minimum(t_rand, t_hw)
@@ -412,7 +417,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             new, new_end = clock(u_r, jnp.broadcast_to(tn[rows][:, None], (rows.shape[0], n)),
                                  jnp.arange(n, dtype=jnp.int32)[None, :], e["ids"][rows][:, None])
             out = (jnp.where(replace, new, nxt_r), jnp.where(ends[:, None], False, down_r))
-            return out + ((jnp.where(replace, new_end, sub[2]),) if from_trace else ())
+            return out + ((jnp.where(replace, new_end, sub[2]),) if keep_end else ())
 
         def listed_ends(rows, sub, ends):  # only the listed down groups draw: the same bits at their columns
             def from_list():
@@ -428,7 +433,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             return jax.lax.cond(jnp.all(s["dok"][rows] | ~ends), from_list, lambda: full_ends(rows, sub, ends))
 
         ends = listed_ends if listed and not renewed and not replay else full_ends
-        if from_trace:
+        if keep_end:
             e["nxt"], e["down"], s["fend"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"], s["fend"]), wide_cap)
         else:
             e["nxt"], e["down"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"]), wide_cap)
@@ -439,8 +444,9 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
         e["fail"] = fail = is_g & ~was_down
         e["rejoin"] = rejoin = is_g & was_down
-        if from_trace:  # a failure: the return at the end of the period that failed it
+        if keep_end:  # a failure: the end of the period that failed it (the return, or the node set's)
             f_end = jnp.take_along_axis(s["fend"], gi[:, None], axis=1)[:, 0]
+            e["hw_end"] = f_end
         if finite:  # the failed group takes a free spare, or waits (its ticket: first come, first served)
             has_spare = s["free"] > 0
             fail_wait = fail & ~has_spare
@@ -455,7 +461,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             g_repair = jnp.where(working, f_end if from_trace else repair_end(u[:, 0], tn), inf)
         new_clock, new_end = clock(u[:, 0], tn, gi, e["ids"])
         g_next = jnp.where(rejoin, new_clock, g_repair)
-        if from_trace:
+        if keep_end:
             s["fend"] = s["fend"].at[lanes, gi].set(jnp.where(rejoin, new_end, s["fend"][lanes, gi]))
         e["nxt"] = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
         e["down"] = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
@@ -503,8 +509,17 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             return
         tn, u, is_hw, pushed, phase = e["tn"], e["u"], e["is_hw"], e["pushed"], e["phase"]
         head, count = s["ret_head"], s["ret_count"]
-        tail = (head + count) % slots
-        ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
+        if hw_trace:  # a set of return times: the earliest returns (taken out), a new one goes in a free slot
+            ret = s["ret"]
+            out_at = jnp.argmin(ret, axis=1)
+            ret = ret.at[lanes, out_at].set(jnp.where(is_hw, inf, ret[lanes, out_at]))
+            in_at = jnp.argmax(ret == inf, axis=1)
+            ret = ret.at[lanes, in_at].set(jnp.where(pushed == 1, e["hw_end"], ret[lanes, in_at]))
+            s["ret"] = ret
+            s["ret_count"] = count + pushed - is_hw
+        else:
+            tail = (head + count) % slots
+            ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
         if nd:  # a domain event sends several
             def several(ret):
                 rel = (slot_idx[None, :] - (head + count)[:, None]) % slots

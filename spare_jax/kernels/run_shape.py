@@ -28,7 +28,8 @@ class RunShape(NamedTuple):
     tests only for a lost shard, through ``RunParams.holders`` (any placement, ``scheme`` its kind),
     ``depth`` also keeps the depth (``scheme`` ``spare`` for the stacked placement, ``block``). ``trace``: the
     group clocks are a failure trace's down periods (``kernels.run_trace``; ``repair_law`` ``trace``: a group
-    returns at the end of the period that failed it); ``log_events``: keep each run's first that many group
+    returns at the end of the period that failed it; ``trace_hardware``: with a finite pool, a failed group's
+    node set is away until the end of the period that failed it, not for a fixed H); ``log_events``: keep each run's first that many group
     events (failures, returns, restart ends) in its outputs (for dumping a sampled run as a trace)."""
 
     scheme: str
@@ -45,6 +46,7 @@ class RunShape(NamedTuple):
     epoch: str | None = None
     trace: bool = False
     log_events: int = 0
+    trace_hardware: bool = False
 
 
 class RunParams(NamedTuple):

@@ -22,9 +22,10 @@ it obtains a spare) or None (no repair: down until the next global restart).
 * **No random numbers** are drawn unless job-wide failures are on (``RunShape.job_wide``; their draws are the
   whole-run kernel's). Weibull clocks, renewed ages (the same as kept with a trace: an up group's next period
   is the same either way), failure domains, uneven groups and a random repair law have no meaning with a trace
-  and are refused (``check_replay``); so is repair from the trace with a finite spare pool, and a pool without
-  a fixed hardware repair time H (the node sets then return in the order they left, as the kernel's ring buffer
-  needs).
+  and are refused (``check_replay``); so is repair from the trace with a finite spare pool. With a pool, a
+  failed group's node set is away until the end of the period that failed it (``RunShape.trace_hardware``:
+  the node sets away are then a set of return times, the earliest taken first, O(N + K) per step), or for a
+  fixed H when one is given (the kernel's ring buffer, in the order they left).
 
 Everything else (checkpoints, the final partial interval, stalls, the proactive restart, a finite spare pool,
 the schemes) is the whole-run kernel's, unchanged. ``logged_periods`` turns a sampled run's event log
@@ -132,9 +133,6 @@ def check_replay(setup: RunSetup, repair: str) -> None:
         if repair == "trace":
             raise ValueError("repair from the trace with a spare pool: the period's end is the hardware repair; "
                              "give the swap and restore as a fixed repair time")
-        if setup.hardware_repair_min is None:
-            raise ValueError("a spare pool with a trace needs a fixed hardware repair time H (the node sets must "
-                             "return in the order they left)")
 
 
 def replay_setup(setup: RunSetup, repair: str) -> RunSetup:
@@ -149,7 +147,8 @@ def replay_shape(setup: RunSetup, repair: str, capacity: int | None = None) -> R
     """The static part of a replay of ``setup`` (``kernels.run_shape.run_shape`` with ``trace`` on)."""
     from .run_shape import run_shape
 
-    return run_shape(replay_setup(setup, repair), capacity)._replace(trace=True)
+    return run_shape(replay_setup(setup, repair), capacity)._replace(
+        trace=True, trace_hardware=setup.spares is not None and setup.hardware_repair_min is None)
 
 
 def logged_periods(log_t, log_g, log_kind, ring, end_min: float) -> list:
