@@ -62,7 +62,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "figures"
 DOCS = ["README.md", "docs/index.md", "docs/planning.md", "docs/results.md", "docs/validation.md", "docs/best_600k.md",
-        "docs/performance.md", "docs/repair.md", "docs/tutorial.md"]
+        "docs/performance.md", "docs/repair.md", "docs/tutorial.md", "docs/traces.md"]
 
 BLOCK = re.compile(r"^<!--\s*q-block:\s*(?P<name>\S+)\s*-->\s*$")
 TEXT = re.compile(r"^<!--\s*q-text:\s*(?P<spec>.*?)\s*-->\s*$")

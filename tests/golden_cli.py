@@ -54,6 +54,10 @@ CASES = {
                       "200", "--r-max", "4", "--microbatches", "2", "--no-sensitivity"],
     "plan_sensitivity": ["plan", "--gpus", "8192", "--gpus-per-group", "1024", "--runs", "10", "--seed", "1",
                          "--deadline-hours", "1500"],
+    "ttt_trace": ["ttt", "-N", "24", "-r", "2", "--runs", "8", "--seed", "1", "--work-hours", "50",
+                  "--ckpt-interval", "60", "--failure-trace", "tests/data/traces/small.csv", "--trace-time-scale", "0.5"],
+    "optimize_trace": ["optimize", "-N", "24", "--r-max", "3", "--work-hours", "50", "--failure-trace",
+                       "tests/data/traces/small.csv", "--repair-time", "30"],
 }
 
 

@@ -40,6 +40,7 @@ READERS = {
     "--group-mtbf-file": (["wipeout", "-N", "20", "-r", "2", "--group-mtbf-file"], "group MTBF file"),
     "--trace": (["reorder", "-N", "20", "-r", "2", "--trace"], "trace"),
     "--failure-log": (["plan", "--failure-log"], "--failure-log"),
+    "--failure-trace": (["ttt", "-N", "4", "-r", "2", "--failure-trace"], "--failure-trace"),
 }
 
 # a file of each wrong kind: (how it is made, the words of the refusal besides the file's name)
@@ -60,6 +61,8 @@ def test_input_file_of_the_wrong_kind(flag, kind, tmp_path, capsys):
         pytest.skip("no FIFOs on this platform")
     argv, name = READERS[flag]
     make, words = KINDS[kind]
+    if flag == "--failure-trace" and kind == "binary":  # its own words: test_failure_trace_files_refused
+        words = ["binary data"]
     path = tmp_path / "input.txt"
     make(path)
     refused([*argv, str(path), "--quiet"], [name, *words], capsys)
@@ -103,6 +106,31 @@ def test_trace_files_refused(tmp_path, capsys, text, word):
     p = tmp_path / "trace.txt"
     p.write_text(text, encoding="utf-8")
     refused(["reorder", "-N", "20", "-r", "2", "--trace", str(p)], word, capsys, max_s=10)
+
+
+HEAD = "# nodes = 4\n# window_hours = 100\nnode,failed_hours,returned_hours\n"
+
+
+@pytest.mark.parametrize("text, words", [
+    (HEAD + "1,2,3\n1,99,101\n", ["line 5", "outside the window"]),
+    (HEAD + "1,2,3\n1,-1,3\n", ["line 5", "outside the window"]),
+    (HEAD + "1,2,3\n4,5,6\n", ["line 5", "node 4", "outside 0..3"]),
+    (HEAD + "1,2,3\n2,5,5\n", ["line 5", "returned_hours 5 <= failed_hours 5"]),
+    (HEAD + "1,2,3\n2,6,5\n", ["line 5", "returned_hours"]),
+    ("# window_hours = 100\nnode,failed_hours,returned_hours\n1,2,3\n", ["line", "# nodes"]),
+    ("# nodes = 4\nnode,failed_hours,returned_hours\n1,2,3\n", ["line", "# window_hours"]),
+    ("# nodes = 4\n# window_hours = 100\n1,2,3\n", ["line 3"]),
+    (HEAD + "1,2,x\n", ["line 4", "returned_hours"]),
+    (HEAD + "1,2,nan\n", ["line 4", "returned_hours"]),
+    (HEAD + "1,0,100\n", ["line 4", "unit 1", "whole circle"]),
+    (HEAD + "1,2,3\n\x00\x01\n", ["line 5", "binary data"]),
+    ("", ["empty"]),
+])
+def test_failure_trace_files_refused(tmp_path, capsys, text, words):
+    # records unsorted or overlapping are fine (merged, counted); these are not, each refused naming its line
+    p = tmp_path / "trace.csv"
+    p.write_text(text, encoding="utf-8")
+    refused(["ttt", "-N", "4", "-r", "2", "--failure-trace", str(p), "--quiet"], words, capsys, max_s=10)
 
 
 @pytest.mark.parametrize("text, word", [

@@ -8,13 +8,26 @@ tests/test_cli_refusals_files.py; --report: there too."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from refusal import BAD_SPARES, number_rows, refused, row
 
 PLAN = ["plan", "--gpus", "16384", "--gpus-per-group", "1024", "--runs", "4", "--no-sensitivity", "--quiet"]
 
+SMALL_TRACE = str(Path(__file__).parent / "data" / "traces" / "small.csv")  # 24 nodes over 100 hours
+TRACE_PLAN = ["plan", "--gpus", "24576", "--gpus-per-group", "1024", "--quiet", "--failure-trace", SMALL_TRACE]
+
 ROWS = [
+    # a plan on a failure trace: the rate flags, the price and the deadline do not go with it
+    *[row(TRACE_PLAN + extra, [extra[0], "--failure-trace"]) for extra in (
+        ["--gpu-mtbf-hours", "5e4"], ["--deadline-hours", "100"], ["--gpu-hour-price", "2"],
+        ["--failure-log", "tests/data/failure_log_small.csv"])],
+    row(TRACE_PLAN[:2] + ["49152"] + TRACE_PLAN[3:], ["24 nodes", "48 groups"]),
+    row(TRACE_PLAN + ["--trace-unit", "node", "--gpus-per-node", "3"], ["whole number"]),
+    row(["plan", "--gpus", "24576", "--gpus-per-group", "1024", "--quiet", "--trace-time-scale", "0.5"],
+        ["--trace-time-scale", "--failure-trace"]),
     # the spare pool
     *[row(PLAN + extra, word, id=f"plan: {' '.join(extra)}") for extra, word in BAD_SPARES],
     # --spares auto: the hardware repair H has no default, the swap is the repair time, the wait and runs go with it

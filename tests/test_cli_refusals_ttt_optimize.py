@@ -1,8 +1,9 @@
 """Bad input to the time-to-train commands, ttt and optimize, as one table: each row is a command line that must
 be refused by tests/refusal.py's rule (exit 2, one line on stderr from spare-jax holding the row's words,
 nothing on stdout, no traceback, no hang, no JAX kernel compiled). A flag that would change nothing is refused,
-not ignored: the spare pool (--spares/--hardware-repair), elastic training (--scheme elastic, --elastic-data)
-and --job-scaling are tried with bad values and where they do not apply.
+not ignored: the spare pool (--spares/--hardware-repair), elastic training (--scheme elastic, --elastic-data),
+--job-scaling and a failure trace's flags (--failure-trace, --trace-*, --no-repair, --burst-window) are tried
+with bad values and where they do not apply.
 
 Their --config settings: tests/test_cli_refusals_config_files.py; plan: tests/test_cli_refusals_plan.py."""
 
@@ -10,7 +11,14 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
 from refusal import BAD_SPARES, ELASTIC, OPT, TTT, TTT1, number_rows, refused, row
+
+SMALL_TRACE = str(Path(__file__).parent / "data" / "traces" / "small.csv")  # 24 nodes over 100 hours
+TRACE_TTT = ["ttt", "-N", "16", "-r", "2", "--runs", "4", "--work-hours", "10", "--ckpt-interval", "60", "--quiet",
+             "--failure-trace", SMALL_TRACE]
+TRACE_OPT = ["optimize", "-N", "16", "--work-hours", "10", "--quiet", "--failure-trace", SMALL_TRACE]
 
 ROWS = [
     # values out of range (checked before any sampling)
@@ -75,6 +83,33 @@ ROWS = [
          "--repair-law", "exp"], ["--scheme none", "--repair-time", "--spares"]),
     row(OPT + ["--spares", "2", "--hardware-repair", "600", "--epochs", "1000"], "--epochs"),
     row(["ttt", "--trials", "5", "--runs", "4", "--quiet"], ["--trials", "--runs", "same setting"]),
+    # a failure trace: its flags without it, repair choices that contradict, parts a replay cannot honour
+    *[row(TTT + extra, words, id=f"trace flag without a trace: {' '.join(extra)}")
+      for extra, words in ((["--trace-unit", "node"], "--trace-unit"), (["--no-repair"], "--no-repair"),
+                           (["--trace-time-scale", "0.5"], "--trace-time-scale"),
+                           (["--burst-window", "5"], "--burst-window"),
+                           (["--repair-time", "trace"], "--repair-time trace"))],
+    *[row(TRACE_TTT + extra, words, id=f"trace: {' '.join(extra)}")
+      for extra, words in ((["--trace-time-scale", "0"], "--trace-time-scale"),
+                           (["--trace-time-scale", "nan"], "--trace-time-scale"),
+                           (["--burst-window", "-1"], "--burst-window"),
+                           (["--no-repair", "--repair-time", "5"], ["--no-repair", "--repair-time"]),
+                           (["--trace-nodes-per-group", "2"], ["--trace-nodes-per-group", "--trace-unit node"]),
+                           (["--trace-unit", "node", "--trace-nodes-per-group", "2"], ["24 nodes", "need"]),
+                           (["--trace-unit", "rack"], "--trace-unit"),
+                           (["--domain-size", "4", "--domain-mtbf-min", "1000"], "failure domains"),
+                           (["--lemon-fraction", "0.1", "--lemon-factor", "5"], "lemons"),
+                           (["--distribution", "weibull", "--weibull-shape", "0.7"], ["--weibull-shape", "drop"]),
+                           (["--distribution", "weibull"], "failure law"),
+                           (["--repair-time", "5", "--repair-law", "exp"], "a fixed time or none"),
+                           (["--spares", "2", "--hardware-repair", "60"], "spare pool"),
+                           (["--gpu-mtbf-hours", "5e4"], ["--gpu-mtbf-hours", "--failure-trace"]),
+                           (["--ages", "renewed"], ["--ages", "--failure-trace"]))],
+    row([x for x in TRACE_TTT if x not in ("-r", "2")] + ["--scheme", "elastic", "--no-repair"],
+        "elastic without repair"),
+    row([x for x in TRACE_TTT if x not in ("-N", "16")] + ["-N", "30"], ["24 nodes", "30 groups"]),
+    row(TRACE_OPT + ["--repair-time", "5,10"], ["--repair-time", "one value"]),
+    row(TRACE_OPT + ["--microbatches", "1,2"], ["--microbatches", "--failure-trace"]),
 ]
 
 

@@ -3,6 +3,7 @@ colour, line style and marker, and repair.png's wipe-out axis stays within its i
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import shutil
@@ -106,6 +107,7 @@ FIGURE_FUNCTIONS = {
     ("spare_jax.suite.training", "_plot_rstar"), ("spare_jax.suite.training", "_plot_ttt"),
     ("spare_jax.suite.wipeout", "_plot_wipeout"),
     ("spare_jax.planner.report", "render_html"),  # the spare pool's figure (plan --spares auto) is drawn inline
+    ("spare_jax.planner.trace_report", "figure_replay_vs_model"), ("spare_jax.planner.trace_report", "figure_down_periods"),
 }
 INTEGER_AXES = ("redundancy r", "r*", "failed groups k", "failure number", "depth d*")
 ASCII_STAND_INS = ("Omega", "+-", "tau*", "tau =", "log2", "$")  # Ω, ±, τ*, τ, log₂; no mathtext
@@ -134,7 +136,8 @@ def _figure_functions_in_package():
                         if name == "savefig" or name == "_png" or (name == "save" and owner == "plotting"):
                             found.add((module, node.name))
                             break
-    return found - {("spare_jax.plotting", "save"), ("spare_jax.planner.report", "_png")}
+    return found - {("spare_jax.plotting", "save"), ("spare_jax.planner.report", "_png"),
+                    ("spare_jax.planner.trace_report", "_png")}
 
 
 def _fake_plan(monkeypatch, **kw):
@@ -222,6 +225,15 @@ def test_every_figure_function_renders_distinct_series(tmp_path, drawn, monkeypa
     report.figure_ttt_vs_r(result)
     report.figure_ttt_distribution(result)
     report.figure_sensitivity(result)
+    # plan --failure-trace's two figures, on the recorded optimize on the small test trace
+    from spare_jax.planner import trace_report
+    from spare_jax.planner.trace_replay import TraceOptions, load_trace
+
+    monkeypatch.setattr(trace_report, "_png", png)
+    with open(os.path.join(ROOT, "tests", "data", "golden_cli", "optimize_trace.json")) as fh:
+        trace_report.figure_replay_vs_model(json.load(fh))
+    trace_report.figure_down_periods(load_trace(24, TraceOptions(os.path.join(ROOT, "tests", "data", "traces",
+                                                                              "small.csv")))[0])
     drawn.update(figs)
     assert {"scenarios.png", "microbatches.png", "reorder_movement.png", "ttt_vs_r.png", "rstar_vs_n.png",
             "wipeout_theory_vs_mc.png", "overhead_vs_r.png", "ring_ttt.png", "repair.png", "report figure 1",

@@ -52,7 +52,8 @@ def test_the_comparison_sees_a_moved_number():
 SLOW_CASES = ("wipeout_scenario", "wipeout_repair", "overhead_microbatches", "place", "plan", "ttt_none",
               # the modes that add keys (tests/test_vocabulary_keys.py reads their recorded outputs in the fast tier)
               "ttt_repair", "ttt_spares", "ttt_elastic", "ttt_scenario", "ttt_microbatches", "overhead_repair",
-              "optimize_curves", "optimize_repair", "plan_failure_log", "plan_scenario", "plan_sensitivity")
+              "optimize_curves", "optimize_repair", "plan_failure_log", "plan_scenario", "plan_sensitivity",
+              "ttt_trace", "optimize_trace")
 
 
 FAST_CASES = tuple(c for c in sorted(CASES) if c not in SLOW_CASES)

@@ -230,17 +230,60 @@ def policy_search_args(p, plan: bool = False):
     p.set_defaults(microbatches=None)
 
 
-def repair_args(p, spares: bool = False, listed: bool = False, spares_auto: bool = False):
+def _with_trace_word(parse):
+    """``parse`` that also takes the word ``trace`` (``--repair-time trace``: repair from a failure trace)."""
+    def with_word(text):
+        return "trace" if str(text).strip() == "trace" else parse(text)
+
+    for name in ("kind", "bound", "list_of"):
+        if hasattr(parse, name):
+            setattr(with_word, name, getattr(parse, name))
+    with_word.words = ("trace",)
+    return with_word
+
+
+def trace_args(p, nodes: bool = True):
+    """A failure trace replayed in whole training runs (ttt, optimize, plan): its file, units, time scale, the
+    fit's burst window, and no repair (``--repair-time trace`` is the default with a trace)."""
+    g = p.add_argument_group("a failure trace replayed (default off)")
+    g.add_argument("--failure-trace", default=None, metavar="FILE",
+                   help="a CSV of down periods ('# nodes = M', '# window_hours = H', then node,failed_hours,"
+                        "returned_hours): its periods replace the group clocks in whole training runs, run k of "
+                        "--runs starting at k/runs of the window and wrapping round; the fitted independent "
+                        "model is simulated beside it (default: none)")
+    g.add_argument("--trace-unit", choices=("group", "node"), default=None,
+                   help="with --failure-trace: group (trace node g is group g) or node (group g is nodes g n .. "
+                        "g n + n - 1, n = --trace-nodes-per-group) (default group)")
+    if nodes:
+        g.add_argument("--trace-nodes-per-group", type=bounded("trace_nodes_per_group"), default=None,
+                       help=bound_help("with --trace-unit node: the trace's nodes per group, GPUs per group / GPUs "
+                                       "per node (default 1)", "trace_nodes_per_group"))
+    g.add_argument("--trace-time-scale", type=bounded("trace_time_scale"), default=None,
+                   help=bound_help("with --failure-trace: multiply every failure time and the window by this, "
+                                   "keeping each down period's length (below 1: a larger cluster's rate) "
+                                   "(default 1)", "trace_time_scale"))
+    g.add_argument("--burst-window", type=bounded("burst_window"), default=None,
+                   help=bound_help("with --failure-trace: the fit's burst window, minutes of scaled time "
+                                   "(default 10)", "burst_window"))
+    g.add_argument("--no-repair", action="store_true",
+                   help="with --failure-trace: a failed group stays down until the next global restart "
+                        "(default: it returns at the end of its down period, --repair-time trace)")
+
+
+def repair_args(p, spares: bool = False, listed: bool = False, spares_auto: bool = False, trace: bool = False):
     """Repair without a global restart; off by default (the paper's model). ``spares``: also the finite spare
     pool (``--spares``, ``--hardware-repair``), where whole training runs answer (ttt, optimize, plan).
     ``listed``: ``--repair-time`` takes a comma list, searched with the rest (optimize, plan). ``spares_auto``:
     ``--spares`` also takes ``auto`` (plan: the pool size is chosen)."""
     g = p.add_argument_group("repair without a global restart (default off)")
-    g.add_argument("--repair-time", type=_number_list("repair_time", "--repair-time") if listed else
-                   bounded("repair_time"), default=None,
+    repair_type = _number_list("repair_time", "--repair-time") if listed else bounded("repair_time")
+    g.add_argument("--repair-time", type=_with_trace_word(repair_type) if trace else repair_type, default=None,
                    help=bound_help("mean minutes for a failed group to rejoin while the others keep going"
                                    + (", or a comma list to search with r, m, D_max and tau on whole training runs"
-                                 if listed else "") + " (default: no repair)", "repair_time"))
+                                 if listed else "")
+                                   + ("; with --failure-trace a fixed time D after the failure, or trace: at "
+                                      "the end of its down period (the default with a trace)" if trace else "")
+                                   + " (default: no repair)", "repair_time"))
     g.add_argument("--repair-law", choices=("fixed", "exp", "lognormal"), default=None,
                    help="law of the repair time (default fixed; lognormal keeps the mean)")
     g.add_argument("--repair-sigma", type=bounded("repair_sigma"), default=None,

@@ -7,7 +7,10 @@ table otherwise. Progress bars go to stderr. Bad input: exit code 2 and one line
 from __future__ import annotations
 
 from .model_from_flags import (
-    failure_model_from_flags, repair_from_flags, repair_times_from_flags, scenario_from_flags, training_from_flags)
+    failure_model_from_flags, repair_from_flags, repair_times_from_flags, scenario_from_flags, trace_from_flags,
+    training_from_flags)
+
+TRACE_RUNS = 16  # optimize --failure-trace: runs per scheme, from evenly spaced offsets of the trace
 
 EXIT_BAD_INPUT = 2
 
@@ -79,18 +82,37 @@ def cmd_ttt(args) -> dict:
 
     from ..ttt.answer import Policy, time_to_train
 
+    trace = trace_from_flags(args)  # before the cluster: --repair-time trace is not a repair time
     cluster = _cluster(args, check_redundancy=False)  # the scheme decides r (none: 1)
     training = dataclasses.replace(training_from_flags(args), ckpt_interval_min=args.ckpt_interval)
     if args.elastic_data is not None and args.scheme != "elastic":
         raise ValueError(f"--elastic-data applies to --scheme elastic only (got --elastic-data {args.elastic_data} "
                          f"with --scheme {args.scheme})")
     policy = Policy(args.scheme, args.redundancy, args.restart_depth, args.ages, args.elastic_data or "rebalance")
+    if trace is not None:  # the trace replayed beside the model it fits
+        from ..planner.trace_replay import replay_ttt
+
+        return replay_ttt(cluster, training, policy, trace, _sampling(args, args.runs)).to_json()
     return time_to_train(cluster, training, policy, _sampling(args, args.runs)).to_json()
 
 
 def cmd_optimize(args) -> dict:
     from ..ttt.answer import Space, optimize
 
+    trace = trace_from_flags(args)
+    if trace is not None:  # every scheme replayed on the trace, ranked, beside the fitted model
+        from ..model.cluster import Sampling
+        from ..planner.trace_replay import compare_schemes, trace_policies
+
+        if args.microbatch_set is not None and len(args.microbatch_set) > 1 or args.restart_depths is not None:
+            raise ValueError("--microbatches lists and --restart-depth: not searched with --failure-trace (each "
+                             "scheme is replayed at one m, no proactive restart); give one --microbatches value")
+        if args.microbatch_set:
+            args.microbatches = args.microbatch_set[0]
+        cluster = _cluster(args, check_redundancy=False)
+        policies = trace_policies(cluster.groups, args.r_max, trace.repair != "none")
+        return compare_schemes(cluster, training_from_flags(args), policies, trace,
+                               Sampling(TRACE_RUNS, seed=0)).to_json()
     space = Space(args.r_max, tuple(args.microbatch_set or [1]),
                   None if args.restart_depths is None else tuple(args.restart_depths), args.epochs, args.pool_seed,
                   args.ages, args.curves, repair_times_from_flags(args))

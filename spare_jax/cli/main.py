@@ -25,8 +25,8 @@ def _add_mtbf(args, result) -> None:
     """The resolved failure clock beside the results: per-group MTBF and the MTBF of the N groups run."""
     if not isinstance(result, dict) or not result or not hasattr(args, "mtbf") or not hasattr(args, "groups"):
         return
-    if getattr(args, "group_mtbf_file", None) is not None:
-        return
+    if getattr(args, "group_mtbf_file", None) is not None or getattr(args, "failure_trace", None) is not None:
+        return  # (a trace's down periods are the failures: no failure clock to show)
     from ..model.cluster import Cluster
 
     for key, value in Cluster(args.groups, failure_model_from_flags(args)).failure_clock().items():

@@ -179,3 +179,53 @@ def scheme_list(text: str) -> tuple:
     if not items or any(x not in known for x in items):
         raise argparse.ArgumentTypeError(f"must be a comma-separated list of {', '.join(known)}, got {text!r}")
     return items
+
+
+TRACE_FLAGS = ("trace_unit", "trace_nodes_per_group", "trace_time_scale", "burst_window", "no_repair")
+
+
+def trace_from_flags(args):
+    """The ``planner.trace_replay.TraceOptions`` of ``--failure-trace`` and its flags (None without a trace;
+    each of its flags then refused). ``--repair-time trace`` (the default with a trace) and ``--no-repair`` set
+    the repair mode and leave ``args.repair_time`` None; a number is the fixed repair time."""
+    path = getattr(args, "failure_trace", None)
+    repair_time = getattr(args, "repair_time", None)
+    if path is None:
+        given = [f for f in TRACE_FLAGS if getattr(args, f, None) not in (None, False)]
+        if given:
+            raise ValueError(f"{', '.join('--' + f.replace('_', '-') for f in given)} go(es) with --failure-trace")
+        if repair_time == "trace" or (isinstance(repair_time, list) and "trace" in repair_time):
+            raise ValueError("--repair-time trace goes with --failure-trace (repair at the end of each down period)")
+        return None
+    from ..model.trace import read_trace
+    from ..planner.trace_replay import TraceOptions
+
+    rate_flags = {"mtbf": "--reference-mtbf-min", "group_mtbf": "--group-mtbf-min", "gpu_mtbf_hours": "--gpu-mtbf-hours",
+                  "group_mtbf_file": "--group-mtbf-file", "weibull_shape": "--weibull-shape",
+                  "ages": "--ages"}
+    named = [flag for dest, flag in rate_flags.items() if dest in getattr(args, "given", set())]
+    if named:
+        raise ValueError(f"{', '.join(named)}: not used with --failure-trace (the trace's down periods are the "
+                         "failures); drop it")
+
+    try:  # the file checked before any work (the replay reads it again)
+        read_trace(path)
+    except ValueError as exc:
+        raise ValueError(f"--failure-trace: {exc}") from None
+    if isinstance(repair_time, list):
+        if len(repair_time) > 1:
+            raise ValueError("--repair-time with --failure-trace takes one value (trace or a number of minutes), "
+                             "not a list to search")
+        repair_time = args.repair_time = repair_time[0]
+    if args.no_repair and repair_time is not None:
+        raise ValueError("--no-repair and --repair-time: give one of them")
+    if repair_time == "trace":
+        args.repair_time = None
+    repair = "none" if args.no_repair else ("trace" if repair_time in (None, "trace") else "fixed")
+    unit = args.trace_unit or "group"
+    npg = getattr(args, "trace_nodes_per_group", None)
+    if npg is not None and unit != "node":
+        raise ValueError("--trace-nodes-per-group goes with --trace-unit node")
+    return TraceOptions(path, unit, 1 if npg is None else npg,
+                        1.0 if args.trace_time_scale is None else args.trace_time_scale, repair,
+                        10.0 if args.burst_window is None else args.burst_window)

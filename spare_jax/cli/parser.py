@@ -7,7 +7,7 @@ import argparse
 
 from .args import (
     SampleFlag, ages_arg, common_args, failure_args, gpus_args, job_scaling_arg, microbatch_args, policy_search_args, repair_args,
-    run_args, scenario_args, training_args)
+    run_args, scenario_args, trace_args, training_args)
 from .base import Parser, bounded, bound_help
 from .deprecation import deprecated_alias
 from .model_from_flags import scenario_from_flags
@@ -112,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "sampled epochs)", "ckpt_interval"))
     ages_arg(p)
     scenario_args(p)
-    repair_args(p, spares=True)
+    repair_args(p, spares=True, trace=True)
+    trace_args(p)
     microbatch_args(p, restart=True)
     p.set_defaults(func=cmd_ttt, title="Time-to-train")
 
@@ -130,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "a ring order, lemons; default 20000)", "pool_epochs"))
     p.add_argument("--pool-seed", type=bounded("seed", "--pool-seed"), default=0,
                    help=bound_help("PRNG seed of those epochs (default 0; the closed form uses none)", "seed"))
-    repair_args(p, spares=True, listed=True)
+    repair_args(p, spares=True, listed=True, trace=True)
+    trace_args(p)
     policy_search_args(p)
     p.set_defaults(func=cmd_optimize, title="Optimal redundancy and checkpoint interval per scheme")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
-from .args import policy_search_args, repair_args, scenario_args, stall_args
+from .args import policy_search_args, repair_args, scenario_args, stall_args, trace_args
 from .base import bounded, bound_help
 from .model_from_flags import (
-    preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list)
+    preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list, trace_from_flags)
 from ..model.bounds import BOUNDS
 from ..planner import plan as planmod
 
@@ -115,8 +115,9 @@ def add_plan_parser(sub) -> None:
                                    "deadline_hours"))
     scenario_args(p, mtbf_flags=False)
     policy_search_args(p, plan=True)
-    repair_args(p, spares=True, listed=True, spares_auto=True)
+    repair_args(p, spares=True, listed=True, spares_auto=True, trace=True)
     spare_pool_args(p)
+    trace_args(p, nodes=False)
     m = p.add_argument_group("search and Monte Carlo")
     m.add_argument("--schemes", type=scheme_list, default=None, metavar="LIST",
                    help="strategies compared, comma-separated from spare, rep, none, elastic (default "
@@ -263,8 +264,54 @@ def _resolve(args):
     return preset, out
 
 
+TRACE_RUNS = 16  # plan --failure-trace: runs per strategy unless --runs is given
+
+
+def _plan_trace(args, trace) -> dict:
+    """``plan --failure-trace``: the strategies ranked on the trace's replay, the model's ranking beside it
+    (``planner.trace_report.plan_on_trace``), and with ``--report`` its HTML report."""
+    import dataclasses
+
+    from ..model.cluster import Cluster, Sampling
+    from ..model.failures import FailureModel
+    from ..model.trace_units import nodes_per_group
+    from ..model.training import Training
+    from ..planner.trace_report import plan_on_trace, write_trace_report
+
+    given = [f for f, v in (("--failure-log", args.failure_log), ("--node-mtbf-hours", args.node_mtbf_hours),
+                            ("--gpu-mtbf-hours", args.gpu_mtbf_hours), ("--deadline-hours", args.deadline_hours),
+                            ("--gpu-hour-price", args.gpu_hour_price)) if v is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not used with --failure-trace (the trace gives the failures; a plan "
+                         "on a trace ranks time-to-train only); drop it")
+    if args.report is not None:
+        _check_report_path(args.report)
+    preset, s = _resolve(args)
+    gpus, gpg = s["gpus"][0], s["gpus_per_group"][0]
+    n = planmod.cluster_groups(gpus, gpg, ("--gpus", "--gpus-per-group"))
+    if trace.unit == "node":
+        trace = dataclasses.replace(trace, nodes_per_group=nodes_per_group(gpg, args.gpus_per_node or 8))
+    elif args.gpus_per_node is not None:
+        raise ValueError("--gpus-per-node goes with --trace-unit node here (n = GPUs per group / GPUs per node)")
+    repair = repair_from_flags(args)
+    cluster = Cluster(n, FailureModel(reference_gpus=float(gpus), gpus_per_group=float(gpg)),
+                      scenario_from_flags(args, n, gpus), repair)
+    training = Training(s["work_hours"][0], s["ckpt_cost"][0], s["restart"][0],
+                        failure_stall_min=s["failure_stall"][0], rejoin_stall_min=s["rejoin_stall"][0])
+    runs = args.runs if "runs" in getattr(args, "given", set()) else TRACE_RUNS
+    out = plan_on_trace(cluster, training, trace, args.r_max or 5, Sampling(runs, seed=args.seed)).to_json()
+    if args.report is not None:
+        write_trace_report(out, trace, args.report)
+        out["report"] = args.report
+    return out
+
+
 def cmd_plan(args) -> dict:
     from ..planner.fit import fit_log, read_failure_log
+
+    trace = trace_from_flags(args)
+    if trace is not None:
+        return _plan_trace(args, trace)
 
     if args.failure_log is None:
         given = [f for f, v in (("--log-window-hours", args.log_window_hours), ("--log-nodes", args.log_nodes),

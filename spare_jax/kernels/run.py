@@ -98,6 +98,14 @@ the job's next event) and, at a domain event or the end of a restart, one number
 results depend on (seed, run id) only, never on the chunk size or the device count. Initial clocks:
 streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
 
+A replay (``RunShape.trace``; ``kernels.run_trace``): the group clocks are a failure trace's down periods,
+passed as traced arrays (``trace``). A new clock is the first period of the group's unit that starts at or
+after the instant it is up (the run's start at its offset on the circle, its return, a restart's end), with
+its end kept per group (``RunState.fend``) for repair from the trace; at one instant a return goes before a
+failure and failures go in physical group order; no random numbers are drawn unless job-wide failures are
+on. Every other part of a step is the same code. ``RunShape.log_events`` keeps each run's first group events
+(``log_t``, ``log_g``, ``log_kind``), so that a sampled run can be dumped as a trace.
+
 A run that has not finished after ``max_events`` events is returned *censored* and counted; the caller
 refuses to print a mean over censored runs.
 
@@ -138,7 +146,7 @@ WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wai
 
 
 def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events=DEFAULT_MAX_EVENTS,
-               lanes: int | None = None):
+               lanes: int | None = None, trace=None):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
     per-run arrays: ``OUTPUTS`` (float32: wall time, computing time, work computed and lost, minutes; counts;
@@ -153,7 +161,11 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     group failures, a domain event's groups each; the events taken), ``ended_by_job`` and ``censored`` (bool:
     the time limit or the event limit reached), and with ``depth`` ``work`` and ``depth_time`` (float32: the
     time integrals of 1/d and d). ``lanes``: how many runs a step takes (None: all of the chunk in lockstep, or
-    for epochs 256 on CPU and a quarter of the chunk elsewhere), each lane taking the next when its own ends."""
+    for epochs 256 on CPU and a quarter of the chunk elsewhere), each lane taking the next when its own ends.
+
+    ``trace`` (a ``kernels.run_trace.TraceDevice``, traced) with ``shape.trace``: a replay, the group clocks
+    are the trace's down periods (``kernels.run_trace``); with ``shape.log_events`` also ``log_t``, ``log_g``
+    and ``log_kind``, each run's first group events."""
     from .repair_law import sample_repair
 
     max_events = jnp.asarray(max_events, jnp.int32)  # traced (a number of the call): a new limit compiles nothing
@@ -183,13 +195,25 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         slot_idx = jnp.arange(slots, dtype=jnp.int32)
         no_ticket = jnp.int32(WAITING_NONE)
 
-    def clock(u, start, sc):  # a new group clock from time ``start``
+    replay = shape.trace  # a replay: the clocks are a trace's periods (``kernels.run_trace``)
+    if replay:
+        from .run_trace import first_at_tie, next_period, offsets
+    from_trace = replay and shape.repair_law == "trace"  # a group returns at the end of the period that failed it
+    hw_trace = replay and finite and shape.trace_hardware  # node sets away until their period's end (any order)
+    keep_end = from_trace or hw_trace  # each group's period end is kept (``RunState.fend``)
+    draws = not replay or shape.job_wide  # a replay draws no random numbers unless job-wide failures are on
+    n_log = int(shape.log_events)
+
+    def clock(u, start, cols, ids):  # a new group clock from time ``start`` for ring positions ``cols``
+        if replay:  # the first period starting at or after ``start``, and its end
+            return next_period(trace, cols, start, offsets(trace, ids, total))
+        sc = scale[cols]
         if shape.weibull:
-            return start + sc * (-jnp.log1p(-u)) ** inv_k
-        return start + sc * (-jnp.log1p(-u))
+            return start + sc * (-jnp.log1p(-u)) ** inv_k, None
+        return start + sc * (-jnp.log1p(-u)), None
 
     def repair_end(u, start):
-        if shape.repair_law is None:
+        if shape.repair_law in (None, "trace"):  # (from the trace: ``fend``, read where a group fails)
             return jnp.full(jnp.shape(u), inf)
         return start + sample_repair(shape.repair_law, repair_nums, u)
 
@@ -206,7 +230,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         """The state of the runs ``ids`` at their start: every group up, every clock new."""
         c = ids.shape[0]
         if epoch:  # the streams of the static wipe-out kernels: groups 0, domain level l 1 + l, job-wide 1 + L
-            nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=0)), 0.0, scale[None, :])
+            nxt, _ = clock(bits_to_uniform(trial_bits(words, ids, n, stream=0)), 0.0, jnp.arange(n)[None, :], ids)
             offsets = np.cumsum((0,) + shape.domain_counts)
             dom = (jnp.concatenate([exponential_from_bits(trial_bits(words, ids, count, stream=1 + i))
                                     * dom_mean[None, offsets[i]:offsets[i] + count]
@@ -214,7 +238,9 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                    if nd else jnp.full((c, 1), inf))
             job_stream = 1 + len(shape.domain_counts)
         else:
-            nxt = clock(bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)), 0.0, scale[None, :])
+            u0 = bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)) if draws else None
+            nxt, fend = clock(u0, jnp.zeros((c, n), jnp.float32), jnp.arange(n, dtype=jnp.int32)[None, :],
+                              ids[:, None])
             dom = (exponential_from_bits(trial_bits(words, ids, nd, stream=INIT_STREAM + 1)) * dom_mean[None, :]
                    if nd else jnp.full((c, 1), inf))
             job_stream = INIT_STREAM + 2
@@ -239,6 +265,13 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                       spare_waiting=zb, nwait=zi, wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
         if epoch == "depth":
             st.update(depth_time=zf)
+        if keep_end:
+            st.update(fend=fend)
+        if hw_trace:  # the node sets away: a set of return times (+inf: a free slot), not a ring in order
+            st.update(ret=jnp.full((c, slots), inf, jnp.float32))
+        if n_log:
+            st.update(log_t=jnp.zeros((c, n_log), jnp.float32), log_g=jnp.zeros((c, n_log), jnp.int32),
+                      log_kind=jnp.zeros((c, n_log), jnp.int32))
         return RunState(**st)
 
     c_all = run_ids.shape[0]
@@ -263,6 +296,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         e["phase"] = phase
         gmin, gb = min_first(s["bv"])  # the earliest group clock: the least of the block minima
         e["gi"] = jnp.take_along_axis(s["bi"], gb[:, None], axis=1)[:, 0]
+        if replay:  # at one instant a return first, then failures in physical group order
+            e["gi"] = first_at_tie(s["nxt"], s["down"], gmin, trace.phys)
         dmin, e["di"] = min_first(s["dom"])
         jt = s["job"]
         e["computing"] = computing = phase == COMPUTE
@@ -278,6 +313,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
         if finite:  # a node set's return from hardware repair goes first at a tie
             t_hw = jnp.where(s["ret_count"] > 0,
+                             jnp.min(s["ret"], axis=1) if hw_trace else
                              jnp.take_along_axis(s["ret"], s["ret_head"][:, None], axis=1)[:, 0], inf)
             is_hw = act & (s["ret_count"] > 0) & (t_hw <= jnp.minimum(t_ph, t_rand))
             t_rand = jnp.minimum(t_rand, t_hw)
@@ -304,7 +340,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         else:
             advance_run(s, e)
         s["t"] = tn
-        e["u"] = bits_to_uniform(row_bits(words, e["ids"], jnp.uint32(ev_stream) + s["k"].astype(jnp.uint32), 2))
+        e["u"] = (bits_to_uniform(row_bits(words, e["ids"], jnp.uint32(ev_stream) + s["k"].astype(jnp.uint32), 2))
+                  if draws else jnp.full((c, 2), 0.5, jnp.float32))
         rs_end = e["is_ph"] & (phase == RESTART)
         if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
             e["stall_now"] = stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
@@ -370,11 +407,13 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         tn, k_wide = e["tn"], e["k_wide"]
 
         def full_ends(rows, sub, ends):
-            nxt_r, down_r = sub
-            u_r = bits_to_uniform(row_bits(words, e["ids"][rows], k_wide[rows], n))
+            nxt_r, down_r = sub[:2]
+            u_r = bits_to_uniform(row_bits(words, e["ids"][rows], k_wide[rows], n)) if draws else None
             replace = ends[:, None] & (down_r | renewed)
-            return (jnp.where(replace, clock(u_r, tn[rows][:, None], scale[None, :]), nxt_r),
-                    jnp.where(ends[:, None], False, down_r))
+            new, new_end = clock(u_r, jnp.broadcast_to(tn[rows][:, None], (rows.shape[0], n)),
+                                 jnp.arange(n, dtype=jnp.int32)[None, :], e["ids"][rows][:, None])
+            out = (jnp.where(replace, new, nxt_r), jnp.where(ends[:, None], False, down_r))
+            return out + ((jnp.where(replace, new_end, sub[2]),) if keep_end else ())
 
         def listed_ends(rows, sub, ends):  # only the listed down groups draw: the same bits at their columns
             def from_list():
@@ -382,15 +421,18 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
                 pos = s["dl"][rows]  # ascending, free slots DOWN_LIST_PAD (dropped by the scatter)
                 cols = jnp.minimum(pos, n - 1)
                 u_r = bits_to_uniform(row_bits_at(words, e["ids"][rows], k_wide[rows], n, cols))
-                new = clock(u_r, tn[rows][:, None], scale[cols])
+                new, _ = clock(u_r, tn[rows][:, None], cols, e["ids"][rows][:, None])
                 pos = jnp.where(ends[:, None], pos, DOWN_LIST_PAD)
                 at = jnp.arange(rows.shape[0])[:, None]
                 return (nxt_r.at[at, pos].set(new, mode="drop"), jnp.where(ends[:, None], False, down_r))
 
             return jax.lax.cond(jnp.all(s["dok"][rows] | ~ends), from_list, lambda: full_ends(rows, sub, ends))
 
-        ends = listed_ends if listed and not renewed else full_ends
-        e["nxt"], e["down"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"]), wide_cap)
+        ends = listed_ends if listed and not renewed and not replay else full_ends
+        if keep_end:
+            e["nxt"], e["down"], s["fend"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"], s["fend"]), wide_cap)
+        else:
+            e["nxt"], e["down"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"]), wide_cap)
 
     def group_event(s, e):
         """A group's clock: a failure (a spare taken or a ticket, with a finite pool), or a rejoin."""
@@ -398,7 +440,9 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
         e["fail"] = fail = is_g & ~was_down
         e["rejoin"] = rejoin = is_g & was_down
-        g_scale = scale[gi]
+        if keep_end:  # a failure: the end of the period that failed it (the return, or the node set's)
+            f_end = jnp.take_along_axis(s["fend"], gi[:, None], axis=1)[:, 0]
+            e["hw_end"] = f_end
         if finite:  # the failed group takes a free spare, or waits (its ticket: first come, first served)
             has_spare = s["free"] > 0
             fail_wait = fail & ~has_spare
@@ -410,8 +454,11 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             e["wait_from"] = s["wait_from"].at[lanes, gi].set(jnp.where(fail_wait, tn, s["wait_from"][lanes, gi]))
             g_repair = jnp.where(working & has_spare, repair_end(u[:, 0], tn), inf)
         else:
-            g_repair = jnp.where(working, repair_end(u[:, 0], tn), inf)
-        g_next = jnp.where(rejoin, clock(u[:, 0], tn, g_scale), g_repair)
+            g_repair = jnp.where(working, f_end if from_trace else repair_end(u[:, 0], tn), inf)
+        new_clock, new_end = clock(u[:, 0], tn, gi, e["ids"])
+        g_next = jnp.where(rejoin, new_clock, g_repair)
+        if keep_end:
+            s["fend"] = s["fend"].at[lanes, gi].set(jnp.where(rejoin, new_end, s["fend"][lanes, gi]))
         e["nxt"] = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
         e["down"] = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
         s["failures"] = s["failures"] + fail
@@ -458,8 +505,17 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
             return
         tn, u, is_hw, pushed, phase = e["tn"], e["u"], e["is_hw"], e["pushed"], e["phase"]
         head, count = s["ret_head"], s["ret_count"]
-        tail = (head + count) % slots
-        ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
+        if hw_trace:  # a set of return times: the earliest returns (taken out), a new one goes in a free slot
+            ret = s["ret"]
+            out_at = jnp.argmin(ret, axis=1)
+            ret = ret.at[lanes, out_at].set(jnp.where(is_hw, inf, ret[lanes, out_at]))
+            in_at = jnp.argmax(ret == inf, axis=1)
+            ret = ret.at[lanes, in_at].set(jnp.where(pushed == 1, e["hw_end"], ret[lanes, in_at]))
+            s["ret"] = ret
+            s["ret_count"] = count + pushed - is_hw
+        else:
+            tail = (head + count) % slots
+            ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
         if nd:  # a domain event sends several
             def several(ret):
                 rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
@@ -603,10 +659,20 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         s["down"] = down
         s["k"] = s["k"] + e["act"]
 
+    def record(s, e):
+        """The event log (``RunShape.log_events``): each run's k-th group event (a failure, a return, a
+        restart's end), its time and ring position."""
+        if not n_log:
+            return
+        kind = jnp.where(e["fail"], 1, jnp.where(e["rejoin"], 2, jnp.where(e["rs_end"], 3, 0)))
+        at = jnp.where(e["act"] & (kind > 0) & (s["k"] < n_log), s["k"], n_log)  # n_log: dropped
+        for name, v in (("log_t", e["tn"]), ("log_g", e["gi"]), ("log_kind", kind)):
+            s[name] = s[name].at[lanes, at].set(v.astype(s[name].dtype), mode="drop")
+
     def body(state, ids):
         s, e = state._asdict(), {"ids": ids}
         for part in (select, advance, phase_event, restart_end, group_event, domain_event, spare_return, depth_change,
-                     stalls, phase_change, reblock):
+                     stalls, phase_change, record, reblock):
             part(s, e)
         return RunState(**s)
 
@@ -624,6 +690,8 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         out["events"] = s.k.astype(jnp.float32)
         out["censored"] = (s.phase != DONE)
         out["work_min"] = jnp.broadcast_to(work_total, s.t.shape)
+        if n_log:
+            out.update(log_t=s.log_t, log_g=s.log_g, log_kind=s.log_kind)
         if finite:  # a wait still going when the run ends counts up to its end
             going = jnp.where(s.ticket != no_ticket, s.t[:, None] - s.wait_from, 0.0)
             out["spare_wait_max"] = jnp.maximum(s.wait_max, jnp.max(going, axis=1))

@@ -1,7 +1,7 @@
 """Whole training runs through the chunked driver (docs/runs.md#what-a-run-is): ``simulate_runs`` (exact device
 sums over runs, resumable), ``run_each`` (each run's own outputs, for comparisons run by run), ``summarize``
 (means and standard errors), ``ttt_quantiles`` (from the device histogram) and ``default_chunk``; the kernel
-itself is ``kernels.run``."""
+itself is ``kernels.run``; ``replay_each``, runs replayed on a failure trace (``kernels.run_trace``)."""
 
 from __future__ import annotations
 
@@ -190,3 +190,40 @@ def summarize(result: dict) -> dict:
     var_ratio = max(0.0, resid) * n / max(1, n - 1) / (mean["work"] ** 2 * n) if s["work"] > 0 else math.inf
     return {"runs": n, "ttt_min": mean["ttt"], "ttt_stderr_min": math.sqrt(var_ttt / n), "slowdown": ratio,
             "slowdown_stderr": math.sqrt(var_ratio), **{f"{k}_mean": mean[k] for k in OUTPUTS if k != "ttt"}}
+
+
+def replay_each(setup: RunSetup, arrays, repair: str, sampling, max_events: int | None = None) -> dict:
+    """``sampling.count`` runs of ``setup`` replayed on a failure trace's device form ``arrays``
+    (``model.trace_units.TraceArrays``; ``kernels.run_trace``) with ``repair`` (``trace``, ``fixed``, ``none``; run k from ``t0 = k P / count``), each
+    run's outputs as host arrays (the whole-run kernel's ``OUTPUTS``, ``censored``, ``spare_wait_max``) and
+    ``wraps`` (float64 on the host) and ``offset_min``. Deterministic: no random numbers unless job-wide
+    failures are on (then seeded by ``sampling.seed`` and run id); any chunk or device count gives the same."""
+    from .driver import Execution, as_uint32_key_words, run_chunked
+    from .run_trace import device_width, replay_setup, replay_shape, trace_device
+
+    runs = int(sampling.count)
+    shape = replay_shape(setup, repair)
+    params = run_params(replay_setup(setup, repair))
+    dev = trace_device(arrays, setup.ring)
+    fn = jitted_run_kernel(shape)
+    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(runs), params,
+           np.int32(DEFAULT_MAX_EVENTS if max_events is None else max_events), dev)
+    parts = []
+
+    def consume(index, host, saved=None):
+        parts.append(host)
+        return {}
+
+    run_chunked(lambda a, ids: fn(a[0], ids, a[1], a[2], max_events=a[3], trace=a[4]), runs, consume,
+                Execution(_width(shape) * 4 + 2 * device_width(arrays), sampling.chunk_size, sampling.devices,
+                          f"replay {setup.scheme} N={setup.groups}", sampling.progress, bytes_per_item=RUN_BYTES),
+                aux=aux, cache_key=("replay", shape, device_width(arrays)))
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    if out["censored"].any():
+        raise ValueError(f"{int(out['censored'].sum())} of {runs} replayed runs did not finish within the event "
+                         "limit; no time-to-train is printed for an incomplete sample")
+    p = float(arrays.circle_min)
+    off = np.arange(runs, dtype=np.float64) * p / runs
+    out["offset_min"] = off
+    out["wraps"] = np.floor((off + out["ttt"].astype(np.float64)) / p)
+    return out

@@ -26,7 +26,11 @@ class RunShape(NamedTuple):
     ``wipeout`` or ``depth`` for an epoch with repair (``kernels.repair``): it runs from every group up to the
     first wipe-out or job-wide failure (or the time limit), with no checkpoint and no restart; ``wipeout``
     tests only for a lost shard, through ``RunParams.holders`` (any placement, ``scheme`` its kind),
-    ``depth`` also keeps the depth (``scheme`` ``spare`` for the stacked placement, ``block``)."""
+    ``depth`` also keeps the depth (``scheme`` ``spare`` for the stacked placement, ``block``). ``trace``: the
+    group clocks are a failure trace's down periods (``kernels.run_trace``; ``repair_law`` ``trace``: a group
+    returns at the end of the period that failed it; ``trace_hardware``: with a finite pool, a failed group's
+    node set is away until the end of the period that failed it, not for a fixed H); ``log_events``: keep each run's first that many group
+    events (failures, returns, restart ends) in its outputs (for dumping a sampled run as a trace)."""
 
     scheme: str
     groups: int
@@ -40,6 +44,9 @@ class RunShape(NamedTuple):
     spare_capacity: int | None
     elastic_data: str
     epoch: str | None = None
+    trace: bool = False
+    log_events: int = 0
+    trace_hardware: bool = False
 
 
 class RunParams(NamedTuple):
@@ -174,3 +181,7 @@ class RunState(NamedTuple):
     wait_from: jax.Array | None = None  # [C, N] when a waiting group's wait started
     wait_max: jax.Array | None = None  # the longest wait for a spare so far
     depth_time: jax.Array | None = None  # an epoch's time integral of the depth (``epoch == "depth"``)
+    fend: jax.Array | None = None  # [C, N] a trace replay: the end of the period each group's ``nxt`` points to
+    log_t: jax.Array | None = None  # [C, log_events] the logged group events' times (``RunShape.log_events``)
+    log_g: jax.Array | None = None  # [C, log_events] their ring positions
+    log_kind: jax.Array | None = None  # [C, log_events] 0 none, 1 a failure, 2 a return, 3 a restart's end

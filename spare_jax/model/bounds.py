@@ -27,6 +27,8 @@ library functions use ``check`` for the same values where it is cheap. Why each 
   ``hardware_repair``: H in minutes, the range of ``repair_time``.
 * ``failure_stall``, ``rejoin_stall``: 0..1,440 min (a day): a pause of the whole job per failure or rejoin,
   far below any group MTBF the model resolves; longer is an outage, which the restart R models.
+* ``trace_time_scale``: 1e-6..1e6, the range ``model.trace_units`` takes; ``trace_nodes_per_group`` as
+  ``gpus_per_node``; ``burst_window``: up to a week of scaled time (wider, every failure is in one burst).
 * ``chunk_size``: at most 2^24 trials, and its working set (``chunk_bytes``) must fit half the RAM.
 * epochs with repair followed to their wipe-out (``overhead --repair-time``): the first-order theory's events
   per epoch at most ``REPAIR_EPOCH_EVENTS_MAX`` and in all at most ``REPAIR_EVENTS_MAX``, checked before any
@@ -90,6 +92,11 @@ BOUNDS = {
     # stalls per failure and per rejoin (docs/runs.md#stalls): up to a day, the range of a pause, not an outage
     "failure_stall": ("float", 0.0, 1440.0, "min"),
     "rejoin_stall": ("float", 0.0, 1440.0, "min"),
+    # a failure trace replayed (docs/traces.md#replaying-a-trace): the time scale of model.trace_units; a burst
+    # window up to a week
+    "trace_time_scale": ("float", 1e-6, 1e6, ""),
+    "trace_nodes_per_group": ("int", 1, 1_000_000, "nodes"),
+    "burst_window": ("float", 1e-3, 10_080.0, "min"),
     "max_spare_wait": ("float", 1e-3, 1e12, "min"),  # plan --spares auto: the longest wait for a spare allowed
     "spare_runs": ("int", 299, 100_000, "whole runs per pool size"),  # 299: the fewest that can meet the wait bound
     "pool_epochs": ("int", 100, 10_000_000, "epochs per (scheme, r) when there is no closed form"),
