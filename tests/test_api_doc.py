@@ -34,15 +34,15 @@ def _run(code: str, capsys) -> str:
 
 def test_the_page_has_an_example_per_wing():
     headings = [h for h, _ in examples()]
-    assert len(headings) == 6, headings
-    for word in ("Report", "theory", "measure", "ttt", "rectlr", "planner"):
+    assert len(headings) == 7, headings
+    for word in ("Report", "theory", "measure", "ttt", "rectlr", "planner", "failure trace"):
         assert any(word in h for h in headings), (word, headings)
     text = PAGE.read_text()
-    assert "theory.expected_failures(" in text and "## A replayed failure trace" in text
+    assert "theory.expected_failures(" in text and "replay_ttt(" in text
     assert sum(LOOP in code for _, code in examples()) == 1
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(7))
 def test_each_example_runs(index, capsys):
     heading, code = examples()[index]
     if LOOP in code:
