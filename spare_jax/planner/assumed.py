@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 
-def _whole(name: str, value, low: int, high: float = math.inf) -> int:
-    """``value`` as a whole number in ``low``..``high`` (ValueError naming ``name`` otherwise)."""
+def check_number(name: str, value, low: float, integer: bool = False, high: float = math.inf):
+    """``value`` as a finite number in ``low``..``high`` (a whole one with ``integer``): ValueError naming ``name``."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number, got {value!r}")
     try:
@@ -17,9 +17,16 @@ def _whole(name: str, value, low: int, high: float = math.inf) -> int:
         raise ValueError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(v) or v < low or v > high:
         raise ValueError(f"{name} must be a finite number in {low:g}..{high:g}, got {value!r}")
-    if not v.is_integer():
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    return int(v)
+    if integer:
+        if not v.is_integer():
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        return int(v)
+    return v
+
+
+def _whole(name: str, value, low: int, high: float = math.inf) -> int:
+    """``value`` as a whole number in ``low``..``high`` (ValueError naming ``name`` otherwise)."""
+    return int(check_number(name, value, low, True, high))
 
 
 def batch_assumed(global_batch_seqs, max_microbatches, n: int, repair, space, given_m: int = 1) -> dict:

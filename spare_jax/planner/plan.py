@@ -43,7 +43,7 @@ from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
 from ..model.failures import FailureModel
 from ..results import Result
 from .verdict import HANDFUL, bound, limit, verdict
-from .assumed import assumptions, batch_assumed as _batch, trade_lines
+from .assumed import assumptions, batch_assumed as _batch, check_number as _check, trade_lines
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
 from .searched_rows import (failures_endured, quantile_fields, run_fields, run_hours_each,  # noqa: F401
@@ -93,22 +93,6 @@ class PlanResult(Result):
             out["spare_pool"] = self.spares
         out["notes"] = self.notes
         return out
-
-
-def _check(name: str, value, low: float, integer: bool = False, high: float = math.inf):
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v < low or v > high:
-        raise ValueError(f"{name} must be a finite number in {low:g}..{high:g}, got {value!r}")
-    if integer:
-        if not v.is_integer():
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
-        return int(v)
-    return v
 
 
 def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gpus_per_node, fit, fit_law):

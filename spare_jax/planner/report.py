@@ -49,11 +49,11 @@ ul.notes li { margin-bottom: 0.3em; }
 """
 
 
-def _e(x) -> str:
+def escape(x) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _png(fig) -> str:
+def png_uri(fig) -> str:
     """The figure as a data URI (PNG, base64), closed afterwards."""
     import matplotlib.pyplot as plt
 
@@ -111,7 +111,7 @@ def figure_ttt_vs_r(result: PlanResult) -> str:
     pairs = sorted(zip(handles, labels), key=lambda hl: rank.get(hl[1].split(":")[0], len(rank)))
     ax.legend([h for h, _ in pairs], [lab for _, lab in pairs], loc="upper center", bbox_to_anchor=(0.5, -0.16),
               fontsize=8, ncol=1, frameon=False)
-    return _png(fig)
+    return png_uri(fig)
 
 
 def _ranges(values) -> str:
@@ -156,7 +156,7 @@ def figure_ttt_distribution(result: PlanResult) -> str | None:
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    return _png(fig)
+    return png_uri(fig)
 
 
 def cdf_range(runs: dict, deadline=None) -> tuple:
@@ -206,14 +206,14 @@ def figure_sensitivity(result: PlanResult) -> str | None:
     ax.set_title("Sensitivity (optimiser re-run; r* labelled where it moves)")
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    return _png(fig)
+    return png_uri(fig)
 
 
 def _table(head: list, rows: list, best_row: int | None = None, numeric_from: int = 1) -> str:
-    out = ["<table>", "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead>", "<tbody>"]
+    out = ["<table>", "<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead>", "<tbody>"]
     for i, row in enumerate(rows):
         cls = ' class="best"' if i == best_row else ""
-        cells = "".join(f'<td class="num">{_e(c)}</td>' if j >= numeric_from else f"<td>{_e(c)}</td>"
+        cells = "".join(f'<td class="num">{escape(c)}</td>' if j >= numeric_from else f"<td>{escape(c)}</td>"
                         for j, c in enumerate(row))
         out.append(f"<tr{cls}>{cells}</tr>")
     out += ["</tbody>", "</table>"]
@@ -224,7 +224,7 @@ def _flags(text: str) -> str:
     """``text`` escaped, each flag (``--name``) in a span that is never broken across lines."""
     import re
 
-    return re.sub(r"(--[a-z][a-z0-9-]*)", r'<span class="flag">\1</span>', _e(text))
+    return re.sub(r"(--[a-z][a-z0-9-]*)", r'<span class="flag">\1</span>', escape(text))
 
 
 def verdict_html(text: str) -> list:
@@ -250,16 +250,16 @@ def render_html(result: PlanResult) -> str:
              f"{inp['work_hours']:g} h of work")
     parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8"/>',
              '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
-             f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
-             f"<h1>{_e(title)}</h1>",
-             f'<p class="sub">spare-jax plan, {_e(datetime.date.today().isoformat())}; method: {_e(inp.get("method_detail", inp["method"]))}'
-             + (f"; preset {_e(inp['preset'])}" if inp.get("preset") else "") + "</p>"]
-    parts.append(f"<p>Model: {_e(model_text(inp))}."
-                 + (f" Price: {_e(price_text(inp))}." if "gpu_hour_price" in inp else "") + "</p>")
+             f"<title>{escape(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>",
+             f"<h1>{escape(title)}</h1>",
+             f'<p class="sub">spare-jax plan, {escape(datetime.date.today().isoformat())}; method: {escape(inp.get("method_detail", inp["method"]))}'
+             + (f"; preset {escape(inp['preset'])}" if inp.get("preset") else "") + "</p>"]
+    parts.append(f"<p>Model: {escape(model_text(inp))}."
+                 + (f" Price: {escape(price_text(inp))}." if "gpu_hour_price" in inp else "") + "</p>")
 
     schemes = result.schemes
     if result.verdict is not None:
-        parts[parts.index(f"<h1>{_e(title)}</h1>") + 1:1] = verdict_html(result.verdict["text"])
+        parts[parts.index(f"<h1>{escape(title)}</h1>") + 1:1] = verdict_html(result.verdict["text"])
     best = result.verdict["scheme"] if result.verdict is not None and result.verdict["scheme"] in schemes \
         else min(schemes, key=lambda s: schemes[s]["ttt_hours"])
     survived = survived_column(schemes)
@@ -294,8 +294,8 @@ def render_html(result: PlanResult) -> str:
               "gain: (TTT − limit) / limit; group failures cost nothing: the TTT of a run whose only losses are "
               "job-wide interruptions, checkpoints and restarts. Expected TTT from "
               "the optimiser "
-              f"({_e(inp.get('method_detail', inp['method']))}); the 5–95% range and P(TTT &gt; deadline) from "
-              f"{_e(runs_text(schemes))} at (r*, τ*). "
+              f"({escape(inp.get('method_detail', inp['method']))}); the 5–95% range and P(TTT &gt; deadline) from "
+              f"{escape(runs_text(schemes))} at (r*, τ*). "
               + ("Failures survived per run: the group failures the whole runs survived, on average (with "
                  "repair). " if survived else "Failures endured: E[T] − 1 of the i.i.d. theory at r* (group "
                  "failures absorbed before the wipe-out). ") + "GPU-hours = TTT × GPUs; cost = GPU-hours × price.</p>"]
@@ -314,10 +314,10 @@ def render_html(result: PlanResult) -> str:
         from .spares import figure_spares, report_rows
 
         head, rows, text = report_rows(result.spares)
-        parts += ["<h2>Spare pool (--spares auto)</h2>", f"<p>{_e(text)}</p>", _table(head, rows)]
+        parts += ["<h2>Spare pool (--spares auto)</h2>", f"<p>{escape(text)}</p>", _table(head, rows)]
         fig = figure_spares(result.spares)
         if fig is not None:
-            parts += ["<figure>", f'<img src="{_png(fig)}" alt="time-to-train and cost against the spares"/>',
+            parts += ["<figure>", f'<img src="{png_uri(fig)}" alt="time-to-train and cost against the spares"/>',
                       "<figcaption>Time-to-train and total cost against the spares K per scheme; stars: the "
                       "cheapest K that meets the wait; ×: K whose longest wait is too often too long.</figcaption>",
                       "</figure>"]
@@ -339,12 +339,12 @@ def render_html(result: PlanResult) -> str:
                      [[k, v, "input to plan()"] for k, v in inp.items() if not isinstance(v, dict)], numeric_from=9)]
     if result.preset:
         p = result.preset
-        parts.append(f"<p>Preset <b>{_e(p['name'])}</b>: {_e(p['description'])}.</p>")
+        parts.append(f"<p>Preset <b>{escape(p['name'])}</b>: {escape(p['description'])}.</p>")
         if p["sources"]:
-            parts += ["<p>Sources:</p>", "<ul>"] + [f"<li>{_e(s)}</li>" for s in p["sources"]] + ["</ul>"]
+            parts += ["<p>Sources:</p>", "<ul>"] + [f"<li>{escape(s)}</li>" for s in p["sources"]] + ["</ul>"]
         if p["assumptions"]:
             parts += ["<p>Assumptions (not in the sources):</p>", "<ul>"] + [
-                f"<li>{_e(a)}</li>" for a in p["assumptions"]] + ["</ul>"]
+                f"<li>{escape(a)}</li>" for a in p["assumptions"]] + ["</ul>"]
     if result.fit is not None:
         parts += _fit_section(result.fit)
     if result.notes:
@@ -365,7 +365,7 @@ def _fit_section(fit: dict) -> list:
                  ["Weibull renewal: node MTBF (95% CI)",
                   f"{wb['mtbf_hours']:,.1f} h ({wb['mtbf_ci95_low']:,.1f} – {wb['mtbf_ci95_high']:,.1f})"],
                  ["LR test of k = 1 (exponential): p", f"{wb['p_exponential']:.3g}"]]
-    return ["<h2>Failure log fit</h2>", f"<p>{_e(fit['path'])}, maximum likelihood.</p>",
+    return ["<h2>Failure log fit</h2>", f"<p>{escape(fit['path'])}, maximum likelihood.</p>",
             _table(["quantity", "value"], rows, numeric_from=1)]
 
 

@@ -5,16 +5,14 @@ and the trace's down periods over time)."""
 
 from __future__ import annotations
 
-import base64
 import datetime
-import html
-import io
 
 from .. import plotting  # noqa: F401 - the figures' backend (Agg)
 
 from ..model.cluster import Cluster, Sampling
 from ..model.training import Training
 from ..results import Report
+from .report import escape as _e, png_uri as _png  # the plan report's escaping and figure encoding
 from .trace_replay import TraceOptions, compare_schemes, load_trace, model_parts, trace_policies
 
 
@@ -29,21 +27,6 @@ tr.best td { background: #eef6ee; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: 0.9em; }
 """
-
-
-def _e(x) -> str:
-    return html.escape(str(x), quote=True)
-
-
-def _png(fig) -> str:
-    """The figure as a data URI (PNG, base64), closed afterwards."""
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _table(head: list, rows: list, best_row: int | None = None) -> str:
