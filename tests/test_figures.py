@@ -98,7 +98,7 @@ def test_run_figures_and_ring_ttt_from_their_csvs(tmp_path, drawn, monkeypatch):
 # otherwise): distinct series, integer ticks on integer axes, one typography
 
 # (module, function) of every function in spare_jax/ that draws a figure (calls plotting.save, savefig or
-# report._png); the test below fails when one is added without being rendered here
+# report.png_uri); the test below fails when one is added without being rendered here
 FIGURE_FUNCTIONS = {
     ("spare_jax.planner.report", "figure_ttt_vs_r"), ("spare_jax.planner.report", "figure_ttt_distribution"),
     ("spare_jax.planner.report", "figure_sensitivity"), ("spare_jax.suite.microbatches", "plot_microbatches"),
