@@ -133,10 +133,10 @@ def _figure_functions_in_package():
                         fn = call.func
                         name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
                         owner = fn.value.id if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) else ""
-                        if name == "savefig" or name == "_png" or (name == "save" and owner == "plotting"):
+                        if name in ("savefig", "_png", "png_uri") or (name == "save" and owner == "plotting"):
                             found.add((module, node.name))
                             break
-    return found - {("spare_jax.plotting", "save"), ("spare_jax.planner.report", "_png"),
+    return found - {("spare_jax.plotting", "save"), ("spare_jax.planner.report", "png_uri"),
                     ("spare_jax.planner.trace_report", "_png")}
 
 
@@ -221,7 +221,7 @@ def test_every_figure_function_renders_distinct_series(tmp_path, drawn, monkeypa
         figs[f"report figure {len(figs) + 1}"] = fig
         return "data:image/png;base64,"
 
-    monkeypatch.setattr(report, "_png", png)
+    monkeypatch.setattr(report, "png_uri", png)
     report.figure_ttt_vs_r(result)
     report.figure_ttt_distribution(result)
     report.figure_sensitivity(result)
