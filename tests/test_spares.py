@@ -180,7 +180,7 @@ def test_the_spare_pool_block_speaks_the_vocabulary_and_renders():
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from vocabulary_keys import problems, read_vocabulary
 
-    from spare_jax.planner.report import _png
+    from spare_jax.planner.report import png_uri
 
     block = spares.spares_block(_cluster(), spares.SpareAuto(H), _synthetic_sweeps())
     assert block["scheme"] == "spare" and block["spares_chosen"] == 5
@@ -192,7 +192,7 @@ def test_the_spare_pool_block_speaks_the_vocabulary_and_renders():
     assert "K = 5" in text and "ByteRobust" in text
     head, rows, words = spares.report_rows(block)
     assert rows[0][:2] == ["spare", 5] and "Clopper" in words
-    assert _png(spares.figure_spares(block)).startswith("data:image/png;base64,")
+    assert png_uri(spares.figure_spares(block)).startswith("data:image/png;base64,")
 
 
 def test_a_config_file_may_ask_plan_to_choose_the_pool(tmp_path, capsys):
