@@ -148,6 +148,13 @@ def test_edge_notes_of_a_plan_and_of_a_micro_batch_search():
     assert any(n.startswith("spare: m* = 8 is the largest micro-batch count") for n in notes)
     assert not any(n.startswith("rep:") for n in notes)  # r* = 4 < 16
     assert edge_notes({"schemes": {"spare": {"r_star": 16, "ckpt_interval_min": 30.0}}}, 16, 16) == []  # r = N
+    # a window below --r-max stopped the search (optimize with kept Weibull ages: the renewed r* +- 2): the
+    # note names the window, not the flag
+    windowed = {"schemes": {"spare": {"r_star": 8, "ckpt_interval_min": 60.0}},
+                "search": {"space": {"r_searched": [4, 5, 6, 7, 8]}}}
+    (note,) = edge_notes(windowed, 1000, 20)
+    assert note.startswith("spare: r* = 8 is the largest r searched (r = 4..8, a window below --r-max 20)"), note
+    assert "raise" not in note and "`ttt -r 9`" in note
 
 
 def test_a_plan_says_m_at_the_edge_of_a_grid_the_user_gave_even_the_default_one():

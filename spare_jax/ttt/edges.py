@@ -41,8 +41,13 @@ def edge_notes(result: dict, groups: int, r_max=None, microbatches=None, flag: s
             searched = _r_searched(result, e, r_max)
             higher = _divisors_above(groups, r) if scheme == "rep" else r < groups
             if len(searched) > 1 and r == max(searched) and higher:
-                notes.append(f"{scheme}: r* = {r} is the largest r searched; a larger r may do better: raise "
-                             f"{flag}")
+                if r_max is not None and r < int(r_max):  # the search's own window stopped it, not the flag
+                    notes.append(f"{scheme}: r* = {r} is the largest r searched (r = {min(searched)}..{r}, a "
+                                 f"window below {flag} {int(r_max)}); a larger r may do better: compare "
+                                 f"`ttt -r {r + 1}` on the same settings")
+                else:
+                    notes.append(f"{scheme}: r* = {r} is the largest r searched; a larger r may do better: raise "
+                                 f"{flag}")
         m = e.get("microbatches")
         if microbatches is not None and len(microbatches) > 1 and m is not None and int(m) == max(microbatches) \
                 and scheme != "none":
