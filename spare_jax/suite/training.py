@@ -24,6 +24,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
     """
     from .. import ttt
     from ..model.failures import FailureModel
+    from ..ttt.interval import ttt_interval
 
     model = model or FailureModel()
     cfg = cfg or ttt.Training()
@@ -54,6 +55,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                     mc = None if pool is None else ttt.simulate_ttt(pool, tau, cfg_c, gpus)
                 except ValueError:
                     mc = None
+                ci = None if mc is None else ttt_interval(mc["run_ttt_hours"], floor=cfg_c.work_hours)
                 row = {"scheme": scheme, "groups": groups, "redundancy": r, "ckpt_cost_min": c,
                        "ckpt_interval_min": tau, "theory_ttt_hours": th["ttt_hours"],
                        "theory_method": form or "closed_form_approx",
@@ -61,6 +63,8 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
                        "mc_runs": None if mc is None else mc["runs"],
                        "mc_ttt_hours": None if mc is None else mc["ttt_hours"],
                        "mc_ttt_stderr_hours": None if mc is None else mc["ttt_stderr_hours"],
+                       "mc_ttt_ci95_low": None if ci is None else ci["low"],
+                       "mc_ttt_ci95_high": None if ci is None else ci["high"],
                        "mc_availability_pct": None if mc is None else 100.0 * mc["availability"],
                        "rel_gap": None if mc is None else th["ttt_hours"] / mc["ttt_hours"] - 1.0}
                 rows.append(row)
@@ -112,9 +116,10 @@ def _plot_ttt(rows, groups, ckpt_costs, path, model, cfg):
             r = np.array([row["redundancy"] for row in sel])
             ax.plot(r, [row["theory_ttt_hours"] for row in sel], styles[c], color=color, lw=1.2,
                     label=f"{labels[scheme]}, C = {c:g} min (closed form at τ*)")
-            mc = [row for row in sel if row["mc_ttt_hours"] is not None]
+            mc = [row for row in sel if row["mc_ttt_hours"] is not None and row["mc_ttt_ci95_low"] is not None]
             ax.errorbar([row["redundancy"] for row in mc], [row["mc_ttt_hours"] for row in mc],
-                        yerr=[1.96 * row["mc_ttt_stderr_hours"] for row in mc], fmt="o", ms=3,
+                        yerr=[[row["mc_ttt_hours"] - row["mc_ttt_ci95_low"] for row in mc],
+                              [row["mc_ttt_ci95_high"] - row["mc_ttt_hours"] for row in mc]], fmt="o", ms=3,
                         color=color, capsize=2, label=f"{labels[scheme]}, C = {c:g} min (Monte Carlo ±95% CI)"
                         if c == main_c else None)
             axes[1].plot(r, [row["theory_availability_pct"] for row in sel], styles[c], color=color, lw=1.2,
