@@ -21,7 +21,7 @@ def _sampling(args, count: int):
 
     out = getattr(args, "out", None)
     if out:  # before the kernels are compiled: a place that cannot hold the run is refused at once
-        from ..kernels.driver import ChunkStore
+        from ..kernels.state_files import ChunkStore
 
         ChunkStore.check_dir(out)
         _check_out_dir(out, "--out")
