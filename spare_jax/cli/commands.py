@@ -159,7 +159,8 @@ def cmd_place(args) -> dict:
 
 
 def cmd_presets(args) -> dict:
-    from ..model.presets import PRESETS, presets_report
+    from ..model.preset_report import presets_report
+    from ..model.presets import PRESETS
 
     if args.name is not None and args.name not in PRESETS:
         raise ValueError(f"presets NAME: no preset {args.name!r} (the presets: {', '.join(PRESETS)})")
