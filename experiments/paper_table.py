@@ -8,7 +8,7 @@ training runs of ours, and which of their assumptions moves the answer.
 Command of the committed figures/paper_table.csv, .json and .png: ``python experiments/paper_table.py``.
 
 **The sources.** Two secondary summaries of the SPARe paper (arXiv 2603.00357); its full text was not readable
-here, so every figure of theirs is unverified (``model.presets.PAPER_SIM_TABLE``; the ``paper-sim`` preset):
+here, so every figure of theirs is unverified (``model.preset_sources.PAPER_SIM_TABLE``; the ``paper-sim`` preset):
 group failures Weibull with shape 0.78, a checkpoint save of about 60 s, a restart of 60 min in one summary
 and 60 s in the other, the best replication r = 3, and a table of TTT / T0 and availability at N = 200, 600
 and 1,000. They state no convention for the surviving groups' clocks at a restart, so every setting is
@@ -347,7 +347,7 @@ def longest_run_mc(groups: int, rings: int, seed: int) -> tuple:
 
 def rstar_rows(groups: tuple, rows: list, rings: int, seed: int) -> list:
     from spare_jax import theory
-    from spare_jax.model.presets import PAPER_SIM_TABLE
+    from spare_jax.model.preset_sources import PAPER_SIM_TABLE
 
     paper = {p["groups"]: p for p in PAPER_SIM_TABLE}
     out = []
@@ -555,7 +555,7 @@ def main():
     from spare_jax.kernels.cpu_devices import use_cpu_cores
 
     devices = use_cpu_cores()
-    from spare_jax.model.presets import PAPER_SIM, PAPER_SIM_SOURCE, PAPER_SIM_TABLE
+    from spare_jax.model.preset_sources import PAPER_SIM, PAPER_SIM_SOURCE, PAPER_SIM_TABLE
 
     t_start, load_start = time.perf_counter(), os.getloadavg()
     if a.quick:

@@ -1,4 +1,4 @@
-"""Write the preset tables of docs/scenarios.md from the presets (``spare_jax.model.presets.markdown_tables``):
+"""Write the preset tables of docs/scenarios.md from the presets (``spare_jax.model.preset_report.markdown_tables``):
 every input with its kind, what each source reports and whether the preset was fitted to it.
 ``tests/test_presets.py`` fails when the committed tables differ from what this writes.
 
@@ -6,7 +6,7 @@ every input with its kind, what each source reports and whether the preset was f
 """
 import pathlib
 
-from spare_jax.model.presets import replace_tables
+from spare_jax.model.preset_report import replace_tables
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from spare_jax.kernels import exact_sums
-from spare_jax.kernels.driver import as_uint32_key_words, exact_units
+from spare_jax.kernels.driver import as_uint32_key_words
+from spare_jax.kernels.host_sums import exact_units
 from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
@@ -67,20 +68,20 @@ def test_wipeout_statistics_bit_identical_to_host_accumulation_for_any_chunk(sce
 def test_a_temp_file_left_by_a_killed_save_is_removed_on_the_next_open(tmp_path):
     """A save killed between its temp file and the rename leaves ``state.json.<pid>.<hex>.tmp.json``; the next
     run that takes the directory's lock removes it (no other writer can be alive), and keeps everything else."""
-    from spare_jax.kernels.driver import STATE_FILE, RunState
+    from spare_jax.kernels.state_files import STATE_FILE, ResumeState
 
     out = tmp_path / "x"
     out.mkdir()
     (out / f"{STATE_FILE}.4242.deadbeef.tmp.json").write_text("{half a state")
     (out / "notes.txt").write_text("mine")
     (out / f"{STATE_FILE}.4242.deadbeef.tmp.json.bak").write_text("not a temp file of ours")
-    store = RunState(str(out), {"kind": "wipeout"})
+    store = ResumeState(str(out), {"kind": "wipeout"})
     try:
         assert sorted(os.listdir(out)) == [".lock", "notes.txt", f"{STATE_FILE}.4242.deadbeef.tmp.json.bak"]
     finally:
         store.close()
     # the per-chunk store too: a chunk's temp file and its run record's
-    from spare_jax.kernels.driver import ChunkStore
+    from spare_jax.kernels.state_files import ChunkStore
 
     per_chunk = tmp_path / "y"
     (per_chunk / "chunks").mkdir(parents=True)
@@ -94,7 +95,7 @@ def test_a_temp_file_left_by_a_killed_save_is_removed_on_the_next_open(tmp_path)
 
 
 def test_state_file_resume_and_refusals(tmp_path):
-    from spare_jax.kernels.driver import STATE_FILE
+    from spare_jax.kernels.state_files import STATE_FILE
 
     pl = make_placement("stacked", 50, 3)
     full = simulate_wipeout(pl, Sampling(5000, 1, chunk_size=500))
@@ -174,7 +175,7 @@ def test_overhead_statistics_bit_identical_to_host_accumulation():
 
 def test_chunkstore_damaged_chunk_is_recomputed_not_a_traceback(tmp_path):
     """``run_chunked`` (repair, ttt) keeps per-chunk files: a truncated one is dropped and recomputed."""
-    from spare_jax.kernels.driver import ChunkStore
+    from spare_jax.kernels.state_files import ChunkStore
 
     store = ChunkStore(str(tmp_path), {"x": 1})
     store.save(0, {"a": np.arange(100)})

@@ -16,7 +16,8 @@ import pytest
 from jax.sharding import Mesh
 
 from spare_jax.kernels import exact_sums
-from spare_jax.kernels.driver import device_totals, make_block_fn
+from spare_jax.kernels.driver import make_block_fn
+from spare_jax.kernels.host_sums import device_totals
 
 
 def _parts():

@@ -16,7 +16,7 @@ from spare_jax.model.repair import Repair
 
 
 def test_chunkstore_second_holder_refused_and_temp_names_unique(tmp_path):
-    from spare_jax.kernels.driver import ChunkStore
+    from spare_jax.kernels.state_files import ChunkStore
 
     a = ChunkStore(str(tmp_path), {"x": 1})
     with pytest.raises(ValueError, match="another run"):

@@ -11,7 +11,8 @@ import os
 import numpy as np
 import pytest
 
-from spare_jax.model.presets import KINDS, PAPER_SIM, PAPER_SIM_TABLE, PRESETS
+from spare_jax.model.preset_sources import PAPER_SIM, PAPER_SIM_TABLE
+from spare_jax.model.presets import KINDS, PRESETS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

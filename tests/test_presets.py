@@ -7,7 +7,8 @@ import pytest
 
 from spare_jax.cli import main
 from spare_jax.model.training import Training
-from spare_jax.model.presets import KINDS, LLAMA3, PRESETS, RATE_KINDS, clock_rate
+from spare_jax.model.preset_sources import LLAMA3, clock_rate
+from spare_jax.model.presets import KINDS, PRESETS, RATE_KINDS
 
 MINUTES_54_DAYS = LLAMA3["days"] * 24 * 60
 # Llama 3's failures per minute (every kind) on its 16,384 GPUs: the 419 interruptions as a clock rate at 10 min
@@ -279,7 +280,7 @@ def test_clock_rate_from_an_interruption_count():
 
 
 def test_llama3_checkpoint_cost_is_a_bound_with_its_sensitivity():
-    from spare_jax.model.presets import llama3_ckpt_bound, llama3_restart_bound
+    from spare_jax.model.preset_sources import llama3_ckpt_bound, llama3_restart_bound
 
     d = PRESETS["llama3-16k"].derived
     bounds = [d[f"ckpt_cost_min bound at R = {r} min"] for r in (5, 10, 15)]
@@ -317,7 +318,7 @@ def test_ft_hsdp_elastic_first_order_is_within_the_band_with_its_sensitivity_to_
     """Before any stall is simulated: the first-order goodput of elastic shrink with a 3-min stall per failure
     at the rate fitted to the 44% (exp(-lambda S) of the time unstalled, alive/N while computing) is within 80%
     +- 5 points at the D fixed beforehand, and the sensitivity to D is stated."""
-    from spare_jax.model.presets import FT_HSDP_D_SENSITIVITY, FT_HSDP_REPLICA_RESTART_MIN, ft_hsdp_elastic_estimate
+    from spare_jax.model.preset_sources import FT_HSDP_D_SENSITIVITY, FT_HSDP_REPLICA_RESTART_MIN, ft_hsdp_elastic_estimate
 
     assert FT_HSDP_REPLICA_RESTART_MIN == 10.0
     est = {d: ft_hsdp_elastic_estimate(d) for d in FT_HSDP_D_SENSITIVITY}
@@ -332,7 +333,8 @@ def test_ft_hsdp_elastic_first_order_is_within_the_band_with_its_sensitivity_to_
 def test_ft_hsdp_elastic_without_a_stall(capsys):
     """What can be simulated before the stall: elastic shrink at the fitted rate with D = 10 min, no stall,
     has goodput 1 - p within 1% (the metric: work / wall time, as the 44% and the 80%)."""
-    from spare_jax.model.presets import _FT_ELASTIC_ARGS, ft_hsdp_elastic_estimate
+    from spare_jax.model.preset_sources import ft_hsdp_elastic_estimate
+    from spare_jax.model.presets import _FT_ELASTIC_ARGS
 
     code, out, err = _run([*_FT_ELASTIC_ARGS, "--preset", "ft-hsdp-100k", "--json", "--quiet"], capsys)
     assert code == 0, err
@@ -349,7 +351,8 @@ def test_ft_hsdp_elastic_with_a_3_min_stall_gives_80_percent(repair, capsys):
     """FT-HSDP's 80%: elastic shrink, a 3-min stall of the whole job per failure, replicas back after D; the
     rate stays fitted to the 44%, D = 10 min fixed beforehand (3 and 30 min: the sensitivity, not held to the
     band). The metric on both sides: goodput, work / wall time."""
-    from spare_jax.model.presets import _FT_ELASTIC_ARGS, ft_hsdp_elastic_estimate
+    from spare_jax.model.preset_sources import ft_hsdp_elastic_estimate
+    from spare_jax.model.presets import _FT_ELASTIC_ARGS
 
     args = [*_FT_ELASTIC_ARGS, "--failure-stall", "3", "--preset", "ft-hsdp-100k", "--json", "--quiet"]
     args[args.index("--repair-time") + 1] = repair
@@ -420,7 +423,7 @@ def test_docs_preset_tables_are_the_presets():
     """docs/scenarios.md's preset tables are written from the presets (python experiments/preset_tables.py)."""
     import pathlib
 
-    from spare_jax.model.presets import replace_tables
+    from spare_jax.model.preset_report import replace_tables
 
     doc = pathlib.Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
     text = doc.read_text()

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from spare_jax import theory
-from spare_jax.kernels.driver import ExactSum, exact_mean_var, exact_units
+from spare_jax.kernels.host_sums import ExactSum, exact_mean_var, exact_units
 from spare_jax.model.cluster import Sampling
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.prng import key_words, threefry2x32, trial_bits

@@ -15,7 +15,8 @@ from scipy.integrate import quad
 
 from spare_jax.model.runsetup import RunSetup
 from spare_jax.reference import refrun
-from spare_jax.reference.refrun import DepthOracle, reference_runs, simulate_run, summary
+from spare_jax.reference.depth_oracle import DepthOracle
+from spare_jax.reference.refrun import reference_runs, simulate_run, summary
 
 BIG = 1e12
 

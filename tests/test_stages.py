@@ -118,7 +118,7 @@ def test_a_bar_is_redrawn_while_nothing_updates_it_and_a_shared_bar_stays_open(c
     or a long chunk runs; a bar lent to a driver call (``Progress.of``) takes its updates and outlives it."""
     import time
 
-    from spare_jax.kernels.driver import Progress
+    from spare_jax.kernels.progress import Progress
 
     monkeypatch.setattr(Progress, "HEARTBEAT_S", 0.05)
     stage = Progress(16, "the limit", True, unit="run")

@@ -97,13 +97,13 @@ def test_state_dir_resumes_and_says_so_and_out_still_works_with_a_note(capsys, t
 
 
 def test_interrupted_line_says_what_was_saved_and_how_to_resume(monkeypatch):
-    from spare_jax.kernels import driver
+    from spare_jax.kernels import state_files
 
-    monkeypatch.setattr(driver, "SAVED", {"out_dir": "st", "done": 4096, "total": 20_000_000, "unit": "trials"})
+    monkeypatch.setattr(state_files, "SAVED", {"out_dir": "st", "done": 4096, "total": 20_000_000, "unit": "trials"})
     line = interrupted_line(["wipeout", "-N", "3000", "--state-dir", "st"], True)
     assert line == ("spare-jax: interrupted; saved 4,096 of 20,000,000 trials in st; resume with: spare-jax wipeout "
                     "-N 3000 --state-dir st")
-    monkeypatch.setattr(driver, "SAVED", {})
+    monkeypatch.setattr(state_files, "SAVED", {})
     assert "nothing saved" in interrupted_line(["wipeout"], True) and "--state-dir" in interrupted_line(["x"], True)
     assert interrupted_line(["plan"], False) == "spare-jax: interrupted; nothing saved"
 

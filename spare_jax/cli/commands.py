@@ -21,7 +21,7 @@ def _sampling(args, count: int):
 
     out = getattr(args, "out", None)
     if out:  # before the kernels are compiled: a place that cannot hold the run is refused at once
-        from ..kernels.driver import ChunkStore
+        from ..kernels.state_files import ChunkStore
 
         ChunkStore.check_dir(out)
         _check_out_dir(out, "--out")
@@ -159,7 +159,8 @@ def cmd_place(args) -> dict:
 
 
 def cmd_presets(args) -> dict:
-    from ..model.presets import PRESETS, presets_report
+    from ..model.preset_report import presets_report
+    from ..model.presets import PRESETS
 
     if args.name is not None and args.name not in PRESETS:
         raise ValueError(f"presets NAME: no preset {args.name!r} (the presets: {', '.join(PRESETS)})")

@@ -68,7 +68,7 @@ def _join_processes(args):
         return None
     dist = [getattr(args, k, None) for k in ("coordinator", "num_processes", "process_id")]
     explicit = any(v is not None for v in dist)
-    from ..kernels.driver import check_distributed_args, initialize_distributed
+    from ..kernels.devices import check_distributed_args, initialize_distributed
 
     if explicit:
         if any(v is None for v in dist):
@@ -123,8 +123,8 @@ def _multiprocess_failure(exc) -> int:
 def interrupted_line(command_line: list, resumable: bool = False) -> str:
     """What Ctrl-C says: with a state directory, what was saved there and the command that resumes it;
     ``resumable``: the command takes --state-dir."""
-    driver = sys.modules.get("spare_jax.kernels.driver")
-    saved = dict(getattr(driver, "SAVED", None) or {})
+    state_files = sys.modules.get("spare_jax.kernels.state_files")
+    saved = dict(getattr(state_files, "SAVED", None) or {})
     if not saved:
         return "spare-jax: interrupted; nothing saved" + (
             " (--state-dir DIR keeps a run's progress, to resume it)" if resumable else "")
@@ -167,9 +167,9 @@ def main(argv=None) -> int:
     _NATIVE_LOG[0] = None
     command_line = list(sys.argv[1:] if argv is None else argv)
     resumable = False
-    driver = sys.modules.get("spare_jax.kernels.driver")
-    if driver is not None:
-        driver.SAVED.clear()
+    state_files = sys.modules.get("spare_jax.kernels.state_files")
+    if state_files is not None:
+        state_files.SAVED.clear()
     parser = build_parser()
     try:
         argv = apply_config(parser, argv)

@@ -25,7 +25,7 @@ Overflow-freedom (up to 10^12 trials; ``G = GROUP = 2048``):
    reduced), which keeps the represented integer ``sum_i l_i 2^(16 i)`` unchanged and, when every input limb
    is ``< 2^32``, leaves every limb but the top one ``< 2^16 + 2^16 = 2^17``.
 3. ``merge`` adds two normalised vectors (``< 2^18`` per limb) and normalises; the devices' vectors are added
-   on the host as the integers they hold (``driver.device_totals``).
+   on the host as the integers they hold (``host_sums.device_totals``).
 4. The top limb: the represented integer ``S`` is the exact sum, and every lower limb is non-negative, so
    ``top <= S / 2^(16 (L-1))``. For uptimes, ``S < 10^12 2^(24+253) < 2^(40+277) = 2^317`` and
    ``L = 20`` (``16 (L-1) = 304``): ``top < 2^13``; for squares, ``S < 2^40 2^(48+506) = 2^594`` and ``L = 37``
@@ -33,7 +33,7 @@ Overflow-freedom (up to 10^12 trials; ``G = GROUP = 2048``):
    carry ever leaves the top limb.
 
 So the host receives the exact integer, whatever the order of the trials, the chunking or the devices: the
-result equals ``driver.exact_units`` of the same float32 values (tested bit for bit).
+result equals ``host_sums.exact_units`` of the same float32 values (tested bit for bit).
 
 Histograms are counts in int32 per dispatched block (a block has fewer than ``2^31`` trials); the host adds
 blocks in Python integers.

@@ -29,7 +29,8 @@ import numpy as np
 
 
 from . import exact_sums
-from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, run_reduced
+from .driver import Execution, Reduction, as_uint32_key_words, run_reduced
+from .host_sums import ExactSum
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel
 from ..model.placement import Placement, check_int
@@ -322,7 +323,7 @@ def harmonic_sojourns(groups: int, rate: float) -> np.ndarray:
 
 
 class ExactRatio:
-    """Exact sums of (U, W) pairs (``driver.ExactSum``): the ratio E[U]/E[W] and its delta-method standard
+    """Exact sums of (U, W) pairs (``host_sums.ExactSum``): the ratio E[U]/E[W] and its delta-method standard
     error, computed in exact rationals (no overflow at any scale, no cancellation in the variance)."""
 
     def __init__(self):
@@ -505,7 +506,7 @@ def _zeros_overhead(r: int):
 def _simulate_overhead_host(placement, trials, seed, model, progress, microbatches: int = 1):
     """``random``/``custom`` placements: depth by the host matcher (slow; for modest trial counts)."""
     from .depth import capacity_host
-    from .driver import Progress
+    from .progress import Progress
 
     m = int(microbatches)
     n, r = placement.groups, placement.redundancy

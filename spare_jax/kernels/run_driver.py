@@ -115,7 +115,8 @@ def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENT
     (``sums``: every output of ``OUTPUTS`` and the squares), ``runs``, ``censored`` and the driver's info.
     Results depend on (setup, count, seed) only."""
     from . import exact_sums as devsum
-    from .driver import Execution, Reduction, run_reduced, select_devices
+    from .devices import select_devices
+    from .driver import Execution, Reduction, run_reduced
 
     runs = int(sampling.count)
     ndev = len(select_devices(sampling.devices))

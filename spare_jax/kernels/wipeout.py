@@ -30,7 +30,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import exact_sums
-from .driver import Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_reduced
+from .driver import Execution, Reduction, as_uint32_key_words, run_reduced
+from .host_sums import ExactSum, exact_mean_var
 from ..model.cluster import Sampling
 from ..model.failures import FailureModel
 from ..model.prng import WIPEOUT_STREAM, times_from_bits, trial_bits

@@ -14,7 +14,7 @@ library functions use ``check`` for the same values where it is cheap. Why each 
   > 40 decades; k > 10: E^(1/k) rounds to ties) and gamma(1 + 1/k) overflows for tiny k.
 * ``mtbf``, ``gpus_per_group``, ``reference_gpus``: per-flag ranges plus the derived per-group MTBF
   (``GROUP_MTBF_RANGE``, 1e-3..1e7 min), where the float32 failure times on the device stay finite and
-  resolvable (the host sums are exact at any magnitude: ``driver.ExactSum``).
+  resolvable (the host sums are exact at any magnitude: ``host_sums.ExactSum``).
 * scenario rates (``job_mtbf``, ``domain_mtbf``) up to 1e12-1e15 min: "practically never" (the limit tests
   use them) while the float32 clocks stay finite; ``lemon_factor`` 1e-3..1e4.
 * ``work_hours``, ``ckpt_cost``, ``restart``, ``ckpt_interval``: minutes/hours in ranges where the

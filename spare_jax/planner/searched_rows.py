@@ -88,7 +88,7 @@ def searched_rows(cluster, cfg, schemes, search, runs, seed, price, stages=None)
     """The rows of ``schemes`` (of spare, rep, none, elastic) from the joint search on whole training runs:
     ``search`` a ``ttt.search.SearchSpace`` without its schemes; the chosen configuration gets ``runs``
     runs; ``price`` per GPU-hour (the cluster's GPUs held for the whole run). Returns ``{"schemes": rows, "curves": ..., "search": the budget spent}``."""
-    from ..kernels.driver import Progress
+    from ..kernels.progress import Progress
     from ..ttt.runs import SCREEN_R_MAX, mean_uptime_min
     from ..ttt.search import Budget, joint_search
 

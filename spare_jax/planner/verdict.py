@@ -200,7 +200,7 @@ def limit(cluster, cfg, runs: int, seed: int, progress: bool = False) -> dict:
     Returns ``{ttt_hours, mc_ttt_stderr_hours, mc_ttt_ci95_low, mc_ttt_ci95_high, mc_runs, ckpt_interval_min,
     restart_depth, what, mc_ttt_runs_hours}``; ``ttt_hours`` None (with ``what`` saying why) where one run of the
     ideal would be too long to simulate. ``progress``: one bar over the stage's runs (count and time left)."""
-    from ..kernels.driver import Progress
+    from ..kernels.progress import Progress
     from ..model.scenario import MAX_MICROBATCHES
 
     w = 60.0 * cfg.work_hours

@@ -104,7 +104,8 @@ def search_ring(cluster: Cluster, redundancy: int, placement: str = "stacked", s
     returns every order evaluated on ``sampling.count`` epochs of a fresh seed (``sampling.seed + 1``), best
     first. ``sampling.progress``: a bar over the search steps; the search runs on the default device in
     batches of ``search.search_trials`` epochs (no chunks, devices or resumable directory)."""
-    from ..kernels.driver import Progress, as_uint32_key_words
+    from ..kernels.driver import as_uint32_key_words
+    from ..kernels.progress import Progress
     from ..model.placement import make_placement
 
     if cluster.repair is not None:

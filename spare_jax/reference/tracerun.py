@@ -4,7 +4,7 @@
 The yardstick a replay on the device is tested against, written from the conventions of a run
 (docs/runs.md#the-conventions-of-a-run) and of a replay (docs/traces.md#the-conventions-of-a-replay) alone, and
 kept plain: a priority queue of timed events, one Python object per run, the depth of a down-set by a maximum
-flow (``refrun.DepthOracle``). It imports numpy, ``spare_jax.model`` and ``refrun`` only.
+flow (``depth_oracle.DepthOracle``). It imports numpy, ``spare_jax.model`` and ``depth_oracle`` only.
 
 Entry points: ``trace_run(setup, trace, offset_min, options, rng, job_times)`` (one run, a dict of numbers),
 ``trace_runs(setup, trace, runs, options, seed)`` (the K runs of a replay, run k from offset k P / K; arrays
@@ -82,7 +82,7 @@ import numpy as np
 
 from ..model.runsetup import RunSetup
 from ..model.trace_units import TraceArrays, UnitPeriods
-from .refrun import DepthOracle
+from .depth_oracle import DepthOracle
 
 __all__ = ["TraceReplay", "trace_run", "trace_runs", "summary", "COUNTERS", "REPAIRS"]
 

@@ -429,7 +429,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
               chunk_size: int | None = None, devices=None, progress: bool = False, full: bool = False) -> dict:
     """All measurements in one run; returns the dict printed by ``spare-jax bench``. ``progress``: one line
     on stderr as each of its stages starts (12, or 13 with ``full``: the compiles of a 600k ``plan``)."""
-    from ..kernels.driver import select_devices
+    from ..kernels.devices import select_devices
     from ..stages import Stages
 
     st = Stages("bench", 13 if full else 12, progress)
@@ -444,7 +444,7 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("trials"))
     words = as_uint32_key_words(0)
     if chunk_size is None:  # the driver's choice: the chunk's working set stays in cache (8192 x 600 does not)
-        from ..kernels.driver import auto_chunk
+        from ..kernels.devices import auto_chunk
 
         chunk_size = auto_chunk(groups, len(devs))
     chunk_size = -(-chunk_size // len(devs)) * len(devs)

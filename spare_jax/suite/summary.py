@@ -81,7 +81,7 @@ def run_report(out_dir: str | None = None, full: bool = False, seed: int = 0, pr
     """``spare-jax run`` (``make run``): ``run_suite`` into ``out_dir`` (default ``results/``, or ``figures/``
     with ``full``), refused up front when ``out_dir`` is a file or cannot be written; its summary as a
     ``Report`` whose ``to_json()`` is what ``spare-jax run --json`` prints."""
-    from ..kernels.driver import check_writable_dir
+    from ..kernels.state_files import check_writable_dir
 
     out = out_dir or ("figures" if full else "results")
     if os.path.exists(out) and not os.path.isdir(out):

@@ -372,7 +372,7 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: Training = Training(), spa
     same ``space.seed`` for every r. ``scenario.microbatches`` (docs/microbatches.md#how-it-works) applies to
     ``spare`` (the closed form over capacity levels; ``policy`` searches m and the proactive restart).
     """
-    from ..kernels.driver import Progress
+    from ..kernels.progress import Progress
 
     model, scenario, r_max = cluster.model, cluster.scenario, space.r_max
     if cluster.repair is not None:

@@ -263,7 +263,8 @@ def sample_kept_chains(cluster: Cluster, scheme: str, redundancy: int, sampling:
     ``chunk x min(L, 256) x (r + 2)`` floats per call. ``sampling.progress``: a bar.
     ``burn_in`` default: ``kept_burn_in`` epochs (about 10 group MTBFs of uptime).
     """
-    from ..kernels.driver import Progress, as_uint32_key_words
+    from ..kernels.driver import as_uint32_key_words
+    from ..kernels.progress import Progress
 
     scenario = cluster.scenario
     if cluster.repair is not None or not scenario.is_default or scenario.microbatches != 1:

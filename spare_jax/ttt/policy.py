@@ -61,7 +61,7 @@ def search_restart_depth(cluster: Cluster, cfg: Training, redundancies, restart_
     the no-restart policy on the same pool. Returns the best (r, D_max, tau) overall, its TTT with standard
     error, the baseline's, and the curve ``[{r, restart_depth, ckpt_interval_min, ttt_hours,
     ttt_stderr_hours}]`` (D_max None = never)."""
-    from ..kernels.driver import Progress
+    from ..kernels.progress import Progress
 
     groups, model, scenario = cluster.groups, cluster.model, cluster.scenario
     epochs, seed = sampling.count, sampling.seed

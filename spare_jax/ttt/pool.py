@@ -194,7 +194,7 @@ def optimize_pool(cluster: Cluster, cfg: Training, space: Space = Space(), schem
     the same ``space.seed`` for every r (common random numbers), tau* by ``best_tau_pool``, r* the least TTT.
     (``space``'s ages, micro-batch counts and restart depths are not read.) Returns the per-scheme entries
     of ``closed_form.optimize_r_tau`` plus ``ttt_stderr_hours``, and the curves."""
-    from ..kernels.driver import Progress
+    from ..kernels.progress import Progress
 
     model, scenario, repair = cluster.model, cluster.scenario, cluster.repair
     r_max, epochs, seed = space.r_max, space.epochs or POOL_EPOCHS, space.seed

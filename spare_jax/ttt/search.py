@@ -208,7 +208,7 @@ def joint_search(cluster: Cluster, training: Training, space: SearchSpace = Sear
 
     def say(text, total=0):
         """A stage's line, and its bar over the stage's runs (count and time left), the last one closed."""
-        from ..kernels.driver import Progress
+        from ..kernels.progress import Progress
 
         if stages is not None:
             stages.stage(text)
