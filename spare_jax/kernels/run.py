@@ -79,11 +79,19 @@ overflow has it rebuilt from the down set when it fits again), and the same leas
 down groups (``depth.least_capacity_from_downs``, O(DOWN_LIST x groups down) per event); a step where some
 changed run's list is incomplete takes the queue test for every run. The numbers are the same either way.
 
-The step is one function per part, in this order, each reading and updating the state (``RunState``, a
-NamedTuple: the loop's carry) and the step's event: ``select`` (each run's next event and its time),
-``advance`` (the time up to it: computing, stalled, waiting for spares), ``phase_event``, ``restart_end``,
-``group_event``, ``domain_event`` (and the job-wide clock), ``spare_return``, ``depth_change``, ``stalls``,
-``phase_change`` and ``reblock`` (the block minima). A new lever is a new part, or a few lines in one.
+A run is a composition of parts, each one module (``kernels.run_<part>``) with its own ``State`` and
+``Params`` (NamedTuples) and pure functions: its next event, what its event does to the run, what it adds to
+the outputs. ``run_groups`` (the ring positions up and down, their clocks' block minima), ``run_clocks`` (the
+group clocks' law and the repair law), ``run_trace`` (a replay's clocks), ``run_domains``, ``run_job``
+(job-wide failures), ``run_pool`` (a finite spare pool), ``run_stalls``, ``run_phase`` (computing,
+checkpointing, restarting, done), ``run_rate`` (the scheme's work rate and depth) and ``run_log`` (the event
+log); ``run_context.Kernel`` holds what every part reads and nothing changes. The run's state (``RunState``)
+nests the parts' states; a part that is off (no domains, no job-wide clock, no pool, an epoch's stalls, no
+replay, no log) is None, statically: it costs the kernel nothing. Each step ``select``s each run's next
+event among the parts' next times (``Pick``), ``advance``s the time up to it (computing, stalled, waiting
+for spares; this step's random numbers, ``Draw``), and applies it: the phase's own event, the groups'
+(a restart's end, a group's clock, a domain event, a spare's return), the depth, the stalls, the next phase,
+the log, and the block minima.
 
 Speed. The next group event is the least of each run's block minima (blocks of about sqrt N clocks; a
 failure, a rejoin or a served spare sets one clock and recomputes its block by scatter and gather). A
@@ -125,24 +133,280 @@ k-th event is its k-th step in any lane, so the results are those of the chunk s
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from ..model.prng import (EPOCH_STREAM, EPOCH_WIDE_STREAM, INIT_STREAM, RUN_STREAM, WIDE_STREAM,
-                          bits_to_uniform, exponential_from_bits, trial_bits)
-from .depth import DOWN_LIST_PAD
-from .events import all_block_mins, block_min_at, block_width, in_lanes, min_first, on_rows, row_bits, row_bits_at
-from .run_rate import DOWN_LIST, counted_rate, listed_rate, rate, uses_down_list
-from .run_shape import RunParams, RunShape, RunState
+from ..model.prng import INIT_STREAM, EPOCH_STREAM, EPOCH_WIDE_STREAM, RUN_STREAM, WIDE_STREAM, bits_to_uniform, \
+    trial_bits
+from .events import block_width, in_lanes, row_bits
+from . import run_clocks as clocks
+from . import run_domains as domains
+from . import run_groups as groups
+from . import run_job as job
+from . import run_log as log
+from . import run_phase as phase
+from . import run_pool as pool
+from . import run_rate as rate
+from . import run_stalls as stalls
+from . import run_trace as trace_part
+from .run_clocks import repair_end
+from .run_context import Kernel
+from .run_phase import CKPT, COMPUTE, DONE, RESTART
+from .run_pool import WAITING_NONE  # noqa: F401  (part of this module's API)
+from .run_rate import uses_down_list
+from .run_shape import RunParams, RunShape
 
-COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")
-WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wait for a spare
 
+
+class Params(NamedTuple):
+    """Every part's numbers, each lowered from ``RunParams`` by its part (None: the part is off)."""
+
+    clocks: clocks.Params
+    domains: domains.Params | None
+    job: job.Params | None
+    pool: pool.Params | None
+    stalls: stalls.Params | None
+    phase: phase.Params
+    rate: rate.Params
+
+
+class RunState(NamedTuple):
+    """What the kernel keeps per run (arrays of C runs), the loop's carry: the wall time, the events taken
+    (the event index of the run's random streams) and each part's state (None: the part is off)."""
+
+    t: jax.Array  # the wall time (min)
+    k: jax.Array  # events processed
+    phase: phase.State
+    groups: groups.State
+    rate: rate.State
+    stalls: stalls.State | None  # whole runs only
+    domains: domains.State | None
+    job: job.State | None
+    pool: pool.State | None
+    trace: trace_part.State | None  # a replay whose period ends are kept
+    log: log.State | None
+
+
+class Pick(NamedTuple):
+    """The event each run takes this step (``select``)."""
+
+    ids: jax.Array  # the runs' ids
+    act: jax.Array  # the run still steps
+    phase: jax.Array  # its phase at the step's start
+    computing: jax.Array
+    working: jax.Array  # computing or checkpointing
+    resume: jax.Array  # when computing resumes (the stall's end, or t)
+    t_ck: jax.Array | None  # the next checkpoint (whole runs)
+    t_w: jax.Array | None  # the moment the work reaches W (whole runs)
+    gi: jax.Array  # the ring position of the earliest group clock
+    di: jax.Array | None  # the earliest domain
+    is_hw: jax.Array  # a node set's return (a finite pool)
+    is_ph: jax.Array  # the phase's own event
+    is_g: jax.Array  # a group's clock
+    is_d: jax.Array  # a domain
+    is_j: jax.Array  # a job-wide failure
+    tn: jax.Array  # the event's time
+
+
+class Draw(NamedTuple):
+    """This step's random numbers and what the time reached (``advance``)."""
+
+    u: jax.Array  # [C, 2] the event's scalars
+    rs_end: jax.Array  # a restart ends
+    stall_now: jax.Array | None  # a restart's R has elapsed, some group still waits for a spare (a pool)
+    dom_hit: jax.Array  # a domain event while computing or checkpointing
+    k_wide: jax.Array  # the wide stream of the event
+    u_wide: jax.Array | None  # [C, N] a domain event's repairs (with domains)
+
+
+def select(kx: Kernel, st: RunState, ids) -> Pick:
+    """Each run's next event: the phase's own, a group's clock, a domain, the job, a spare's return."""
+    act = (st.phase.phase != DONE) & (st.k < kx.max_events)
+    ph, t = st.phase.phase, st.t
+    gmin, gi = groups.next_event(kx, st.groups)
+    dmin, di = domains.next_event(st.domains) if kx.nd else (kx.never(), None)
+    jt = kx.never() if st.job is None else st.job.job
+    computing = ph == COMPUTE
+    working = computing | (ph == CKPT)
+    resume = stalls.resume(st.stalls, t)
+    t_ph, t_ck, t_w = phase.next_time(kx, st.phase, computing, resume, st.rate.rate)
+    t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
+    if kx.finite:  # a node set's return from hardware repair goes first at a tie
+        t_hw, away = pool.next_time(kx, st.pool)
+        is_hw = act & away & (t_hw <= jnp.minimum(t_ph, t_rand))
+        t_rand = jnp.minimum(t_rand, t_hw)
+    else:
+        is_hw = jnp.zeros_like(act)
+    is_ph = act & ~is_hw & ((t_ph < t_rand) if kx.epoch else (t_ph <= t_rand))
+    rand = act & ~is_hw & ~is_ph
+    if kx.epoch:  # at a tie an epoch takes the job-wide failure, then a domain, then a group (as it always has)
+        is_j = rand & (jt <= jnp.minimum(gmin, dmin))
+        is_d = rand & ~is_j & (dmin < gmin)
+        is_g = rand & ~is_j & ~is_d
+    else:  # a whole run takes a group's clock, then a domain, then the job-wide failure
+        is_g = rand & (gmin <= jnp.minimum(dmin, jt))
+        is_d = rand & ~is_g & (dmin <= jt)
+        is_j = rand & ~is_g & ~is_d
+    return Pick(ids, act, ph, computing, working, resume, t_ck, t_w, gi, di, is_hw, is_ph, is_g, is_d, is_j,
+                jnp.where(act, jnp.minimum(t_ph, t_rand), t))
+
+
+def advance(kx: Kernel, st: RunState, pk: Pick):
+    """Time moves to ``tn``: the wait for spares, the stalled and the computing time, the work done (an
+    epoch: the time integrals of its rate and depth); this step's random numbers. ``(state, Draw)``."""
+    tn, t = pk.tn, st.t
+    if kx.epoch == "depth":
+        rt, gain = rate.accrue_epoch(st.rate, pk.act, tn - t)
+        st = st._replace(rate=rt, phase=st.phase._replace(work=st.phase.work + gain))
+    elif not kx.epoch:
+        dt = jnp.maximum(tn - t, 0.0)
+        on = pk.act & pk.computing
+        if kx.finite:
+            st = st._replace(pool=pool.accrue(st.pool, pk.act, pk.phase, dt))
+        st = st._replace(stalls=stalls.accrue(st.stalls, on, t, tn),
+                         phase=phase.accrue(st.phase, on, jnp.maximum(tn - pk.resume, 0.0), st.rate.rate))
+    st = st._replace(t=tn)
+    ev_stream, wide_stream = kx.streams
+    c, n, k = kx.c, kx.n, st.k.astype(jnp.uint32)
+    u = (bits_to_uniform(row_bits(kx.words, pk.ids, jnp.uint32(ev_stream) + k, 2)) if kx.draws
+         else jnp.full((c, 2), 0.5, jnp.float32))
+    rs_end = pk.is_ph & (pk.phase == RESTART)
+    stall_now = None
+    if kx.finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
+        stall_now = rs_end & (st.pool.nwait > 0)  # ``nwait``: the groups holding a ticket
+        rs_end = rs_end & ~stall_now
+    dom_hit = pk.is_d & pk.working
+    k_wide = jnp.uint32(wide_stream) + k
+    u_wide = None
+    if kx.nd:  # a domain event's repairs: one number per group
+        u_wide = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(kx.words, pk.ids, k_wide, n)),
+                              lambda: jnp.full((c, n), 0.5, jnp.float32))
+    return st, Draw(u, rs_end, stall_now, dom_hit, k_wide, u_wide)
+
+
+def group_events(kx: Kernel, st: RunState, pk: Pick, dr: Draw):
+    """The groups' events: a restart's end, a group's clock (with a pool: a spare or a ticket), a domain
+    event, the job-wide clock's next event, a node set's return. ``(state, groups.Hit, members, Served)``."""
+    tn, u0 = pk.tn, dr.u[:, 0]
+    g, tr = groups.restart_end(kx, st.groups, st.trace, st.rate, dr.rs_end, tn, dr.k_wide, pk.ids)
+    h = groups.hit(kx, g, tr, pk.is_g, pk.gi)
+    pl = st.pool
+    if kx.finite:  # the failed group takes a free spare, or waits (its ticket: first come, first served)
+        pl, has_spare = pool.take(kx, pl, h.fail, pk.gi, tn)
+        g_repair = jnp.where(pk.working & has_spare, repair_end(kx, u0, tn), kx.inf)
+    else:
+        g_repair = groups.own_repair(kx, h, pk.working, u0, tn)
+    g, tr = groups.event(kx, g, tr, h, g_repair, pk, u0)
+    pushed = h.fail.astype(jnp.int32)  # node sets sent to hardware repair at this event
+    members, dm = None, st.domains
+    if kx.nd:  # the domain's up members go down as one event (nothing during a restart)
+        members = domains.members(kx, pk.di, g.down, dr.dom_hit)
+        if kx.finite:
+            pl, nxt, hit = pool.take_domain(kx, pl, members, g.nxt, dr.u_wide, tn)
+            pushed = pushed + hit
+        else:
+            nxt = domains.repairs(kx, members, g.nxt, dr.u_wide, tn)
+        g = g._replace(nxt=nxt, down=g.down | members, failures=g.failures + members.sum(axis=1))
+        dm = domains.redraw(kx, dm, pk.di, pk.is_d, dr.u[:, 1], tn)
+    jb = None if st.job is None else job.redraw(kx, st.job, pk.is_j, dr.u[:, 1], tn)
+    served = None
+    if kx.finite:
+        pl = pool.away(kx, pl, tn, pk.is_hw, pushed, h.hw_end)
+        pl, nxt, served = pool.serve(kx, pl, g.nxt, pk, u0, dr.stall_now, dr.rs_end)
+        g = g._replace(nxt=nxt)
+    return st._replace(groups=g, trace=tr, pool=pl, domains=dm, job=jb), h, members, served
+
+
+def body(kx: Kernel, st: RunState, ids) -> RunState:
+    """One step of every run: the next event among the parts, the time up to it, and its effects."""
+    pk = select(kx, st, ids)
+    st, dr = advance(kx, st, pk)
+    ph, phit = phase.event(kx, st.phase, pk)
+    st, h, members, served = group_events(kx, st._replace(phase=ph), pk, dr)
+    rt, ch = rate.change(kx, st.rate, st.groups.down,
+                         (pk.is_g, dr.dom_hit, pk.working, pk.computing, dr.rs_end, h.fail, h.rejoin, pk.gi), members)
+    if ch.hit_max is not None:
+        ph = phase.mark(ph, ch.hit_max, ch.pro_ck, pk.phase)
+    sl = st.stalls
+    if sl is not None:  # a failure or a rejoin survived without a restart, nor a proactive checkpoint
+        survived = ch.changed & ~ch.wiped & ~ph.pro
+        downed = h.fail | (jnp.any(members, axis=1) if kx.nd else False)  # a group's failure, or a domain event's
+        sl = stalls.update(kx, sl, survived, downed, h.rejoin, pk.tn)
+    ph, to_restart = phase.change(kx, ph, phit, pk, (dr.rs_end, ch.pro_ck, ch.wipe, pk.is_j & pk.working,
+                                                     dr.stall_now, None if served is None else served.last))
+    if sl is not None:
+        sl = stalls.restart(sl, to_restart, pk.tn)
+    lg = st.log
+    if lg is not None:
+        lg = log.record(kx, lg, st.k, pk.act, (h.fail, h.rejoin, dr.rs_end, pk.tn, pk.gi))
+    one = jnp.where(pk.is_g, pk.gi, jnp.where(served.at, served.ti, 0)) if kx.finite else pk.gi
+    wide = dr.rs_end | to_restart
+    if kx.nd:
+        wide = wide | dr.dom_hit
+    g = groups.reblock(kx, st.groups, one, wide, to_restart)
+    return st._replace(phase=ph, rate=rt, stalls=sl, log=lg, groups=g, k=st.k + pk.act)
+
+
+def initial(kx: Kernel, ids) -> RunState:
+    """The state of the runs ``ids`` at their start: every group up, every clock new."""
+    c, n = ids.shape[0], kx.n
+    fend = None
+    if kx.epoch:  # the streams of the static wipe-out kernels: groups 0, domain level l 1 + l, job-wide 1 + L
+        nxt, _ = clocks.clock(kx, bits_to_uniform(trial_bits(kx.words, ids, n, stream=0)), 0.0,
+                              jnp.arange(n)[None, :], ids)
+    else:
+        u0 = bits_to_uniform(trial_bits(kx.words, ids, n, stream=INIT_STREAM)) if kx.draws else None
+        nxt, fend = clocks.clock(kx, u0, jnp.zeros((c, n), jnp.float32), jnp.arange(n, dtype=jnp.int32)[None, :],
+                                 ids[:, None])
+    padding = ids >= jnp.asarray(kx.total, jnp.uint32)
+    return RunState(
+        t=jnp.zeros((c,), jnp.float32), k=jnp.zeros((c,), jnp.int32), phase=phase.init(padding),
+        groups=groups.init(kx, nxt), rate=rate.init(kx, c), stalls=None if kx.epoch else stalls.init(c),
+        domains=domains.init(kx, ids) if kx.nd else None, job=job.init(kx, ids) if kx.shape.job_wide else None,
+        pool=pool.init(kx, c) if kx.finite else None, trace=trace_part.State(fend) if kx.keep_end else None,
+        log=log.init(kx, c) if kx.n_log else None)
+
+
+def outputs(kx: Kernel, st: RunState) -> dict:
+    """Each run's results from its state (``run_kernel``'s docstring): what each part adds."""
+    ph = st.phase
+    if kx.epoch:
+        ended = (ph.wipeouts > 0) | (ph.job_failures > 0)
+        timed_out = (ph.phase == DONE) & ~ended & (st.k > 0)  # its last step was the time limit, not an event
+        out = {"uptime": st.t, "failures": st.groups.failures.astype(jnp.int32), "ended_by_job": ph.job_failures > 0,
+               "censored": ~ended, "events": st.k - timed_out}
+        if kx.epoch == "depth":
+            out.update(work=ph.work, depth_time=st.rate.depth_time)
+        return out
+    zf = jnp.zeros_like(st.t)
+    spare_wait, spare_wait_max = (zf, zf) if st.pool is None else pool.outputs(st.pool, st.t)
+    out = {"ttt": ph.ttt, "compute": ph.compute, "work": ph.work, "lost": ph.lost, "failures": st.groups.failures,
+           "wipeouts": ph.wipeouts, "job_failures": ph.job_failures, "restarts": ph.restarts,
+           "proactive_restarts": ph.proactive_restarts, "ckpts": ph.ckpts, "spare_wait": spare_wait,
+           "failure_stall": st.stalls.failure_stalled, "rejoin_stall": st.stalls.rejoin_stalled}
+    out = {name: v.astype(jnp.float32) for name, v in out.items()}
+    out["events"] = st.k.astype(jnp.float32)
+    out["censored"] = (ph.phase != DONE)
+    out["work_min"] = jnp.broadcast_to(kx.p.phase.work, st.t.shape)
+    if st.log is not None:
+        out.update(log.outputs(st.log))
+    out["spare_wait_max"] = spare_wait_max
+    return out
+
+
+def lower(params: RunParams, shape: RunShape) -> Params:
+    """Each part's numbers from ``params`` (None for a part that is off)."""
+    nd = sum(shape.domain_counts)
+    return Params(clocks=clocks.lower(params), domains=domains.lower(params) if nd else None,
+                  job=job.lower(params) if shape.job_wide else None,
+                  pool=pool.lower(params) if shape.spare_capacity is not None else None,
+                  stalls=None if shape.epoch else stalls.lower(params), phase=phase.lower(params),
+                  rate=rate.lower(params, shape))
 
 
 def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events=DEFAULT_MAX_EVENTS,
@@ -166,546 +430,40 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
     ``trace`` (a ``kernels.run_trace.TraceDevice``, traced) with ``shape.trace``: a replay, the group clocks
     are the trace's down periods (``kernels.run_trace``); with ``shape.log_events`` also ``log_t``, ``log_g``
     and ``log_kind``, each run's first group events."""
-    from .repair_law import sample_repair
-
-    max_events = jnp.asarray(max_events, jnp.int32)  # traced (a number of the call): a new limit compiles nothing
-    n = shape.groups
-    epoch = shape.epoch
-    # an epoch draws from the streams of the static wipe-out kernels (see ``kernels.repair``)
-    ev_stream, wide_stream = (EPOCH_STREAM, EPOCH_WIDE_STREAM) if epoch else (RUN_STREAM, WIDE_STREAM)
-    scale = jnp.asarray(params.scale, jnp.float32)
-    inv_k = jnp.asarray(params.inv_shape, jnp.float32)
-    nd = sum(shape.domain_counts)
-    dom_idx = jnp.asarray(params.domain_of, jnp.int32)
-    dom_mean = jnp.asarray(params.domain_mean, jnp.float32)
-    job_mean = jnp.asarray(params.job_mean, jnp.float32)
-    repair_nums = jnp.asarray(params.repair, jnp.float32)
-    tau, work_total, d_max = (jnp.asarray(x, jnp.float32) for x in (params.tau, params.work, params.d_max))
-    cost, restart = jnp.asarray(params.ckpt_cost, jnp.float32), jnp.asarray(params.restart, jnp.float32)
-    stall_f, stall_j = jnp.asarray(params.failure_stall, jnp.float32), jnp.asarray(params.rejoin_stall, jnp.float32)
-    stack, holders = jnp.asarray(params.stack, jnp.int32), jnp.asarray(params.holders, jnp.int32)
-    max_time = jnp.asarray(params.max_time, jnp.float32)
-    renewed = shape.renewed
-    inf = jnp.float32(jnp.inf)
-    finite = shape.spare_capacity is not None  # a finite spare pool (static: without it no spare state is kept)
-    if finite:
-        ring_idx, pos_of = jnp.asarray(params.ring, jnp.int32), jnp.asarray(params.pos_of, jnp.int32)
-        hw = jnp.asarray(params.hardware_repair, jnp.float32)
-        slots = n + int(shape.spare_capacity)  # node sets away at once: at most N + K (see the module docstring)
-        slot_idx = jnp.arange(slots, dtype=jnp.int32)
-        no_ticket = jnp.int32(WAITING_NONE)
-
-    replay = shape.trace  # a replay: the clocks are a trace's periods (``kernels.run_trace``)
-    if replay:
-        from .run_trace import first_at_tie, next_period, offsets
-    from_trace = replay and shape.repair_law == "trace"  # a group returns at the end of the period that failed it
-    hw_trace = replay and finite and shape.trace_hardware  # node sets away until their period's end (any order)
-    keep_end = from_trace or hw_trace  # each group's period end is kept (``RunState.fend``)
-    draws = not replay or shape.job_wide  # a replay draws no random numbers unless job-wide failures are on
-    n_log = int(shape.log_events)
-
-    def clock(u, start, cols, ids):  # a new group clock from time ``start`` for ring positions ``cols``
-        if replay:  # the first period starting at or after ``start``, and its end
-            return next_period(trace, cols, start, offsets(trace, ids, total))
-        sc = scale[cols]
-        if shape.weibull:
-            return start + sc * (-jnp.log1p(-u)) ** inv_k, None
-        return start + sc * (-jnp.log1p(-u)), None
-
-    def repair_end(u, start):
-        if shape.repair_law in (None, "trace"):  # (from the trace: ``fend``, read where a group fails)
-            return jnp.full(jnp.shape(u), inf)
-        return start + sample_repair(shape.repair_law, repair_nums, u)
-
-    rm = tuple(jnp.asarray(x, jnp.int32) for x in (params.redundancy, params.microbatches, params.bisect_steps))
-    if epoch == "wipeout":  # only a lost shard matters: the rate and the depth stay 1
-        rate0 = depth0 = jnp.float32(1.0)
-    else:
-        _, rate0, depth0 = rate(jnp.zeros((1, n), bool), shape, rm)  # at full health (rep: 1/r; the others: 1)
-        rate0, depth0 = rate0[0], depth0[0]
-    width = block_width(n)
-    listed = uses_down_list(shape)
-
-    def initial(ids):
-        """The state of the runs ``ids`` at their start: every group up, every clock new."""
-        c = ids.shape[0]
-        if epoch:  # the streams of the static wipe-out kernels: groups 0, domain level l 1 + l, job-wide 1 + L
-            nxt, _ = clock(bits_to_uniform(trial_bits(words, ids, n, stream=0)), 0.0, jnp.arange(n)[None, :], ids)
-            offsets = np.cumsum((0,) + shape.domain_counts)
-            dom = (jnp.concatenate([exponential_from_bits(trial_bits(words, ids, count, stream=1 + i))
-                                    * dom_mean[None, offsets[i]:offsets[i] + count]
-                                    for i, count in enumerate(shape.domain_counts)], axis=1)
-                   if nd else jnp.full((c, 1), inf))
-            job_stream = 1 + len(shape.domain_counts)
-        else:
-            u0 = bits_to_uniform(trial_bits(words, ids, n, stream=INIT_STREAM)) if draws else None
-            nxt, fend = clock(u0, jnp.zeros((c, n), jnp.float32), jnp.arange(n, dtype=jnp.int32)[None, :],
-                              ids[:, None])
-            dom = (exponential_from_bits(trial_bits(words, ids, nd, stream=INIT_STREAM + 1)) * dom_mean[None, :]
-                   if nd else jnp.full((c, 1), inf))
-            job_stream = INIT_STREAM + 2
-        job = (exponential_from_bits(trial_bits(words, ids, 1, stream=job_stream)[:, 0]) * job_mean
-               if shape.job_wide else jnp.full((c,), inf))
-        zf = jnp.zeros((c,), jnp.float32)
-        zb = jnp.zeros((c,), bool)
-        padding = ids >= jnp.asarray(total, jnp.uint32)
-        st = {"t": zf, "phase": jnp.where(padding, DONE, COMPUTE).astype(jnp.int32), "pend": zf, "comp": zf,
-              "wc": zf, "wu": zf, "final": zb, "pro": zb, "rate": jnp.full((c,), rate0),
-              "depth": jnp.full((c,), depth0), "down": jnp.zeros((c, n), bool), "nxt": nxt, "dom": dom,
-              "job": job, "k": jnp.zeros((c,), jnp.int32), "ttt": zf, "stall_end": zf, "stall_rejoin": zb,
-              **{name: zf for name in OUTPUTS if name not in ("ttt", "events")}}
-        bv0, bi0 = all_block_mins(nxt, width)  # the group clocks' block minima (see ``all_block_mins``)
-        st.update(bv=bv0, bi=bi0, dk=jnp.zeros((c,), jnp.int32))  # and the count of groups down
-        if listed:  # the down groups' ring positions, ascending (see ``depth.least_capacity_from_downs``)
-            st.update(dl=jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32), dok=jnp.ones((c,), bool))
-        if finite:
-            zi = jnp.zeros((c,), jnp.int32)
-            st.update(free=jnp.full((c,), jnp.asarray(params.spares, jnp.int32)), ticket=jnp.full((c, n), no_ticket),
-                      tickets=zi, ret=jnp.zeros((c, slots), jnp.float32), ret_head=zi, ret_count=zi,
-                      spare_waiting=zb, nwait=zi, wait_from=jnp.zeros((c, n), jnp.float32), wait_max=zf)
-        if epoch == "depth":
-            st.update(depth_time=zf)
-        if keep_end:
-            st.update(fend=fend)
-        if hw_trace:  # the node sets away: a set of return times (+inf: a free slot), not a ring in order
-            st.update(ret=jnp.full((c, slots), inf, jnp.float32))
-        if n_log:
-            st.update(log_t=jnp.zeros((c, n_log), jnp.float32), log_g=jnp.zeros((c, n_log), jnp.int32),
-                      log_kind=jnp.zeros((c, n_log), jnp.int32))
-        return RunState(**st)
-
     c_all = run_ids.shape[0]
+    epoch = shape.epoch
     if lanes is None and epoch:  # epochs vary in length: lanes that take the next epoch when theirs ends (on
         lanes = 256 if jax.default_backend() == "cpu" else c_all // 4  # CPU the step's cost grows past a few hundred)
     if lanes is not None:
         lanes = max(1, min(c_all, int(lanes)))
     c = c_all if lanes is None else lanes  # the runs a step takes at once
-    wide_cap = max(8, c // 64)
-    lanes = jnp.arange(c)  # each run's row, for the per-run scatters and gathers
+    replay = shape.trace  # a replay: the clocks are a trace's periods (``run_trace``)
+    finite = shape.spare_capacity is not None  # a finite spare pool (static: without it no spare state is kept)
+    from_trace = replay and shape.repair_law == "trace"  # a group returns at the end of the period that failed it
+    hw_trace = replay and finite and shape.trace_hardware  # node sets away until their period's end (any order)
+    kx = Kernel(
+        shape=shape, n=shape.groups, c=c, rows=jnp.arange(c), wide_cap=max(8, c // 64), width=block_width(shape.groups),
+        words=words, total=total,
+        # an epoch draws from the streams of the static wipe-out kernels (see ``kernels.repair``)
+        streams=(EPOCH_STREAM, EPOCH_WIDE_STREAM) if epoch else (RUN_STREAM, WIDE_STREAM), trace=trace,
+        # traced (a number of the call): a new limit compiles nothing
+        max_events=jnp.asarray(max_events, jnp.int32), p=lower(params, shape), epoch=epoch,
+        nd=sum(shape.domain_counts), finite=finite, replay=replay, from_trace=from_trace, hw_trace=hw_trace,
+        keep_end=from_trace or hw_trace,  # each group's period end is kept (``RunState.trace``)
+        draws=not replay or shape.job_wide,  # a replay draws no random numbers unless job-wide failures are on
+        listed=uses_down_list(shape), n_log=int(shape.log_events))
 
-    def running(s):
-        return (s.phase != DONE) & (s.k < max_events)
-
-    # One function per part of a step. Each reads and updates ``s`` (the state, as a dict) and ``e`` (this
-    # step's event: which kind each run takes, its time ``tn``, and what the event did), in this order.
-
-    def select(s, e):
-        """Each run's next event: the phase's own, a group's clock, a domain, the job, a spare's return."""
-        e["act"] = act = (s["phase"] != DONE) & (s["k"] < max_events)
-        phase, t = s["phase"], s["t"]
-        e["phase"] = phase
-        gmin, gb = min_first(s["bv"])  # the earliest group clock: the least of the block minima
-        e["gi"] = jnp.take_along_axis(s["bi"], gb[:, None], axis=1)[:, 0]
-        if replay:  # at one instant a return first, then failures in physical group order
-            e["gi"] = first_at_tie(s["nxt"], s["down"], gmin, trace.phys)
-        dmin, e["di"] = min_first(s["dom"])
-        jt = s["job"]
-        e["computing"] = computing = phase == COMPUTE
-        e["working"] = computing | (phase == CKPT)
-        # a stall in force (its end after t) holds computing back until it ends; none in force: resume = t
-        e["resume"] = resume = jnp.maximum(t, s["stall_end"])
-        if epoch:  # an epoch's own event: its time limit (an event at the limit itself is still taken)
-            t_ph = jnp.broadcast_to(max_time, t.shape)
-        else:
-            e["t_ck"] = t_ck = resume + jnp.maximum(tau - s["comp"], 0.0)
-            e["t_w"] = t_w = resume + jnp.maximum(work_total - s["wc"] - s["wu"], 0.0) / s["rate"]
-            t_ph = jnp.where(computing, jnp.minimum(t_ck, t_w), s["pend"])
-        t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
-        if finite:  # a node set's return from hardware repair goes first at a tie
-            t_hw = jnp.where(s["ret_count"] > 0,
-                             jnp.min(s["ret"], axis=1) if hw_trace else
-                             jnp.take_along_axis(s["ret"], s["ret_head"][:, None], axis=1)[:, 0], inf)
-            is_hw = act & (s["ret_count"] > 0) & (t_hw <= jnp.minimum(t_ph, t_rand))
-            t_rand = jnp.minimum(t_rand, t_hw)
-        else:
-            is_hw = jnp.zeros_like(act)
-        e["is_hw"] = is_hw
-        e["is_ph"] = is_ph = act & ~is_hw & ((t_ph < t_rand) if epoch else (t_ph <= t_rand))
-        rand = act & ~is_hw & ~is_ph
-        if epoch:  # at a tie an epoch takes the job-wide failure, then a domain, then a group (as it always has)
-            e["is_j"] = is_j = rand & (jt <= jnp.minimum(gmin, dmin))
-            e["is_d"] = is_d = rand & ~is_j & (dmin < gmin)
-            e["is_g"] = rand & ~is_j & ~is_d
-        else:  # a whole run takes a group's clock, then a domain, then the job-wide failure
-            e["is_g"] = is_g = rand & (gmin <= jnp.minimum(dmin, jt))
-            e["is_d"] = is_d = rand & ~is_g & (dmin <= jt)
-            e["is_j"] = rand & ~is_g & ~is_d
-        e["tn"] = jnp.where(act, jnp.minimum(t_ph, t_rand), t)
-
-    def advance(s, e):
-        """Time moves to ``tn``: the wait for spares, the stalled and the computing time, the work done."""
-        phase, tn = e["phase"], e["tn"]
-        if epoch:
-            advance_epoch(s, e)
-        else:
-            advance_run(s, e)
-        s["t"] = tn
-        e["u"] = (bits_to_uniform(row_bits(words, e["ids"], jnp.uint32(ev_stream) + s["k"].astype(jnp.uint32), 2))
-                  if draws else jnp.full((c, 2), 0.5, jnp.float32))
-        rs_end = e["is_ph"] & (phase == RESTART)
-        if finite:  # R has elapsed but some down group still waits for a spare: the stall (the restart goes on)
-            e["stall_now"] = stall_now = rs_end & (s["nwait"] > 0)  # ``nwait``: the groups holding a ticket
-            rs_end = rs_end & ~stall_now
-        e["rs_end"] = rs_end
-        e["dom_hit"] = dom_hit = e["is_d"] & e["working"]
-        e["k_wide"] = k_wide = jnp.uint32(wide_stream) + s["k"].astype(jnp.uint32)
-        if nd:  # a domain event's repairs: one number per group
-            e["u_wide"] = jax.lax.cond(jnp.any(dom_hit), lambda: bits_to_uniform(row_bits(words, e["ids"], k_wide, n)),
-                                       lambda: jnp.full((c, n), 0.5, jnp.float32))
-
-    def advance_epoch(s, e):
-        """An epoch's time integrals up to ``tn``: the work (of the rate 1/d) and the depth."""
-        if epoch == "depth":  # each product rounded before its sum (no fused multiply-add, which XLA emits or
-            dt = jnp.where(e["act"], e["tn"] - s["t"], 0.0)  # not by the lanes' count)
-            gain, dint = jax.lax.optimization_barrier((dt * s["rate"], dt * s["depth"]))
-            s["work"] = s["work"] + gain
-            s["depth_time"] = s["depth_time"] + dint
-
-    def advance_run(s, e):
-        """A run's time up to ``tn``: the wait for spares, the stalled and the computing time, the work."""
-        act, phase, computing, tn, t = e["act"], e["phase"], e["computing"], e["tn"], s["t"]
-        dt = jnp.maximum(tn - t, 0.0)
-        if finite:
-            s["spare_wait"] = jnp.where(act & (phase == RESTART) & s["spare_waiting"], s["spare_wait"] + dt,
-                                        s["spare_wait"])
-        # while computing, the part of [t, tn] before the stall's end is stalled (counted under the cause of
-        # that end), the rest computes
-        stalled = jnp.where(act & computing, jnp.maximum(jnp.minimum(tn, s["stall_end"]) - t, 0.0), 0.0)
-        s["failure_stall"] = s["failure_stall"] + jnp.where(s["stall_rejoin"], 0.0, stalled)
-        s["rejoin_stall"] = s["rejoin_stall"] + jnp.where(s["stall_rejoin"], stalled, 0.0)
-        dt_comp = jnp.maximum(tn - e["resume"], 0.0)
-        gain = jnp.where(act & computing, dt_comp * s["rate"], 0.0)
-        s["comp"] = jnp.where(act & computing, s["comp"] + dt_comp, s["comp"])
-        s["compute"] = jnp.where(act & computing, s["compute"] + dt_comp, s["compute"])
-        s["wu"] = s["wu"] + gain
-        s["work"] = s["work"] + gain
-
-    def phase_event(s, e):
-        """The phase's own event: a checkpoint starts (the final one when the work reaches W) or ends."""
-        is_ph, computing, phase, tn = e["is_ph"], e["computing"], e["phase"], e["tn"]
-        if epoch:  # an epoch's time limit: it ends there, censored
-            e["timed_out"] = is_ph
-            e["start_ck"] = e["ck_end"] = e["finished"] = e["pro_restart"] = jnp.zeros_like(is_ph)
-            return
-        e["start_ck"] = start_ck = is_ph & computing
-        final_now = start_ck & (e["t_w"] <= e["t_ck"])
-        s["wu"] = jnp.where(final_now, work_total - s["wc"], s["wu"])
-        s["final"] = s["final"] | final_now
-        e["ck_end"] = ck_end = is_ph & (phase == CKPT)
-        s["wc"] = jnp.where(ck_end, s["wc"] + s["wu"], s["wc"])
-        s["wu"] = jnp.where(ck_end, 0.0, s["wu"])
-        s["ckpts"] = s["ckpts"] + ck_end
-        e["finished"] = finished = ck_end & s["final"]
-        s["ttt"] = jnp.where(finished, tn, s["ttt"])
-        e["pro_restart"] = ck_end & ~s["final"] & s["pro"]
-
-    def restart_end(s, e):
-        """A restart's end: every down group replaced with a new clock (all of them with renewed ages)."""
-        if epoch:  # an epoch has no restart
-            e["nxt"], e["down"] = s["nxt"], s["down"]
-            return
-        tn, k_wide = e["tn"], e["k_wide"]
-
-        def full_ends(rows, sub, ends):
-            nxt_r, down_r = sub[:2]
-            u_r = bits_to_uniform(row_bits(words, e["ids"][rows], k_wide[rows], n)) if draws else None
-            replace = ends[:, None] & (down_r | renewed)
-            new, new_end = clock(u_r, jnp.broadcast_to(tn[rows][:, None], (rows.shape[0], n)),
-                                 jnp.arange(n, dtype=jnp.int32)[None, :], e["ids"][rows][:, None])
-            out = (jnp.where(replace, new, nxt_r), jnp.where(ends[:, None], False, down_r))
-            return out + ((jnp.where(replace, new_end, sub[2]),) if keep_end else ())
-
-        def listed_ends(rows, sub, ends):  # only the listed down groups draw: the same bits at their columns
-            def from_list():
-                nxt_r, down_r = sub
-                pos = s["dl"][rows]  # ascending, free slots DOWN_LIST_PAD (dropped by the scatter)
-                cols = jnp.minimum(pos, n - 1)
-                u_r = bits_to_uniform(row_bits_at(words, e["ids"][rows], k_wide[rows], n, cols))
-                new, _ = clock(u_r, tn[rows][:, None], cols, e["ids"][rows][:, None])
-                pos = jnp.where(ends[:, None], pos, DOWN_LIST_PAD)
-                at = jnp.arange(rows.shape[0])[:, None]
-                return (nxt_r.at[at, pos].set(new, mode="drop"), jnp.where(ends[:, None], False, down_r))
-
-            return jax.lax.cond(jnp.all(s["dok"][rows] | ~ends), from_list, lambda: full_ends(rows, sub, ends))
-
-        ends = listed_ends if listed and not renewed and not replay else full_ends
-        if keep_end:
-            e["nxt"], e["down"], s["fend"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"], s["fend"]), wide_cap)
-        else:
-            e["nxt"], e["down"] = on_rows(e["rs_end"], ends, (s["nxt"], s["down"]), wide_cap)
-
-    def group_event(s, e):
-        """A group's clock: a failure (a spare taken or a ticket, with a finite pool), or a rejoin."""
-        is_g, gi, tn, u, working, down, nxt = e["is_g"], e["gi"], e["tn"], e["u"], e["working"], e["down"], e["nxt"]
-        was_down = jnp.take_along_axis(down, gi[:, None], axis=1)[:, 0]
-        e["fail"] = fail = is_g & ~was_down
-        e["rejoin"] = rejoin = is_g & was_down
-        if keep_end:  # a failure: the end of the period that failed it (the return, or the node set's)
-            f_end = jnp.take_along_axis(s["fend"], gi[:, None], axis=1)[:, 0]
-            e["hw_end"] = f_end
-        if finite:  # the failed group takes a free spare, or waits (its ticket: first come, first served)
-            has_spare = s["free"] > 0
-            fail_wait = fail & ~has_spare
-            e["free"] = s["free"] - (fail & has_spare)
-            e["ticket"] = s["ticket"].at[lanes, gi].set(jnp.where(fail_wait, s["tickets"], s["ticket"][lanes, gi]))
-            e["tickets"] = s["tickets"] + fail_wait
-            e["nwait"] = s["nwait"] + fail_wait
-            # a new ticket's wait starts now
-            e["wait_from"] = s["wait_from"].at[lanes, gi].set(jnp.where(fail_wait, tn, s["wait_from"][lanes, gi]))
-            g_repair = jnp.where(working & has_spare, repair_end(u[:, 0], tn), inf)
-        else:
-            g_repair = jnp.where(working, f_end if from_trace else repair_end(u[:, 0], tn), inf)
-        new_clock, new_end = clock(u[:, 0], tn, gi, e["ids"])
-        g_next = jnp.where(rejoin, new_clock, g_repair)
-        if keep_end:
-            s["fend"] = s["fend"].at[lanes, gi].set(jnp.where(rejoin, new_end, s["fend"][lanes, gi]))
-        e["nxt"] = nxt.at[lanes, gi].set(jnp.where(is_g, g_next, nxt[lanes, gi]))
-        e["down"] = down.at[lanes, gi].set(jnp.where(is_g, fail, down[lanes, gi]))
-        s["failures"] = s["failures"] + fail
-        e["pushed"] = fail.astype(jnp.int32)  # node sets sent to hardware repair at this event
-
-    def domain_event(s, e):
-        """A failure domain: its up members go down as one event (nothing during a restart); the job-wide
-        clock's next event."""
-        tn, u = e["tn"], e["u"]
-        if nd:
-            di, dom_hit, down, nxt, u_wide = e["di"], e["dom_hit"], e["down"], e["nxt"], e["u_wide"]
-            e["members"] = members = jnp.any(dom_idx[None, :, :] == di[:, None, None], axis=1) & ~down & dom_hit[:, None]
-            if finite:  # the first ``free`` of them by physical id take spares, the others wait in that order
-                free, tickets = e["free"], e["tickets"]
-                hit = members.sum(axis=1, dtype=jnp.int32)
-                rank = (jnp.cumsum(members[:, pos_of], axis=1, dtype=jnp.int32) - 1)[:, ring_idx]
-                served = members & (rank < free[:, None])
-                queued = members & ~served
-                nxt = jnp.where(served, repair_end(u_wide, tn[:, None]), jnp.where(queued, inf, nxt))
-                e["ticket"] = jnp.where(queued, tickets[:, None] + rank - free[:, None], e["ticket"])
-                e["wait_from"] = jnp.where(queued, tn[:, None], e["wait_from"])
-                e["nwait"] = e["nwait"] + jnp.maximum(hit - free, 0)
-                e["tickets"] = tickets + jnp.maximum(hit - free, 0)
-                e["free"] = jnp.maximum(free - hit, 0)
-                e["pushed"] = e["pushed"] + hit
-            else:
-                nxt = jnp.where(members, repair_end(u_wide, tn[:, None]), nxt)
-            e["nxt"], e["down"] = nxt, down | members
-            s["failures"] = s["failures"] + members.sum(axis=1)
-            new_dom = tn - jnp.log1p(-u[:, 1]) * dom_mean[di]
-            which = jnp.arange(nd, dtype=jnp.int32)[None, :] == di[:, None]
-            s["dom"] = jnp.where(which & e["is_d"][:, None], new_dom[:, None], s["dom"])
-        else:
-            e["members"] = None
-        s["job"] = jnp.where(e["is_j"], tn - jnp.log1p(-u[:, 1]) * job_mean, s["job"])
-
-    def spare_return(s, e):
-        """A finite pool: every group failure sends its node set away for exactly H (appended to the ring of
-        return times: they return in the order they left, H being the same for all); a node set's return
-        gives the pool a spare, which the first waiting group takes, and starts its repair (none during a
-        restart or without repair: it holds the spare, down, until the restart ends)."""
-        e["serve_last"] = e["serve_at"] = None
-        if not finite:
-            return
-        tn, u, is_hw, pushed, phase = e["tn"], e["u"], e["is_hw"], e["pushed"], e["phase"]
-        head, count = s["ret_head"], s["ret_count"]
-        if hw_trace:  # a set of return times: the earliest returns (taken out), a new one goes in a free slot
-            ret = s["ret"]
-            out_at = jnp.argmin(ret, axis=1)
-            ret = ret.at[lanes, out_at].set(jnp.where(is_hw, inf, ret[lanes, out_at]))
-            in_at = jnp.argmax(ret == inf, axis=1)
-            ret = ret.at[lanes, in_at].set(jnp.where(pushed == 1, e["hw_end"], ret[lanes, in_at]))
-            s["ret"] = ret
-            s["ret_count"] = count + pushed - is_hw
-        else:
-            tail = (head + count) % slots
-            ret = s["ret"].at[lanes, tail].set(jnp.where(pushed == 1, tn + hw, s["ret"][lanes, tail]))
-        if nd:  # a domain event sends several
-            def several(ret):
-                rel = (slot_idx[None, :] - (head + count)[:, None]) % slots
-                return jnp.where((rel < pushed[:, None]) & (pushed > 1)[:, None], (tn + hw)[:, None], ret)
-
-            ret = jax.lax.cond(jnp.any(pushed > 1), several, lambda x: x, ret)
-        s["ret"] = ret
-        count = count + pushed
-        s["ret_head"] = jnp.where(is_hw, (head + 1) % slots, head)
-        s["ret_count"] = count - is_hw
-        nwait, ticket, wait_from = e["nwait"], e["ticket"], e["wait_from"]
-        serve = is_hw & (nwait > 0)
-        e["ti"] = ti = jax.lax.cond(jnp.any(serve), lambda: min_first(ticket)[1], lambda: jnp.zeros((c,), jnp.int32))
-        s["free"] = e["free"] + (is_hw & ~serve)
-        s["ticket"] = ticket.at[lanes, ti].set(jnp.where(serve, no_ticket, ticket[lanes, ti]))
-        serve_repair = jnp.where(phase == RESTART, inf, repair_end(u[:, 0], tn))
-        e["nxt"] = e["nxt"].at[lanes, ti].set(jnp.where(serve, serve_repair, e["nxt"][lanes, ti]))
-        e["serve_at"] = serve
-        nwait = nwait - serve
-        # during the stall, the last waiting group served ends the restart now (its end is the next event)
-        e["serve_last"] = serve & s["spare_waiting"] & (nwait == 0)
-        # the longest wait for a spare: the served group's wait ends now
-        waited = jnp.where(serve, tn - wait_from[lanes, ti], 0.0)
-        s["wait_max"] = jnp.maximum(s["wait_max"], waited)
-        s["wait_from"], s["nwait"], s["tickets"] = wait_from, nwait, e["tickets"]
-        s["spare_waiting"] = (s["spare_waiting"] | e["stall_now"]) & ~e["rs_end"]
-
-    def lost_shard(e):
-        """Whether a shard is lost on all its holders after this step's event: after a group's failure, one of
-        its r shards (``r x r`` holders); after a domain event, any shard (in a step where some run has one)."""
-        down, fail = e["down"], e["fail"]
-        r_ = stack.shape[1]
-        hs = holders[stack[e["gi"]]].reshape(c, r_ * r_)
-        wiped = fail & jnp.take_along_axis(down, hs, axis=1).reshape(c, r_, r_).all(axis=2).any(axis=1)
-        if nd:
-            dom_hit = e["dom_hit"]
-            wiped = wiped | jax.lax.cond(jnp.any(dom_hit), lambda: dom_hit & down[:, holders].all(axis=2).any(axis=1),
-                                         lambda: jnp.zeros_like(wiped))
-        return wiped
-
-    def depth_change(s, e):
-        """The depth after a change of the groups up while computing or checkpointing: a wipe-out, the new
-        work rate, a proactive checkpoint at D_max."""
-        rs_end, fail, rejoin, members = e["rs_end"], e["fail"], e["rejoin"], e["members"]
-        e["changed"] = changed = (e["is_g"] | e["dom_hit"]) & e["working"]
-        dk = jnp.where(rs_end, 0, s["dk"]) + fail - rejoin
-        if nd:
-            dk = dk + members.sum(axis=1, dtype=jnp.int32)
-        s["dk"] = dk
-        if epoch == "wipeout":  # only a lost shard matters
-            e["wiped"] = wiped = lost_shard(e)
-            e["wipe"] = changed & wiped
-            e["pro_ck"] = jnp.zeros_like(wiped)
-            return
-        if listed:
-            wiped, new_rate, new_depth = listed_rate(s, e["down"], changed, (rs_end, fail, rejoin, e["gi"], dk), members,
-                                               shape, rm)
-        else:
-            wiped, new_rate, new_depth = counted_rate(e["down"], dk, e["gi"], jnp.any(e["dom_hit"]) if nd else None,
-                                                shape, rm)
-        e["wiped"] = wiped
-        e["wipe"] = changed & wiped
-        s["rate"] = jnp.where(changed & ~wiped, new_rate, jnp.where(rs_end, rate0, s["rate"]))
-        s["depth"] = jnp.where(changed & ~wiped, new_depth, jnp.where(rs_end, depth0, s["depth"]))
-        hit_max = changed & ~wiped & (new_depth >= d_max)
-        e["pro_ck"] = pro_ck = hit_max & e["computing"]
-        s["pro"] = s["pro"] | pro_ck | (hit_max & (e["phase"] == CKPT) & ~s["final"])
-
-    def stalls(s, e):
-        """A failure survived without a restart (nor a proactive checkpoint, started or in progress) pauses
-        the job until S after it, a return from repair until S_j after it, whichever end is later (the later
-        end's cause is charged); a restart ends any stall (``phase_change``)."""
-        if epoch:  # an epoch has no stalls
-            return
-        tn, members = e["tn"], e["members"]
-        survived = e["changed"] & ~e["wiped"] & ~s["pro"]
-        downed = e["fail"] | (jnp.any(members, axis=1) if nd else False)  # a group's failure, or a domain event's
-        fail_stall = survived & downed
-        rejoin_stall = survived & e["rejoin"]
-        end_f = jnp.where(fail_stall, tn + stall_f, -inf)
-        end_j = jnp.where(rejoin_stall, tn + stall_j, -inf)
-        later_j = end_j > jnp.maximum(s["stall_end"], end_f)
-        later_f = (end_f >= s["stall_end"]) & fail_stall
-        s["stall_rejoin"] = jnp.where(later_j, True, jnp.where(later_f, False, s["stall_rejoin"]))
-        s["stall_end"] = jnp.maximum(s["stall_end"], jnp.maximum(end_f, end_j))
-
-    def phase_change(s, e):
-        """The next phase: a checkpoint, computing again, done, or a restart (a wipe-out, a job-wide failure,
-        a proactive restart after its checkpoint), which loses the work since the last checkpoint."""
-        tn, phase, rs_end, start_ck, pro_ck, ck_end = e["tn"], e["phase"], e["rs_end"], e["start_ck"], e["pro_ck"], e["ck_end"]
-        finished, pro_restart, wipe = e["finished"], e["pro_restart"], e["wipe"]
-        e["job_hit"] = job_hit = e["is_j"] & e["working"]
-        if epoch:  # an epoch ends at a wipe-out, a job-wide failure or its time limit
-            e["to_restart"] = jnp.zeros_like(wipe)
-            s["phase"] = jnp.where(wipe | job_hit | e["timed_out"], DONE, phase)
-            s["wipeouts"] = s["wipeouts"] + wipe
-            s["job_failures"] = s["job_failures"] + job_hit
-            return
-        e["to_restart"] = to_restart = wipe | job_hit | pro_restart
-        new_phase = phase
-        new_phase = jnp.where(start_ck | pro_ck, CKPT, new_phase)
-        new_phase = jnp.where(ck_end & ~finished & ~pro_restart, COMPUTE, new_phase)
-        new_phase = jnp.where(finished, DONE, new_phase)
-        new_phase = jnp.where(rs_end, COMPUTE, new_phase)
-        new_phase = jnp.where(to_restart, RESTART, new_phase)
-        s["pend"] = jnp.where(start_ck | pro_ck, tn + cost, jnp.where(to_restart, tn + restart, s["pend"]))
-        if finite:
-            s["pend"] = jnp.where(e["stall_now"], inf, jnp.where(e["serve_last"], tn, s["pend"]))
-        s["comp"] = jnp.where(start_ck | pro_ck | to_restart | rs_end, 0.0, s["comp"])
-        s["stall_end"] = jnp.where(to_restart, jnp.minimum(s["stall_end"], tn), s["stall_end"])
-        s["lost"] = s["lost"] + jnp.where(to_restart, s["wu"], 0.0)
-        s["wu"] = jnp.where(to_restart, 0.0, s["wu"])
-        s["final"] = s["final"] & ~to_restart
-        s["pro"] = s["pro"] & ~to_restart & ~ck_end
-        s["restarts"] = s["restarts"] + to_restart
-        s["wipeouts"] = s["wipeouts"] + wipe
-        s["job_failures"] = s["job_failures"] + job_hit
-        s["proactive_restarts"] = s["proactive_restarts"] + pro_restart
-        s["phase"] = new_phase
-
-    def reblock(s, e):
-        """The block minima: the block of the one clock a group's event or a served spare set, or all of them
-        in a run that changed several (a restart, a domain event); a restart cancels the repairs in flight."""
-        is_g, gi, nxt, down, to_restart = e["is_g"], e["gi"], e["nxt"], e["down"], e["to_restart"]
-        one = jnp.where(is_g, gi, jnp.where(e["serve_at"], e["ti"], 0)) if finite else gi
-        bv1, bi1 = block_min_at(nxt, one, width)
-        blk = one // width
-        bv, bi = s["bv"].at[lanes, blk].set(bv1), s["bi"].at[lanes, blk].set(bi1)
-        wide = e["rs_end"] | to_restart
-        if nd:
-            wide = wide | e["dom_hit"]
-
-        def every_block(rows, sub, sub_wide):
-            nxt_r, bv_r, bi_r = sub
-            nxt_r = jnp.where(to_restart[rows][:, None] & down[rows] & sub_wide[:, None], inf, nxt_r)
-            bv_n, bi_n = all_block_mins(nxt_r, width)
-            keep = ~sub_wide[:, None]
-            return nxt_r, jnp.where(keep, bv_r, bv_n), jnp.where(keep, bi_r, bi_n)
-
-        s["nxt"], s["bv"], s["bi"] = on_rows(wide, every_block, (nxt, bv, bi), wide_cap)
-        s["down"] = down
-        s["k"] = s["k"] + e["act"]
-
-    def record(s, e):
-        """The event log (``RunShape.log_events``): each run's k-th group event (a failure, a return, a
-        restart's end), its time and ring position."""
-        if not n_log:
-            return
-        kind = jnp.where(e["fail"], 1, jnp.where(e["rejoin"], 2, jnp.where(e["rs_end"], 3, 0)))
-        at = jnp.where(e["act"] & (kind > 0) & (s["k"] < n_log), s["k"], n_log)  # n_log: dropped
-        for name, v in (("log_t", e["tn"]), ("log_g", e["gi"]), ("log_kind", kind)):
-            s[name] = s[name].at[lanes, at].set(v.astype(s[name].dtype), mode="drop")
-
-    def body(state, ids):
-        s, e = state._asdict(), {"ids": ids}
-        for part in (select, advance, phase_event, restart_end, group_event, domain_event, spare_return, depth_change,
-                     stalls, phase_change, record, reblock):
-            part(s, e)
-        return RunState(**s)
-
-    def outputs(s):
-        """Each run's results from its state (``run_kernel``'s docstring)."""
-        if epoch:
-            ended = (s.wipeouts > 0) | (s.job_failures > 0)
-            timed_out = (s.phase == DONE) & ~ended & (s.k > 0)  # its last step was the time limit, not an event
-            out = {"uptime": s.t, "failures": s.failures.astype(jnp.int32), "ended_by_job": s.job_failures > 0,
-                   "censored": ~ended, "events": s.k - timed_out}
-            if epoch == "depth":
-                out.update(work=s.work, depth_time=s.depth_time)
-            return out
-        out = {name: getattr(s, name).astype(jnp.float32) for name in OUTPUTS if name != "events"}
-        out["events"] = s.k.astype(jnp.float32)
-        out["censored"] = (s.phase != DONE)
-        out["work_min"] = jnp.broadcast_to(work_total, s.t.shape)
-        if n_log:
-            out.update(log_t=s.log_t, log_g=s.log_g, log_kind=s.log_kind)
-        if finite:  # a wait still going when the run ends counts up to its end
-            going = jnp.where(s.ticket != no_ticket, s.t[:, None] - s.wait_from, 0.0)
-            out["spare_wait_max"] = jnp.maximum(s.wait_max, jnp.max(going, axis=1))
-        else:
-            out["spare_wait_max"] = jnp.zeros_like(s.t)
-        return out
+    def running(st):
+        return (st.phase.phase != DONE) & (st.k < kx.max_events)
 
     ids = jnp.asarray(run_ids, jnp.uint32)
+    step, start, results = (functools.partial(f, kx) for f in (body, initial, outputs))
     if lanes is None:  # every run at once, in lockstep
-        def cond(s):
-            return jnp.any(running(s))
+        def cond(st):
+            return jnp.any(running(st))
 
-        return outputs(jax.lax.while_loop(cond, lambda s: body(s, ids), initial(ids)))
-    return in_lanes(ids, c, initial, body, running, outputs)
+        return results(jax.lax.while_loop(cond, lambda st: step(st, ids), start(ids)))
+    return in_lanes(ids, c, start, step, running, results)
 
 
 @functools.lru_cache(maxsize=128)

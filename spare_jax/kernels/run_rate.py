@@ -3,12 +3,22 @@ shard (a wipe-out if not), the work rate ``1/d`` and the depth ``d``, per scheme
 ``none``) takes the least capacity of ``kernels.depth`` (the queue test on the down set, or, with repair, the
 pairs of each run's sorted list of down groups, ``depth.least_capacity_from_downs``); ``rep`` its blocks;
 ``elastic`` the count of groups up. ``rm`` is (r, m, bisection steps) as numbers of the run: one compiled
-kernel serves every r >= 2 and every m (``RunShape.redundancy`` keeps rep's r and r = 1)."""
+kernel serves every r >= 2 and every m (``RunShape.redundancy`` keeps rep's r and r = 1).
+
+As a part of the whole-run kernel's step (``kernels.run``; ``State``, ``Params``, ``change``): after a change
+of the groups up while computing or checkpointing, whether some shard is lost (a wipe-out), the new work rate
+and depth, and a proactive checkpoint at D_max. With repair, ``stacked`` with r >= 2 also keeps each run's
+sorted list of down groups (``dl``, ``dok``; ``uses_down_list``). An epoch ``wipeout`` tests only for a lost
+shard, through its placement's holders (``lost_shard``); an epoch ``depth`` keeps the time integrals of 1/d
+(the work) and of d (``depth_time``)."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .run_shape import RunShape
 from .depth import (
@@ -77,17 +87,18 @@ def counted_rate(down, dk, gi, domain_hit, shape: RunShape, rm):
     return rate(down, shape, rm)
 
 
-def listed_rate(s, down, changed, event, members, shape: RunShape, rm):
-    """``rate`` for the runs whose down set changed (``changed``), from each run's sorted down list, which this
-    step's event updates in ``s`` (``dl``, ``dok``; ``dk``, the groups down, is this step's count): a restart's
+def listed_rate(dl, dok, down, changed, event, members, shape: RunShape, rm):
+    """``(dl, dok, (wiped, rate, depth))``: ``rate`` for the runs whose down set changed (``changed``), from each
+    run's sorted down list ``dl`` (complete where ``dok``), which this step's event updates (``dk``, the groups
+    down, is this step's count): a restart's
     end empties it, a group's failure or rejoin inserts or removes one position, a domain event marks it
     incomplete (rebuilt from the down set in the first step where it fits again, as is a list that
     overflowed). Where a changed run's list is incomplete the depth comes from the down set, for every run
     of that step: the same numbers either way."""
     rs_end, fail, rejoin, gi, dk = event
     n, (r, m, _) = shape.groups, rm
-    dl = jnp.where(rs_end[:, None], DOWN_LIST_PAD, s["dl"])
-    dok = s["dok"] | rs_end
+    dl = jnp.where(rs_end[:, None], DOWN_LIST_PAD, dl)
+    dok = dok | rs_end
     dl = down_list_insert(dl, gi, fail & dok)
     dl = down_list_remove(dl, gi, rejoin & dok)
     if members is not None:
@@ -98,9 +109,103 @@ def listed_rate(s, down, changed, event, members, shape: RunShape, rm):
     dl = jax.lax.cond(jnp.any(rebuild), lambda: jnp.where(rebuild[:, None], down_list_of(down, k_max), dl),
                       lambda: dl)
     dok = dok | rebuild
-    s["dl"], s["dok"] = dl, dok
-    return jax.lax.cond(
+    return dl, dok, jax.lax.cond(
         jnp.all(dok | ~changed),
         lambda: rate_of_capacity(least_capacity_from_downs(dl, jnp.where(changed, dk, 0), n, r, m,
                                                             not shape.wide_capacity), m),
         lambda: rate(down, shape, rm))
+
+
+# The rate as a part of the kernel's step (``kernels.run``): its state, numbers and event.
+class Params(NamedTuple):
+    rm: tuple  # int32[] x 3: r, m and ``depth.bisect_steps(r, m)``
+    d_max: np.ndarray  # float32[]: the proactive restart depth (+inf: never)
+    stack: np.ndarray  # int32[N, r]: an epoch's shards of each ring position (``[N, 0]`` for a whole run)
+    holders: np.ndarray  # int32[N, r]: an epoch's ring positions holding each shard
+    rate0: jax.Array  # float32[]: the rate at full health (rep: 1/r; the others: 1)
+    depth0: jax.Array  # float32[]: and the depth
+
+
+def lower(rp, shape) -> Params:
+    rm = tuple(jnp.asarray(x, jnp.int32) for x in (rp.redundancy, rp.microbatches, rp.bisect_steps))
+    if shape.epoch == "wipeout":  # only a lost shard matters: the rate and the depth stay 1
+        rate0 = depth0 = jnp.float32(1.0)
+    else:
+        _, rate0, depth0 = rate(jnp.zeros((1, shape.groups), bool), shape, rm)
+        rate0, depth0 = rate0[0], depth0[0]
+    return Params(rm, jnp.asarray(rp.d_max, jnp.float32), jnp.asarray(rp.stack, jnp.int32),
+                  jnp.asarray(rp.holders, jnp.int32), rate0, depth0)
+
+
+class State(NamedTuple):
+    rate: jax.Array  # the work rate 1/d
+    depth: jax.Array  # the depth d
+    dk: jax.Array  # the groups down
+    dl: jax.Array | None  # [C, DOWN_LIST] the down groups' ring positions, ascending (``listed`` only)
+    dok: jax.Array | None  # the list is complete
+    depth_time: jax.Array | None  # an epoch's time integral of the depth (``epoch == "depth"``)
+
+
+class Change(NamedTuple):
+    """What a change of the groups up did this step."""
+
+    changed: jax.Array  # the groups up changed while computing or checkpointing
+    wiped: jax.Array  # no shard survives it
+    wipe: jax.Array  # a wipe-out
+    pro_ck: jax.Array  # a proactive checkpoint starts
+    hit_max: jax.Array | None  # the depth reached D_max (None in an epoch ``wipeout``)
+
+
+def init(kx, c) -> State:
+    p = kx.p.rate
+    listed = kx.listed
+    return State(jnp.full((c,), p.rate0), jnp.full((c,), p.depth0), jnp.zeros((c,), jnp.int32),
+                 jnp.full((c, DOWN_LIST), DOWN_LIST_PAD, jnp.int32) if listed else None,
+                 jnp.ones((c,), bool) if listed else None,
+                 jnp.zeros((c,), jnp.float32) if kx.epoch == "depth" else None)
+
+
+def accrue_epoch(s: State, act, dt):
+    """An epoch's time integrals up to this step's event: ``(state, work gained)``."""
+    # each product rounded before its sum (no fused multiply-add, which XLA emits or not by the lanes' count)
+    dt = jnp.where(act, dt, 0.0)
+    gain, dint = jax.lax.optimization_barrier((dt * s.rate, dt * s.depth))
+    return s._replace(depth_time=s.depth_time + dint), gain
+
+
+def lost_shard(kx, down, fail, gi, dom_hit):
+    """Whether a shard is lost on all its holders after this step's event: after a group's failure, one of
+    its r shards (``r x r`` holders); after a domain event, any shard (in a step where some run has one)."""
+    stack, holders, c = kx.p.rate.stack, kx.p.rate.holders, kx.c
+    r_ = stack.shape[1]
+    hs = holders[stack[gi]].reshape(c, r_ * r_)
+    wiped = fail & jnp.take_along_axis(down, hs, axis=1).reshape(c, r_, r_).all(axis=2).any(axis=1)
+    if kx.nd:
+        wiped = wiped | jax.lax.cond(jnp.any(dom_hit), lambda: dom_hit & down[:, holders].all(axis=2).any(axis=1),
+                                     lambda: jnp.zeros_like(wiped))
+    return wiped
+
+
+def change(kx, s: State, down, ev, members) -> tuple:
+    """The depth after this step's event ``ev`` (``(is_g, dom_hit, working, computing, rs_end, fail, rejoin,
+    gi)``) with the down set ``down``: ``(state, Change)``."""
+    is_g, dom_hit, working, computing, rs_end, fail, rejoin, gi = ev
+    changed = (is_g | dom_hit) & working
+    dk = jnp.where(rs_end, 0, s.dk) + fail - rejoin
+    if kx.nd:
+        dk = dk + members.sum(axis=1, dtype=jnp.int32)
+    s = s._replace(dk=dk)
+    if kx.epoch == "wipeout":  # only a lost shard matters
+        wiped = lost_shard(kx, down, fail, gi, dom_hit)
+        return s, Change(changed, wiped, changed & wiped, jnp.zeros_like(wiped), None)
+    p = kx.p.rate
+    if kx.listed:
+        dl, dok, (wiped, new_rate, new_depth) = listed_rate(s.dl, s.dok, down, changed, (rs_end, fail, rejoin, gi, dk),
+                                                            members, kx.shape, p.rm)
+        s = s._replace(dl=dl, dok=dok)
+    else:
+        wiped, new_rate, new_depth = counted_rate(down, dk, gi, jnp.any(dom_hit) if kx.nd else None, kx.shape, p.rm)
+    s = s._replace(rate=jnp.where(changed & ~wiped, new_rate, jnp.where(rs_end, p.rate0, s.rate)),
+                   depth=jnp.where(changed & ~wiped, new_depth, jnp.where(rs_end, p.depth0, s.depth)))
+    hit_max = changed & ~wiped & (new_depth >= p.d_max)
+    return s, Change(changed, wiped, changed & wiped, hit_max & computing, hit_max)

@@ -1,12 +1,11 @@
 """What a whole run is made of, for the kernel (``kernels.run``): ``RunShape``, the static part (a new value
 compiles anew), and ``RunParams``, every number (traced: a new value compiles nothing), both from a
-``model.runsetup.RunSetup``; and ``RunState``, what the kernel keeps per run as it steps."""
+``model.runsetup.RunSetup`` (each part of the kernel, ``kernels.run_<part>``, lowers its own numbers from it)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import numpy as np
 
 from ..model.runsetup import RunSetup
@@ -128,60 +127,3 @@ def run_params(setup: RunSetup) -> RunParams:
         failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min),
         stack=np.zeros((setup.groups, 0), np.int32), holders=np.zeros((setup.groups, 0), np.int32),
         max_time=f32(np.inf))
-
-
-class RunState(NamedTuple):
-    """What the kernel keeps per run (arrays of C runs; ``[C, N]`` per ring position), the loop's carry. The
-    down list is kept only for ``stacked`` with repair (``run_rate.uses_down_list``), the spare pool's fields only with a
-    finite pool (None otherwise)."""
-
-    t: jax.Array  # the wall time (min)
-    phase: jax.Array  # COMPUTE, CKPT, RESTART or DONE
-    pend: jax.Array  # the end of the checkpoint or restart in progress (+inf: a restart waiting for spares)
-    comp: jax.Array  # the computing time since the last checkpoint or restart started (for tau)
-    wc: jax.Array  # the work committed at the last completed checkpoint
-    wu: jax.Array  # the work done since (lost at a restart)
-    final: jax.Array  # the checkpoint in progress is the final one
-    pro: jax.Array  # a proactive restart follows the checkpoint in progress
-    rate: jax.Array  # the work rate 1/d
-    depth: jax.Array  # the depth d
-    down: jax.Array  # [C, N] the group is down
-    nxt: jax.Array  # [C, N] an up group's failure time, a repairing group's rejoin (+inf: replaced at a restart)
-    dom: jax.Array  # [C, domains] each failure domain's next event
-    job: jax.Array  # the next job-wide failure
-    k: jax.Array  # events processed (the event index of the run's random streams)
-    ttt: jax.Array  # the time-to-train, once done
-    stall_end: jax.Array  # the end of the stall in force (none when not after t)
-    stall_rejoin: jax.Array  # that end was set by a rejoin (else a failure)
-    compute: jax.Array  # the OUTPUTS summed per run (see ``run_kernel``)
-    work: jax.Array
-    lost: jax.Array
-    failures: jax.Array
-    wipeouts: jax.Array
-    job_failures: jax.Array
-    restarts: jax.Array
-    proactive_restarts: jax.Array
-    ckpts: jax.Array
-    spare_wait: jax.Array
-    failure_stall: jax.Array
-    rejoin_stall: jax.Array
-    bv: jax.Array  # [C, blocks] the least clock of each block of ``nxt`` (``events.all_block_mins``)
-    bi: jax.Array  # [C, blocks] and its position
-    dk: jax.Array  # the groups down
-    dl: jax.Array | None = None  # [C, DOWN_LIST] the down groups' ring positions, ascending
-    dok: jax.Array | None = None  # the list is complete
-    free: jax.Array | None = None  # free spares
-    ticket: jax.Array | None = None  # [C, N] a waiting group's ticket (WAITING_NONE: not waiting)
-    tickets: jax.Array | None = None  # the next ticket
-    ret: jax.Array | None = None  # [C, N + capacity] the node sets' return times, a ring buffer
-    ret_head: jax.Array | None = None
-    ret_count: jax.Array | None = None
-    spare_waiting: jax.Array | None = None  # the restart in progress waits for spares
-    nwait: jax.Array | None = None  # groups holding a ticket
-    wait_from: jax.Array | None = None  # [C, N] when a waiting group's wait started
-    wait_max: jax.Array | None = None  # the longest wait for a spare so far
-    depth_time: jax.Array | None = None  # an epoch's time integral of the depth (``epoch == "depth"``)
-    fend: jax.Array | None = None  # [C, N] a trace replay: the end of the period each group's ``nxt`` points to
-    log_t: jax.Array | None = None  # [C, log_events] the logged group events' times (``RunShape.log_events``)
-    log_g: jax.Array | None = None  # [C, log_events] their ring positions
-    log_kind: jax.Array | None = None  # [C, log_events] 0 none, 1 a failure, 2 a return, 3 a restart's end

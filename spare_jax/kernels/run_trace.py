@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -113,6 +114,21 @@ def first_at_tie(nxt, down, gmin, phys):
     big = jnp.int32(np.iinfo(np.int32).max)
     key = jnp.where(nxt == gmin[:, None], jnp.where(down, -1, jnp.asarray(phys, jnp.int32)[None, :]), big)
     return jnp.argmin(key, axis=1).astype(jnp.int32)
+
+
+# the trace clocks as a part of the kernel's step (``kernels.run``)
+class State(NamedTuple):
+    fend: jax.Array  # [C, N] the end of the period each group's ``nxt`` points to
+
+
+def clock(kx, cols, start, ids):
+    """``(start, end)`` of the first period of ring positions ``cols`` at or after ``start``."""
+    return next_period(kx.trace, cols, start, offsets(kx.trace, ids, kx.total))
+
+
+def first(kx, nxt, down, gmin):
+    """The ring position a replay takes at its least time ``gmin``."""
+    return first_at_tie(nxt, down, gmin, kx.trace.phys)
 
 
 def check_replay(setup: RunSetup, repair: str) -> None:
