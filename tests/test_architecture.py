@@ -151,6 +151,14 @@ def test_only_the_benchmark_imports_the_reference_simulators():
     assert users == ["suite.bench"], f"modules importing spare_jax.reference: {users} (only suite.bench may)"
 
 
+def test_the_planner_asks_ttt_for_its_runs():
+    """The planner builds no run setup and calls no kernel driver: its whole runs come through ``ttt``
+    (``ttt.search.candidate_runs``, ``ttt.runs.whole_run_ttt``, ``ttt.runs.replay_runs``)."""
+    bad = sorted(f"{n} -> {t}" for n, targets in GRAPH.items() if _wing(n) == "planner"
+                 for t in targets if t in ("kernels.run_driver", "model.runsetup"))
+    assert not bad, f"the planner goes around ttt: {bad}"
+
+
 def test_the_architecture_page_names_every_module_in_its_wing():
     """docs/architecture.md matches the tree, module by module: a table row per wing naming each of its
     modules, and the leaf utilities in the text."""

@@ -38,33 +38,36 @@ def failures_survived(rep: dict) -> float:
     return max(0.0, float(rep["group_failures_mean"]) - float(rep["wipeouts_mean"]))
 
 
-def row_setup(cluster, training, row: dict, scheme: str, redundancy: int):
-    """The ``RunSetup`` of one searched configuration ``row`` (its m, repair time, tau, D_max, ages and
-    elastic data, where given) of ``scheme`` at redundancy r on ``cluster`` with the costs of ``training``."""
-    from ..model.repair import Repair
-    from ..model.runsetup import RunSetup
+def row_candidate(cluster, row: dict, scheme: str, redundancy: int):
+    """``(candidate, tau, ages, elastic_data)`` of one searched configuration ``row`` (its m, repair time, tau,
+    D_max, ages and elastic data, where given) of ``scheme`` at redundancy r on ``cluster``: what
+    ``ttt.search.candidate_runs`` runs."""
+    from ..ttt.search import Candidate
 
-    scen = dataclasses.replace(cluster.scenario, microbatches=int(row.get("microbatches") or 1))
-    repair, d = cluster.repair, row.get("repair_time_min")
-    if d is not None and repair is not None and d != repair.repair_time_min:
-        repair = dataclasses.replace(repair, repair_time_min=d)
-    elif d is not None and repair is None:
-        repair = Repair(d)
-    tau = float(row["ckpt_interval_min"])
-    return RunSetup.build(dataclasses.replace(cluster, scenario=scen, repair=repair),
-                          dataclasses.replace(training, ckpt_interval_min=tau), scheme, int(redundancy), tau,
-                          row.get("restart_depth"), row.get("ages") or "kept", row.get("elastic_data") or "rebalance")
+    d = row.get("repair_time_min")
+    if d is None:  # the cluster's own repair time
+        d = None if cluster.repair is None else cluster.repair.repair_time_min
+    cand = Candidate(scheme, int(redundancy), int(row.get("microbatches") or 1), row.get("restart_depth"), d)
+    return cand, float(row["ckpt_interval_min"]), row.get("ages") or "kept", row.get("elastic_data") or "rebalance"
+
+
+def row_runs(cluster, training, row: dict, scheme: str, redundancy: int, sampling, capacity=None) -> dict:
+    """Each run's outputs (``ttt.search.candidate_runs``) of the configuration ``row`` (``row_candidate``) on
+    ``cluster`` with the costs of ``training``."""
+    from ..ttt.search import candidate_runs
+
+    cand, tau, ages, data = row_candidate(cluster, row, scheme, redundancy)
+    return candidate_runs(cluster, training, cand, tau, sampling, ages, data, capacity)
 
 
 def run_hours_each(cluster, training, rep: dict, runs: int, seed: int, progress=False) -> np.ndarray:
     """Each run's TTT (hours) of the configuration ``rep`` (``whole_run_ttt``'s report: scheme, r, m, D_max,
-    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) through ``kernels.run_driver.run_each``
-    (``progress``: a bar, or a stage's running bar)."""
-    from ..kernels.run_driver import run_each
+    tau, repair time) on ``cluster``: the same runs (seed, run ids 0..runs-1) run by run
+    (``ttt.search.candidate_runs``; ``progress``: a bar, or a stage's running bar)."""
     from ..model.cluster import Sampling
 
-    setup = row_setup(cluster, training, rep, rep["scheme"], rep["redundancy"])
-    out = run_each(setup, Sampling(count=runs, seed=seed, chunk_size=8, progress=progress))
+    out = row_runs(cluster, training, rep, rep["scheme"], rep["redundancy"],
+                   Sampling(count=runs, seed=seed, chunk_size=8, progress=progress))
     return np.asarray(out["ttt"], np.float64) / 60.0
 
 

@@ -31,7 +31,7 @@ the configuration's ranking is the unlimited pool's: the joint search runs with 
 searched at each scheme's chosen configuration, with common random numbers (run i has run id i at every K).
 
 The search over K (``search_spares``). Every K runs in one compiled kernel: the pool's static capacity is that
-of the largest K the search may try (``kernels.run_shape.spare_capacity``), K itself is a number of the run. From a
+of the largest K the search may try (``ttt.search.pool_capacity``), K itself is a number of the run. From a
 start (the P99 of the Poisson count of node sets away, mean N H / group MTBF), steps of 1, 2, 4, ... then bisection find the least K
 meeting the constraint, K_c (the constraint is taken as monotone in K). The cost is then evaluated at K_c + 1,
 K_c + 2, ... until even the least time-to-train seen (the unlimited pool's, or any K's) could not make a larger
@@ -167,7 +167,7 @@ def least_k(meets, start: int, top: int):
 
 
 def pool_point(out: dict, k, max_wait_min: float, cost) -> dict:
-    """One K's numbers from ``kernels.run_driver.run_each``'s per-run ``out``: the mean TTT (hours) with its standard
+    """One K's numbers from ``ttt.search.candidate_runs``'s per-run ``out``: the mean TTT (hours) with its standard
     error, the cost (``cost(ttt_hours)``), and the wait constraint's estimate."""
     ttt = np.asarray(out["ttt"], np.float64) / 60.0
     runs = int(ttt.size)
@@ -213,16 +213,17 @@ def search_spares(evaluate, start: int, top: int, cost) -> dict:
             "points": [points[k] for k in sorted(points)]}
 
 
-def _setup_for(cluster, cfg, row: dict, scheme: str, spares, hardware_repair_min: float):
-    """The ``RunSetup`` of ``scheme``'s chosen configuration (``row``) with a pool of ``spares`` (None:
-    unlimited); D_max only for spare."""
-    from .searched_rows import row_setup
-
+def _pool_cluster(cluster, spares, hardware_repair_min: float):
+    """``cluster`` with a pool of ``spares`` (None: unlimited)."""
     pool = dataclasses.replace(cluster.repair, spares=spares,
                                hardware_repair_min=None if spares is None else hardware_repair_min)
-    row = {**row, "repair_time_min": row.get("repair_time_min") or None, "ages": "kept",
-           "restart_depth": row.get("restart_depth") if scheme == "spare" else None}
-    return row_setup(dataclasses.replace(cluster, repair=pool), cfg, row, scheme, row["r_star"])
+    return dataclasses.replace(cluster, repair=pool)
+
+
+def _pool_row(row: dict, scheme: str) -> dict:
+    """``scheme``'s chosen configuration ``row`` as the pool's runs take it: kept ages, D_max only for spare."""
+    return {**row, "repair_time_min": row.get("repair_time_min") or None, "ages": "kept",
+            "restart_depth": row.get("restart_depth") if scheme == "spare" else None}
 
 
 def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: float, seed: int = 0,
@@ -233,15 +234,15 @@ def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: floa
     K, every K up to ``top`` in one compiled kernel (its static capacity is ``top``); ``start`` is the P99 of
     the Poisson count of node sets away (``poisson_p99``: mean N H / group MTBF);
     ``cost(K, ttt_hours)`` at ``price`` per GPU-hour. ``stages`` (a ``stages.Stages``) says each K."""
-    from ..kernels.run_driver import run_each
-    from ..kernels.run_shape import spare_capacity
     from ..model.cluster import Sampling
+    from ..ttt.search import pool_capacity
+    from .searched_rows import row_runs
 
     n, gpg = cluster.groups, int(cluster.model.gpus_per_group)
     gpus = int(round(cluster.gpus))
     mtbf, hw = cluster.model.group_mtbf_min, auto.hardware_repair_min
     start = poisson_p99(n * hw / mtbf)
-    top = spare_capacity(max(8, 2 * start + 8))
+    top = pool_capacity(max(8, 2 * start + 8))
     sampling = Sampling(count=auto.runs, seed=seed, chunk_size=SWEEP_LANES,
                         progress=stages is not None and stages.enabled)  # a bar per K: count and time left
 
@@ -253,8 +254,8 @@ def pool_runs(cluster, cfg, scheme: str, row: dict, auto: SpareAuto, price: floa
             stages.add(1)
             stages.stage(f"spares: {scheme}, " + ("unlimited pool" if k is None else f"K = {k}")
                          + f", {auto.runs} whole runs")
-        setup = _setup_for(cluster, cfg, row, scheme, k, hw)
-        out = run_each(setup, sampling, capacity=None if k is None else top)
+        out = row_runs(_pool_cluster(cluster, k, hw), cfg, _pool_row(row, scheme), scheme, row["r_star"], sampling,
+                       None if k is None else top)
         return pool_point(out, k, auto.max_wait_min, cost)
 
     return evaluate, start, top, cost

@@ -34,7 +34,6 @@ import time
 import numpy as np
 
 from ..model.cluster import Cluster, Sampling
-from ..model.runsetup import RunSetup
 from ..model.training import Training
 from ..results import Report
 
@@ -94,18 +93,10 @@ def _check_cluster(cluster: Cluster, options: TraceOptions) -> None:
         raise ValueError("a replay's repair is from the trace, a fixed time or none (no repair law)")
 
 
-def _setup(cluster, training, policy, tau) -> RunSetup:
-    return RunSetup.build(cluster, training, policy.scheme, policy.redundancy, tau, policy.restart_depth, "kept",
-                          policy.elastic_data)
-
-
 def _replay(cluster, training, policy, arrays, options, sampling, tau) -> dict:
-    from ..kernels.run_driver import replay_each
+    from ..ttt.runs import replay_runs
 
-    setup = _setup(cluster, training, policy, tau)
-    if options.repair == "trace":
-        setup = dataclasses.replace(setup, repair_time_min=None)
-    return replay_each(setup, arrays, options.repair, sampling)
+    return replay_runs(cluster, training, policy, tau, arrays, options.repair, sampling)
 
 
 def _mean_se(x) -> tuple[float, float]:

@@ -178,19 +178,22 @@ def bound(work_hours: float, ckpt_cost_min: float, restart_min: float, job_mtbf_
             "what": "only job-wide interruptions, checkpoints and restarts"}
 
 
-def _ideal_runs(ideal, cfg, data: str, depth, tau: float, count: int, seed: int, bar=False) -> dict | None:
-    """``count`` runs of the ideal scheme (per-run TTT, computing time and interruptions, minutes); None
-    where a run does not finish within the event limit. ``bar``: the stage's progress bar (runs)."""
-    from ..kernels.run_driver import run_each
+def _ideal_runs(ideal, cfg, data: str, cand, tau: float, count: int, seed: int, bar=False) -> dict | None:
+    """``count`` runs of the ideal scheme ``cand`` (a ``ttt.search.Candidate``: elastic at its threshold) through
+    ``ttt.search.candidate_runs``: their mean TTT, computing time and interruptions (minutes, per run) and each
+    run's (``each``); None where a run does not finish within the event limit. ``bar``: the stage's progress
+    bar (runs)."""
     from ..model.cluster import Sampling
-    from ..model.runsetup import RunSetup
+    from ..ttt.search import candidate_runs
 
-    setup = RunSetup.build(ideal, cfg, "elastic", 1, tau, depth, "kept", data)
     try:
-        out = run_each(setup, Sampling(count=count, seed=seed, chunk_size=LIMIT_LANES, progress=bar))
+        out = candidate_runs(ideal, cfg, cand, tau, Sampling(count=count, seed=seed, chunk_size=LIMIT_LANES,
+                                                                  progress=bar), "kept", data)
     except ValueError:  # censored: this threshold and interval never finish
         return None
-    return {k: np.asarray(out[k], np.float64) for k in ("ttt", "compute", "restarts")}
+    each = {k: np.asarray(out[k], np.float64) for k in ("ttt", "compute", "restarts")}
+    return {"ttt_min": float(each["ttt"].mean()), "compute_mean": each["compute"].mean(),
+            "restarts_mean": each["restarts"].mean(), "each": each}
 
 
 def limit(cluster, cfg, runs: int, seed: int, progress: bool = False) -> dict:
@@ -232,56 +235,49 @@ def limit(cluster, cfg, runs: int, seed: int, progress: bool = False) -> dict:
 
 
 def _limit(ideal, cfg, how: tuple, counts: tuple, bar) -> dict:
-    """``limit``'s search over thresholds and intervals: ``how`` = (elastic data, thresholds, with repair),
-    ``counts`` = (runs, screen runs, seed); ``bar``: the stage's progress bar, its total refined as the search
-    learns how many intervals it tries."""
+    """``limit``'s search over thresholds and intervals (``ttt.halving.search_candidates``): each threshold at
+    Daly's interval from its own pilot runs, the best two at the intervals around it; ``how`` = (elastic data,
+    thresholds, with repair), ``counts`` = (runs, screen runs, seed); ``bar``: the stage's progress bar, its
+    total refined as the search learns how many intervals it tries."""
+    from ..ttt.halving import Hooks, Rules, score, search_candidates
     from ..ttt.runs import first_tau, pooled_daly
+    from ..ttt.search import Candidate
 
     (data, depths, repairs), (runs, screen, seed) = how, counts
     w = 60.0 * cfg.work_hours
-
+    m = ideal.scenario.microbatches
+    rt = None if ideal.repair is None else ideal.repair.repair_time_min
     spent = [0]
 
-    def runs_of(d, tau, count):
+    def runs_of(cand, tau, count):
         spent[0] += count
-        return _ideal_runs(ideal, cfg, data, d, tau, count, seed, bar)
+        return _ideal_runs(ideal, cfg, data, cand, tau, count, seed, bar)
 
-    def mean_ttt(res):
-        return math.inf if res is None else float(res["ttt"].mean())
+    class Bar(Hooks):
+        def stage(self, name, items, count):
+            if name == "interval":
+                bar.set_total(spent[0] + count * items + (runs if runs != screen else 0))
 
-    # each threshold at Daly's interval from its own pilot runs; the best two go on to the interval search
-    scored, rate_of = [], {}
-    for d in depths:
-        tau0 = min(first_tau(ideal, cfg.ckpt_cost_min, 1), w)
-        pilot = runs_of(d, tau0, LIMIT_PILOT_RUNS)
-        if pilot is None:
-            continue
-        daly = min(pooled_daly(cfg.ckpt_cost_min, pilot["compute"].mean(), pilot["restarts"].mean(),
-                               LIMIT_PILOT_RUNS), w)
-        rate_of[d] = (pilot["restarts"].mean() + 0.5 / LIMIT_PILOT_RUNS) / max(pilot["compute"].mean(), 1e-9)
-        res = pilot if len(depths) == 1 else runs_of(d, daly, screen)
-        scored.append((mean_ttt(res), d, daly))
-    if not scored:
+    def taus(daly, rate):
+        out = {min(daly * f, w) for f in LIMIT_TAU_FACTORS}
+        if w * rate <= 2.0:  # one final checkpoint, where a run of W expects few interruptions
+            out.add(w)
+        return sorted(out)
+
+    rules = Rules(first_tau=lambda c: min(first_tau(ideal, cfg.ckpt_cost_min, 1), w),
+                  daly=lambda c, res: min(pooled_daly(cfg.ckpt_cost_min, res["compute_mean"], res["restarts_mean"],
+                                                      LIMIT_PILOT_RUNS), w),
+                  pilot_runs=LIMIT_PILOT_RUNS, screen_runs=screen, interval_runs=screen,
+                  rate=lambda c, res: (res["restarts_mean"] + 0.5 / LIMIT_PILOT_RUNS) / max(res["compute_mean"], 1e-9),
+                  taus=taus, keep=lambda rows: sorted(rows, key=score)[:2],
+                  finalists=lambda rows: [min(rows, key=score)] if rows else [], screen_one=False)
+    found = search_candidates([Candidate("elastic", 1, m, d, rt) for d in depths], runs_of, rules, Bar())
+    best = found["finalists"][0] if found["finalists"] else None
+    if best is None or "each" not in best:
         return {"ttt_hours": None, "what": "not computed: no run of the ideal scheme finished within the event limit"}
-    scored.sort(key=lambda x: x[0])
-    best = (math.inf, None, w, None)
-    tried = []
-    for _, d, daly in scored[:2]:
-        taus = {min(daly * f, w) for f in LIMIT_TAU_FACTORS}
-        if w * rate_of[d] <= 2.0:  # one final checkpoint, where a run of W expects few interruptions
-            taus.add(w)
-        tried.append((d, sorted(taus)))
-    bar.set_total(spent[0] + screen * sum(len(t) for _, t in tried) + (runs if runs != screen else 0))
-    for d, taus in tried:
-        for tau in taus:
-            res = runs_of(d, tau, screen)
-            if mean_ttt(res) < best[0]:
-                best = (mean_ttt(res), d, tau, res)
-    _, d, tau, res = best
-    if res is None:
-        return {"ttt_hours": None, "what": "not computed: no run of the ideal scheme finished within the event limit"}
+    d, tau, res = best["cand"].restart_depth, best["tau"], best["each"]
     if runs != screen:
-        res = runs_of(d, tau, runs)
+        res = runs_of(best["cand"], tau, runs)["each"]
     hours = res["ttt"] / 60.0
     from ..ttt.interval import ttt_interval
 

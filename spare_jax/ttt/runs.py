@@ -42,6 +42,21 @@ def _setup(cluster: Cluster, training: Training, policy, tau: float) -> RunSetup
                           policy.ages, policy.elastic_data)
 
 
+def replay_runs(cluster: Cluster, training: Training, policy, tau: float, arrays, repair: str,
+                sampling: Sampling) -> dict:
+    """Each run's outputs (host arrays) of ``sampling.count`` runs of ``policy`` (kept ages) at the interval
+    ``tau`` replayed on a failure trace's device form ``arrays`` (``model.trace_units.TraceArrays``) with
+    ``repair`` (``trace``: the trace's own down periods, no repair time; ``fixed``; ``none``):
+    ``kernels.run_driver.replay_each``."""
+    from ..kernels.run_driver import replay_each
+
+    setup = RunSetup.build(cluster, training, policy.scheme, policy.redundancy, tau, policy.restart_depth, "kept",
+                           policy.elastic_data)
+    if repair == "trace":
+        setup = dataclasses.replace(setup, repair_time_min=None)
+    return replay_each(setup, arrays, repair, sampling)
+
+
 def _daly(ckpt: float, mtbi: float) -> float:
     """Daly's interval for a mean time between interruptions ``mtbi`` (computing time)."""
     if not math.isfinite(mtbi):
@@ -69,18 +84,34 @@ def mean_uptime_min(rep: dict) -> float:
     return rep["mc_ttt_hours"] * 60.0 / (rep["restarts_mean"] + 1.0) * rep["availability_pct"] / 100.0
 
 
+def _pilot_rules(cluster_of, training: Training, sampling: Sampling, screen_runs: int = 0):
+    """``(measure, rules)`` of the pilot that places an interval (``ttt.halving``): ``PILOT_RUNS`` runs of
+    ``sampling``'s seed through the exact-sum driver at a first interval (``first_tau``), then Daly's on their
+    pooled interruptions, twice, at most W; a candidate is a ``Policy``, ``cluster_of(policy)`` its cluster;
+    ``screen_runs``: the screen's runs after it (0: no screen)."""
+    from ..kernels.run_driver import simulate_runs, summarize
+    from .halving import Rules
+
+    pilot = dataclasses.replace(sampling, count=PILOT_RUNS, out_dir=None, progress=False)
+
+    def measure(pol, tau, runs):
+        return summarize(simulate_runs(_setup(cluster_of(pol), training, pol, tau), pilot))
+
+    rules = Rules(first_tau=lambda pol: first_tau(cluster_of(pol), training.ckpt_cost_min, pol.redundancy),
+                  daly=lambda c, res: pooled_daly(training.ckpt_cost_min, res["compute_mean"], res["restarts_mean"],
+                                                  PILOT_RUNS),
+                  pilot_runs=PILOT_RUNS, screen_runs=screen_runs, rounds=2, cap=60.0 * training.work_hours)
+    return measure, rules
+
+
 def choose_tau(cluster: Cluster, training: Training, policy, sampling: Sampling) -> float:
     """Daly's interval on the mean computing time between interruptions measured on ``PILOT_RUNS`` runs
-    (pooled: their computing time over their interruptions, plus half an interruption)."""
-    from ..kernels.run_driver import simulate_runs, summarize
+    (pooled: their computing time over their interruptions, plus half an interruption), from a first one at
+    the cluster's failure rate, refined once: the pilot of the candidate search (``ttt.halving.pilot_taus``)."""
+    from .halving import pilot_taus
 
-    tau = first_tau(cluster, training.ckpt_cost_min, policy.redundancy)
-    for _ in range(2):
-        pilot = summarize(simulate_runs(_setup(cluster, training, policy, tau),
-                                        dataclasses.replace(sampling, count=PILOT_RUNS, out_dir=None,
-                                                            progress=False)))
-        tau = pooled_daly(training.ckpt_cost_min, pilot["compute_mean"], pilot["restarts_mean"], PILOT_RUNS)
-    return min(tau, 60.0 * training.work_hours)
+    measure, rules = _pilot_rules(lambda c: cluster, training, sampling)
+    return pilot_taus([policy], measure, rules)[policy]["tau"]
 
 
 def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int, elastic_data: str = "rebalance") -> float | None:
@@ -229,24 +260,39 @@ def screen_whole_runs(cluster: Cluster, training: Training, r_max: int, restart_
     """r* and tau* per scheme from whole training runs: for each r of ``grid`` (scheme -> list of r; default
     2..``SCREEN_R_MAX`` capped at ``r_max``, rep: the divisors of N), tau by Daly on pilot runs, then
     ``SCREEN_RUNS`` runs; r* the least mean TTT. (Not a joint search over every lever with common random
-    numbers: one m and one D_max.) ``schemes``: which of spare, rep, none to screen."""
+    numbers: one m and one D_max.) ``schemes``: which of spare, rep, none to screen. The candidate search
+    (``ttt.halving.search_candidates``) with a pilot per r and no interval stage: each r's tau is its own
+    pilot's."""
     from .config import Policy
+    from .halving import search_candidates
 
     n, model, scen, repair = cluster.groups, cluster.model, cluster.scenario, cluster.repair
     top = min(r_max, SCREEN_R_MAX)
     default = {"spare": [r for r in range(2, top + 1) if r < n] or [1], "none": [1],
                "rep": [r for r in range(2, top + 1) if n % r == 0] or [1]}
     grid = {s: list((grid or {}).get(s) or default[s]) for s in default if s in schemes}
+    own = {s: Cluster(n, model, scen if s == "spare" else dataclasses.replace(scen, microbatches=1), repair)
+           for s in grid}
+    policies = [Policy(s, r, restart_depth if s == "spare" else None, ages) for s, rs in grid.items() for r in rs]
+    runs = Sampling(count=SCREEN_RUNS, seed=seed)
+
+    def screen(pol, tau, count):  # each r at its own pilot's interval: whole_run_ttt's report
+        one = own[pol.scheme]
+        return {"report": whole_run_ttt(one, dataclasses.replace(training, ckpt_interval_min=tau), pol,
+                                        runs).to_json()}
+
+    pilot, rules = _pilot_rules(lambda pol: own[pol.scheme], training, runs, screen_runs=SCREEN_RUNS)
+    found = search_candidates(policies, screen, rules, pilot_measure=pilot)
     schemes, curves = {}, {}
-    for scheme, rs in grid.items():
+    for scheme in grid:
         points = []
-        own = scen if scheme == "spare" else dataclasses.replace(scen, microbatches=1)
-        one = Cluster(n, model, own, repair)
-        for r in rs:
-            policy = Policy(scheme, r, restart_depth if scheme == "spare" else None, ages)
-            rep = whole_run_ttt(one, training, policy, Sampling(count=SCREEN_RUNS, seed=seed)).to_json()
-            points.append({"redundancy": r, "ckpt_interval_min": rep["ckpt_interval_min"], "ttt_hours": rep["mc_ttt_hours"],
-                           "availability_pct": rep["availability_pct"], "restarts_mean": rep["restarts_mean"]})
+        for row in found["screened"]:
+            if row["cand"].scheme != scheme:
+                continue
+            rep = row["report"]
+            points.append({"redundancy": row["cand"].redundancy, "ckpt_interval_min": rep["ckpt_interval_min"],
+                           "ttt_hours": rep["mc_ttt_hours"], "availability_pct": rep["availability_pct"],
+                           "restarts_mean": rep["restarts_mean"]})
         best = min(points, key=lambda p: p["ttt_hours"])
         uptime = mean_uptime_min({**best, "mc_ttt_hours": best["ttt_hours"]})
         schemes[scheme] = {"r_star": best["redundancy"], "ckpt_interval_min": best["ckpt_interval_min"],

@@ -41,6 +41,7 @@ from ..model.cluster import Cluster, Sampling
 from ..model.repair import Repair
 from ..model.training import Training
 from .config import Policy
+from .halving import Rules, search_candidates
 from .runs import first_tau, pooled_daly, whole_run_ttt
 
 DEFAULT_MICROBATCHES = (1, 2, 4, 8)
@@ -134,6 +135,11 @@ def candidates(cluster: Cluster, space: SearchSpace) -> list[Candidate]:
     return out
 
 
+def _layout_of(cand: Candidate) -> Candidate:
+    """The candidate that stands for ``cand``'s layout in the pilot (no proactive restart)."""
+    return Candidate(cand.scheme, cand.redundancy, cand.microbatches, None, cand.repair_time_min)
+
+
 def _cluster_for(cluster: Cluster, cand: Candidate) -> Cluster:
     scen = dataclasses.replace(cluster.scenario, microbatches=cand.microbatches)
     rep = cluster.repair
@@ -153,18 +159,36 @@ def _lanes(runs: int, seed: int, bar=False) -> Sampling:
     return Sampling(count=runs, seed=seed, chunk_size=SEARCH_LANES, progress=bar)
 
 
-def _runs(cluster, training, cand, tau, sampling, ages, elastic_data) -> dict:
-    """Mean TTT, computing time and interruptions (minutes, per run) of ``sampling``'s runs of ``training`` (its
-    work: the whole, or the screen's short runs)."""
-    import numpy as np
-
+def candidate_runs(cluster: Cluster, training: Training, cand: Candidate, tau: float, sampling: Sampling,
+                   ages: str = "kept", elastic_data: str = "rebalance", capacity: int | None = None) -> dict:
+    """Each run's own outputs (host arrays, minutes: ``ttt``, ``compute``, ``restarts``, ``spare_wait_max``, ...)
+    of ``sampling``'s runs of ``cand`` at the interval ``tau`` on ``cluster`` with the costs and work of
+    ``training``: the whole-run kernel alone, run by run (``kernels.run_driver.run_each``), run i with run id i
+    (common random numbers). ``capacity``: the spare pool's static size at least this, so that a sweep over the
+    pool's size shares one compile. A run that does not finish within the event limit: ValueError."""
     from ..kernels.run_driver import run_each
     from ..model.runsetup import RunSetup
 
     pol = _policy(cand, ages, elastic_data)
     setup = RunSetup.build(_cluster_for(cluster, cand), training, pol.scheme, pol.redundancy, tau, pol.restart_depth,
                            pol.ages, pol.elastic_data)
-    out = run_each(setup, sampling)
+    return run_each(setup, sampling, capacity=capacity)
+
+
+def pool_capacity(spares: int) -> int:
+    """The static size of a spare pool of ``spares`` in the whole-run kernel (``kernels.run_shape``): every
+    pool up to it shares one compile with ``candidate_runs``' ``capacity``."""
+    from ..kernels.run_shape import spare_capacity
+
+    return spare_capacity(spares)
+
+
+def _runs(cluster, training, cand, tau, sampling, ages, elastic_data) -> dict:
+    """Mean TTT, computing time and interruptions (minutes, per run) of ``sampling``'s runs of ``training`` (its
+    work: the whole, or the screen's short runs)."""
+    import numpy as np
+
+    out = candidate_runs(cluster, training, cand, tau, sampling, ages, elastic_data)
     mean = {k: float(np.mean(out[k], dtype=np.float64)) for k in ("ttt", "compute", "restarts")}
     return {"ttt_min": mean["ttt"], "compute_mean": mean["compute"], "restarts_mean": mean["restarts"]}
 
@@ -229,41 +253,33 @@ def _search(cluster, training, space, budget, seed, ages, state) -> dict:
     """``joint_search``'s five stages (``say``: a stage's line and its bar; ``note``: the budget log)."""
     say, note, w, short, screen, grid, layouts, log, spent = state
 
-    # 1. pilot: Daly's interval per layout from its measured interruptions
-    bar = say(f"search 1/5: pilot, {len(layouts)} layouts x {budget.screen_runs} runs of {short:,.4g} h",
-              len(layouts) * budget.screen_runs)
-    tau_of, rate_of = {}, {}
-    for lay in layouts:
-        cand = Candidate(lay[0], lay[1], lay[2], None, lay[3])
-        tau0 = min(first_tau(cluster, training.ckpt_cost_min, cand.redundancy), 60.0 * short)
-        res = _runs(cluster, screen, cand, tau0, _lanes(budget.screen_runs, seed, bar), ages, space.elastic_data)
-        tau_of[lay] = _pooled_daly(training, res, budget.screen_runs)
-        rate_of[lay] = res["restarts_mean"] / max(res["compute_mean"], 1e-9)
-    note("pilot", layouts, budget.screen_runs, short, len(layouts))
-
-    # 2. screen: every candidate at its layout's interval
-    bar = say(f"search 2/5: screen, {len(grid)} candidates x {budget.screen_runs} runs of {short:,.4g} h",
-              len(grid) * budget.screen_runs)
-    rows = []
-    for cand in grid:
-        tau = tau_of[cand.layout()]
-        res = _runs(cluster, screen, cand, tau, _lanes(budget.screen_runs, seed, bar), ages, space.elastic_data)
-        rows.append({"cand": cand, "tau": tau, "ttt_min": res["ttt_min"]})
-    kept = _best_per_scheme(rows, budget.keep)
-    note("screen", rows, budget.screen_runs, short, len(kept))
-    curves = _curves(rows, w / short)
-
-    # 3. the interval: each survivor at tau x factors
+    # 1-3. pilot, screen and interval on short runs: the one candidate search (``ttt.halving.search_candidates``)
     runs3 = 3 * budget.screen_runs
-    trial = [{"cand": r["cand"], "tau": t} for r in kept
-             for t in _taus(r["tau"], space.tau_factors, w, rate_of[r["cand"].layout()])]
-    bar = say(f"search 3/5: interval, {len(trial)} (candidate, tau) x {runs3} runs of {short:,.4g} h",
-              len(trial) * runs3)
-    for r in trial:
-        r["ttt_min"] = _runs(cluster, screen, r["cand"], r["tau"], _lanes(runs3, seed, bar), ages,
-                             space.elastic_data)["ttt_min"]
-    finalists = _best_per_scheme(trial, budget.keep, budget.finalists)
-    note("interval", trial, runs3, short, len(finalists))
+    lines = {"pilot": lambda k, n: f"search 1/5: pilot, {k} layouts x {n} runs of {short:,.4g} h",
+             "screen": lambda k, n: f"search 2/5: screen, {k} candidates x {n} runs of {short:,.4g} h",
+             "interval": lambda k, n: f"search 3/5: interval, {k} (candidate, tau) x {n} runs of {short:,.4g} h"}
+    current = [None]  # the stage's progress bar
+
+    class Hooks:
+        def stage(self, name, items, runs):
+            current[0] = say(lines[name](items, runs), items * runs)
+
+        def done(self, name, items, runs, kept):
+            note(name, [None] * items, runs, short, kept)
+
+    def measure(cand, tau, runs):
+        return _runs(cluster, screen, cand, tau, _lanes(runs, seed, current[0]), ages, space.elastic_data)
+
+    rules = Rules(first_tau=lambda c: min(first_tau(cluster, training.ckpt_cost_min, c.redundancy), 60.0 * short),
+                  daly=lambda c, res: _pooled_daly(training, res, budget.screen_runs), pilot_runs=budget.screen_runs,
+                  screen_runs=budget.screen_runs, interval_runs=runs3,
+                  rate=lambda c, res: res["restarts_mean"] / max(res["compute_mean"], 1e-9),
+                  taus=lambda tau, rate: _taus(tau, space.tau_factors, w, rate),
+                  keep=lambda rows: _best_per_scheme(rows, budget.keep),
+                  finalists=lambda rows: _best_per_scheme(rows, budget.keep, budget.finalists), layout=_layout_of)
+    found = search_candidates(grid, measure, rules, Hooks())
+    rows, finalists = found["screened"], found["finalists"]
+    curves = _curves(rows, w / short)
 
     # 4. full length: the finalists on the whole work
     schemes_in = len({r["cand"].scheme for r in finalists})
