@@ -32,7 +32,7 @@ ENVIRONMENTS = {"with_repair_one_device": {"SPARE_JAX_CPU_DEVICES": "1"}}
 
 
 def main(argv=None) -> int:
-    from spare_jax.suite.bench import plan_compiles
+    from spare_jax.suite.bench_compiles import plan_compiles
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "figures" / "plan_600k_timing.json"))

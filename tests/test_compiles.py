@@ -102,7 +102,7 @@ def test_the_cache_keeps_every_program_however_quick_its_compile():
 def test_bench_counts_the_compiles_of_whole_runs():
     """``bench``'s count (the persistent cache off): a call that changes only C, R, D, tau or a stall compiles
     nothing; the first call's compiles are reported beside it (0 here when this process compiled that shape)."""
-    from spare_jax.suite.bench import CHANGED_COSTS, runs_compiles
+    from spare_jax.suite.bench_compiles import CHANGED_COSTS, runs_compiles
 
     import jax
 
@@ -114,8 +114,8 @@ def test_bench_counts_the_compiles_of_whole_runs():
 
 def test_compile_log_of_a_command_and_bench_reads_it(tmp_path):
     """``SPARE_JAX_COMPILE_LOG``: a command run with the cache off writes its compiles and wall time;
-    ``bench.plan_compiles`` reads that log of a command run as its own process, and says so when it fails."""
-    from spare_jax.suite.bench import plan_compiles
+    ``bench_compiles.plan_compiles`` reads that log of a command run as its own process, and says so when it fails."""
+    from spare_jax.suite.bench_compiles import plan_compiles
 
     out = plan_compiles(("wipeout", "-N", "8", "-r", "2", "--trials", "2000", "--json"))
     assert out["plan_compiles"] >= 1 and out["plan_compile_seconds"] > 0

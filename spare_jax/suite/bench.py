@@ -12,7 +12,9 @@ SimPy discrete-event simulation of the same model, measured in the same run on t
 * overhead: trials/s of the depth-threshold kernel against a NumPy version of the same computation (the
   binary search over k with the cumulative-sum/maximum queue test, vectorised over trials and depths).
 
-All implementations are checked to estimate the same E[T] (and Omega) within a few standard errors.
+All implementations are checked to estimate the same E[T] (and Omega) within a few standard errors. The baselines
+are in ``bench_baselines``, the compile counts in ``bench_compiles``, the roofline and the two-process run in
+``bench_machine``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from ..kernels.driver import as_uint32_key_words
 from ..model.failures import FailureModel
 from ..model.placement import Placement, make_placement
 from ..results import Report
+from .bench_baselines import numpy_depth_thresholds, numpy_wipeout, repair_events_numpy, simpy_wipeout
+from .bench_compiles import plan_compiles, runs_compiles
+from .bench_machine import bench_processes, cpu_count, roofline
 
 
 def _timed(fn, min_seconds: float):
@@ -39,126 +44,6 @@ def _timed(fn, min_seconds: float):
         dt = time.perf_counter() - t0
         if dt >= min_seconds:
             return done / dt, done
-
-
-# --------------------------------------------------------------------------------------------------------
-# NumPy references
-
-
-def numpy_wipeout(placement: Placement, trials: int, rng: np.random.Generator) -> np.ndarray:
-    """Straightforward vectorised NumPy: T per trial for ``trials`` epochs."""
-    times = rng.exponential(1.0, size=(trials, placement.groups))
-    loss = times[:, placement.holders].max(axis=2)  # (trials, shards)
-    wipe = loss.min(axis=1)
-    return (times <= wipe[:, None]).sum(axis=1)
-
-
-def _np_feasible(alive, d, r):
-    """NumPy queue test (cumulative sums and maxima), ``alive``: bool[..., N], ``d``: int[...]."""
-    n = alive.shape[-1]
-    a2 = np.concatenate([alive, alive], axis=-1).astype(np.int32)
-    prefix = np.concatenate([np.zeros(a2.shape[:-1] + (1,), np.int32), np.cumsum(a2, axis=-1)], axis=-1)
-    q = d[..., None] * prefix - np.arange(2 * n + 1)
-    run_max = np.maximum.accumulate(q, axis=-1)
-    ok = np.all(q[..., r:] - run_max[..., : 2 * n + 1 - r] >= -(r - 1), axis=-1)
-    return ok & (d * prefix[..., n] >= n)
-
-
-def numpy_depth_thresholds(placement: Placement, trials: int, rng: np.random.Generator):
-    """NumPy version of the overhead kernel's core: T and K_d (d = 2..r-1) per trial."""
-    n, r = placement.groups, placement.redundancy
-    times = rng.random((trials, n))
-    t_count = numpy_wipeout_from_times(placement, times)
-    srt = np.sort(times, axis=1)
-    ds = np.arange(2, r)
-    ub = (n - (n + ds - 1) // ds) + 1
-    lo = np.zeros((trials, ds.size), np.int64)
-    hi = np.minimum(t_count[:, None], ub[None, :])
-    for _ in range(max(1, math.ceil(math.log2(n + 1)))):
-        mid = (lo + hi) // 2
-        thr = np.take_along_axis(srt, np.maximum(mid, 1) - 1, axis=1)
-        alive = times[:, None, :] > thr[:, :, None]
-        ok = _np_feasible(alive, np.broadcast_to(ds, mid.shape), r)
-        active = hi - lo > 1
-        lo = np.where(active & ok, mid, lo)
-        hi = np.where(active & ~ok, mid, hi)
-    return t_count, hi
-
-
-def numpy_wipeout_from_times(placement, times):
-    loss = times[:, placement.holders].max(axis=2)
-    return (times <= loss.min(axis=1)[:, None]).sum(axis=1)
-
-
-# --------------------------------------------------------------------------------------------------------
-# SimPy discrete-event simulation
-
-
-def simpy_wipeout(placement: Placement, trials: int, seed: int = 0) -> np.ndarray:
-    """One SimPy environment per epoch: N group processes fail at exponential times; T per trial."""
-    import simpy
-
-    rng = np.random.default_rng(seed)
-    out = np.zeros(trials, dtype=np.int64)
-    shards_of = [list(map(int, row)) for row in placement.stack]
-    for trial in range(trials):
-        env = simpy.Environment()
-        alive_holders = np.full(placement.groups, placement.redundancy, dtype=np.int64)
-        state = {"failed": 0}
-        wiped = env.event()
-
-        def group(env, g, ttf):
-            yield env.timeout(ttf)
-            if wiped.triggered:
-                return
-            state["failed"] += 1
-            for j in shards_of[g]:
-                alive_holders[j] -= 1
-                if alive_holders[j] == 0 and not wiped.triggered:
-                    wiped.succeed(state["failed"])
-
-        for g, ttf in enumerate(rng.exponential(1.0, placement.groups)):
-            env.process(group(env, g, ttf))
-        env.run(until=wiped)
-        out[trial] = wiped.value
-    return out
-
-
-def repair_events_numpy(placement: Placement, trials: int, group_mtbf_min: float, repair, rng):
-    """A plain NumPy event loop for repair without a global restart (the baseline of ``bench_repair``).
-
-    One epoch at a time; per event one ``argmin`` over the N groups' next times (an up group's failure, a
-    down group's rejoin), a fresh exponential clock at a rejoin, a repair draw at a failure, and the
-    wipe-out test over the r shards of the failed group. Returns ``(uptime, failures, events)`` arrays.
-    """
-    n = placement.groups
-    shard_holders = placement.holders[placement.stack]  # (N, r, r): holders of each shard of each group
-    d = repair.repair_time_min
-    m = math.log(d) - 0.5 * repair.sigma ** 2
-    uptime = np.zeros(trials)
-    failures = np.zeros(trials, np.int64)
-    events = np.zeros(trials, np.int64)
-    for k in range(trials):
-        next_t = rng.exponential(group_mtbf_min, n)
-        down = np.zeros(n, bool)
-        nf = ne = 0
-        while True:
-            i = int(next_t.argmin())
-            t = next_t[i]
-            ne += 1
-            if down[i]:
-                down[i] = False
-                next_t[i] = t + rng.exponential(group_mtbf_min)
-                continue
-            down[i] = True
-            nf += 1
-            if down[shard_holders[i]].all(axis=1).any():
-                break
-            rep = d if repair.law == "fixed" else (rng.exponential(d) if repair.law == "exp"
-                                                   else math.exp(m + repair.sigma * rng.standard_normal()))
-            next_t[i] = t + rep
-        uptime[k], failures[k], events[k] = t, nf, ne
-    return uptime, failures, events
 
 
 def bench_repair(groups: int = 600, redundancy: int = 2, repair_time_min: float = 30.0, law: str = "fixed",
@@ -225,38 +110,6 @@ def bench_driver(pl: Placement, model: FailureModel, kernel_rate: float, seconds
     rate = trials / (time.perf_counter() - t0)
     return {"driver_trials_per_s": rate, "driver_cost_fraction": 1.0 - rate / kernel_rate,
             "driver_trials": trials, "driver_mean_T": res.mean}
-
-
-def wipeout_int_ops_per_trial(groups: int, redundancy: int) -> int:
-    """Integer operations per wipe-out trial, counted from the kernel: Threefry-2x32-20 per column pair
-    (20 rounds of add, rotate (2 shifts + or), xor = 5 ops; 5 key injections of 3 adds; 2 initial adds),
-    the circular window maximum (r - 1 maxima per shard), the minimum over shards and the count of
-    earlier failures (compare + add per group), plus the reduction (about 200 ops)."""
-    pairs = (groups + 1) // 2
-    return pairs * (20 * 5 + 5 * 3 + 2) + groups * (redundancy - 1) + groups + 2 * groups + 200
-
-
-def roofline(groups: int, redundancy: int, kernel_rate: float, driver_rate: float, devs) -> dict:
-    """A roofline estimate: the wipe-out kernel is integer-bound (its working set, about 4N bytes per
-    trial a few times over, stays in cache; only O(N) statistics per block leave the device), so the bound
-    is the machine's peak 32-bit integer rate over the operations per trial. The CPU peak assumes
-    ``cores x SIMD lanes (AVX-512: 16, AVX2: 8, else 4) x 2 ops/cycle x 3 GHz``; a GPU's is taken as its
-    FP32 non-tensor peak (H100/H200: 6.7e13/s)."""
-    ops = wipeout_int_ops_per_trial(groups, redundancy)
-    kind = devs[0].device_kind
-    if devs[0].platform == "cpu":
-        try:
-            flags = open("/proc/cpuinfo").read()
-        except OSError:  # pragma: no cover
-            flags = ""
-        lanes = 16 if "avx512f" in flags else 8 if "avx2" in flags else 4
-        peak = _cpu_count() * lanes * 2 * 3.0e9
-    else:  # pragma: no cover - accelerators
-        peak = 6.7e13 * len(devs) if ("H100" in kind or "H200" in kind) else float("nan")
-    return {"int_ops_per_trial": ops, "bytes_per_trial_working_set": 4 * groups * 3,
-            "bytes_per_trial_to_host": 0, "peak_int_ops_per_s_estimate": peak,
-            "roofline_trials_per_s": peak / ops, "kernel_fraction_of_roofline": kernel_rate * ops / peak,
-            "driver_fraction_of_roofline": driver_rate * ops / peak}
 
 
 def bench_runs(seconds: float = 3.0, runs: int = 2048) -> dict:
@@ -335,75 +188,6 @@ def bench_runs_600(seconds: float = 3.0, groups: int = 600, runs: int = 1024) ->
             "runs_600_target_events_per_s": RUNS_TARGET_EVENTS_PER_S,
             "runs_600_setup": f"spare N={groups} r={setup.redundancy} m=1, group MTBF 3000 min, fixed 30-min "
                               "repair, W=10 h, C=2, R=10, tau=60"}
-
-
-PLAN_600K = ("plan", "--gpus", "600000", "--gpus-per-group", "1000", "--repair-time", "30", "--json", "--quiet")
-
-
-def plan_compiles(args=PLAN_600K) -> dict:
-    """The XLA compiles (and their seconds) of one ``spare-jax plan`` (default ``PLAN_600K``: 600k GPUs in
-    groups of 1,000, a 30-min repair), run as its own process with the persistent compilation cache off, so
-    that every compile it needs is made and counted (``SPARE_JAX_COMPILE_LOG``); also its lowerings and wall
-    time. Minutes on 2 cores: ``bench --full`` only."""
-    import json
-    import os
-    import subprocess
-    import sys
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        log = os.path.join(tmp, "compiles.json")
-        env = dict(os.environ, SPARE_JAX_COMPILE_CACHE="off", SPARE_JAX_COMPILE_LOG=log)
-        done = subprocess.run([sys.executable, "-m", "spare_jax", *args], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True)
-        if done.returncode != 0 or not os.path.exists(log):
-            raise RuntimeError(f"`spare-jax {' '.join(args)}` failed (exit {done.returncode}): "
-                               f"{done.stderr.strip().splitlines()[-1:] or ''}")
-        with open(log, encoding="utf-8") as fh:
-            seen = json.load(fh)
-    if seen["compile_cache"] is not None:  # a cache hit would hide a compile: the count would be too low
-        raise RuntimeError(f"`spare-jax {' '.join(args)}` ran with the compilation cache {seen['compile_cache']}, "
-                           "not off: its compiles are not all counted")
-    return {"plan_command": "spare-jax " + " ".join(a for a in args if a not in ("--json", "--quiet")),
-            "plan_compiles": seen["compiles"], "plan_compile_seconds": seen["compile_seconds"],
-            "plan_lowerings": seen["lowerings"], "plan_wall_seconds": seen["wall_seconds"]}
-
-
-CHANGED_COSTS = {"ckpt_cost_min": 3.0, "restart_min": 11.0, "repair_time_min": 301.0, "ckpt_interval_min": 45.0,
-                 "failure_stall_min": 1.0, "rejoin_stall_min": 0.5, "spares": 3, "hardware_repair_min": 301.0,
-                 "redundancy": 5, "microbatches": 8}
-
-
-def runs_compiles(setup, sampling) -> dict:
-    """What the whole-run kernel compiles, counted through ``jax.monitoring`` with the persistent compilation
-    cache off (a cache hit would hide a compile): the first call's XLA compiles and their seconds, then the
-    compiles and lowerings of calls that change only a cost (``CHANGED_COSTS``: C, R, D, tau, the stalls, the
-    spare pool's K and H, SPARe's r and m; the setup gets a pool of 2 spares if it has none), which must be 0 (a lowering would show a program rebuilt for a number even where a cache serves it)."""
-    import dataclasses
-
-    import jax
-
-    from ..kernels.compiles import count_compiles
-    from ..kernels.run_driver import simulate_runs
-
-    if setup.spares is None:  # K and H are numbers of a finite pool: the calls run one (2 spares, H = 300 min)
-        setup = dataclasses.replace(setup, spares=2, hardware_repair_min=300.0)
-    cached = jax.config.jax_enable_compilation_cache
-    jax.config.update("jax_enable_compilation_cache", False)
-    try:
-        with count_compiles() as first:
-            simulate_runs(setup, sampling)
-        with count_compiles() as changed:
-            for name, value in CHANGED_COSTS.items():
-                simulate_runs(dataclasses.replace(setup, **{name: value}), sampling)
-    finally:
-        jax.config.update("jax_enable_compilation_cache", cached)
-    return {"runs_compiles_first_call": first.compiles, "runs_compile_seconds": first.seconds,
-            "runs_compiles_changed_costs": changed.compiles + changed.lowerings,
-            "runs_changed_costs": sorted(CHANGED_COSTS)}
-
-
-# --------------------------------------------------------------------------------------------------------
 
 
 def bench_report(groups: int = 600, redundancy: int = 8, full: bool = False, chunk_size: int | None = None,
@@ -552,57 +336,6 @@ def run_bench(groups: int = 600, redundancy: int = 8, seconds: float = 3.0, des_
                          "simpy": list(mean_se(des_t))},
         "backend": jax.default_backend(), "devices": len(devs), "device_kind": devs[0].device_kind,
         "chunk_size": chunk_size, "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
-        "cpu_count": _cpu_count(), "jax_version": jax.__version__, "numpy_version": np.__version__,
+        "cpu_count": cpu_count(), "jax_version": jax.__version__, "numpy_version": np.__version__,
         "seconds_per_measurement": seconds,
     }
-
-
-def _cpu_count():
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover
-        return os.cpu_count()
-
-
-def bench_processes(groups: int = 600, redundancy: int = 8, trials: int = 400_000, seed: int = 1) -> dict:
-    """Two-process scaling on this machine's CPU: one ``wipeout`` run as 2 processes pinned to one core each
-    (``jax.distributed``, gloo) against 1 process with 2 cores, in the same bench run; both must print the
-    same statistics. Rates from each run's own ``elapsed_s`` (compile included, process start not)."""
-    import json
-    import os
-    import socket
-    import subprocess
-    import sys
-
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if len(cores) < 2:
-        return {"cpu_two_process_scaling": None, "cpu_two_process_note": "needs 2 cores"}
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)
-    base = [sys.executable, "-m", "spare_jax", "wipeout", "-N", str(groups), "-r", str(redundancy), "--trials",
-            str(trials), "--seed", str(seed), "--json", "--quiet"]
-
-    def pinned(cpus):
-        return lambda: os.sched_setaffinity(0, cpus)
-
-    one = subprocess.run(base, capture_output=True, text=True, env=env, timeout=1800,
-                         preexec_fn=pinned(set(cores[:2])))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = [subprocess.Popen([*base, "--coordinator", f"127.0.0.1:{port}", "--num-processes", "2", "--process-id",
-                               str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                              preexec_fn=pinned({cores[i]})) for i in range(2)]
-    outs = [p.communicate(timeout=1800) for p in procs]
-    if one.returncode != 0 or any(p.returncode != 0 for p in procs):
-        errs = [one.stderr] + [e for _, e in outs]
-        raise RuntimeError("the two-process bench failed: " + " | ".join(e.strip()[-300:] for e in errs if e.strip()))
-    ref, got = json.loads(one.stdout), [json.loads(o) for o, _ in outs]
-    rate_one = trials / ref["elapsed_s"]
-    rate_two = trials / max(g["elapsed_s"] for g in got)
-    same = all(g["mc_mean"] == ref["mc_mean"] and g["mc_quantiles"] == ref["mc_quantiles"] for g in got)
-    return {"cpu_one_process_2_cores_trials_per_s": rate_one, "cpu_two_processes_1_core_trials_per_s": rate_two,
-            "cpu_two_process_scaling": rate_two / rate_one, "cpu_two_process_identical_statistics": same,
-            "cpu_two_process_trials": trials, "cpu_two_process_trials_per_process": got[0]["trials_per_process"]}
