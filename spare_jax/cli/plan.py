@@ -1,9 +1,9 @@
 """``spare-jax plan`` (docs/planning.md#planning-your-own-cluster-spare-jax-plan): the flags, and the thin command
-that calls ``plan.plan`` and formats it.
+that calls ``planner.inputs.plan_inputs`` and formats it.
 
-Where each setting comes from, in order: a flag on the line, ``--config``, ``--preset``, the built-in
-default. The numeric flags default to None here so that the command can tell a preset's value (or a
-default) from one given by the user, for the report's "source" column.
+Where each setting comes from (a flag on the line, ``--config``, ``--preset``, the built-in default) is the
+planner's (``planner.inputs``). The numeric flags default to None here so that it can tell a preset's value
+(or a default) from one given by the user, for the report's "source" column.
 """
 
 from __future__ import annotations
@@ -14,12 +14,8 @@ from .args import policy_search_args, repair_args, scenario_args, stall_args, tr
 from .base import bounded, bound_help
 from .model_from_flags import (
     preset_job_wide, repair_from_flags, repair_times_from_flags, scenario_from_flags, scheme_list, trace_from_flags)
-from ..model.bounds import BOUNDS
 from ..planner import plan as planmod
-
-_BUILTIN = {"gpus": planmod.DEFAULT_GPUS, "gpus_per_group": planmod.DEFAULT_GPUS_PER_GROUP,
-            "restart": 60.0, "ckpt_cost": 5.0, "work_hours": 720.0, "gpu_hour_price": planmod.DEFAULT_PRICE,
-            "failure_stall": 0.0, "rejoin_stall": 0.0}
+from ..planner.inputs import SETTINGS, Origins, PlanInputs, RateInputs, plan_inputs, resolve_settings
 
 
 PLAN_DESCRIPTION = """\
@@ -234,34 +230,9 @@ def _check_report_path(path: str) -> None:
 
 
 def _resolve(args):
-    """The settings with their sources: {name: (value, source)}."""
-    from ..model.presets import get_preset
-
-    preset = get_preset(args.preset) if args.preset else None
-    ps = preset.settings if preset else {}
-    out = {}
-
-    def pick(name, preset_value=None):
-        value = getattr(args, name)
-        if value is None:
-            if preset_value is not None:
-                return preset_value, f"preset {preset.name}"
-            return _BUILTIN[name], "default"
-        if preset is not None and preset_value is not None and value == preset_value:
-            return value, f"preset {preset.name}"
-        return value, "user input"
-
-    out["gpus"] = pick("gpus", ps.get("reference_gpus"))
-    out["gpus_per_group"] = pick("gpus_per_group", ps.get("gpus_per_group"))
-    for name in ("restart", "ckpt_cost", "work_hours", "failure_stall", "rejoin_stall"):
-        out[name] = pick(name, ps.get(name))
-    out["gpu_hour_price"] = pick("gpu_hour_price")
-    for name in ("gpus", "gpus_per_group"):
-        value, src = out[name]
-        if float(value) != int(value):
-            raise ValueError(f"--{name.replace('_', '-')} must be a whole number, got {value!r}")
-        out[name] = (int(value), src)
-    return preset, out
+    """The settings with their sources, ``planner.inputs.resolve_settings`` of the flags: (preset, {name: (value,
+    source)})."""
+    return resolve_settings({name: getattr(args, name) for name in SETTINGS}, args.preset)
 
 
 TRACE_RUNS = 16  # plan --failure-trace: runs per strategy unless --runs is given
@@ -307,8 +278,6 @@ def _plan_trace(args, trace) -> dict:
 
 
 def cmd_plan(args) -> dict:
-    from ..planner.fit import fit_log, read_failure_log
-
     trace = trace_from_flags(args)
     if trace is not None:
         return _plan_trace(args, trace)
@@ -331,48 +300,16 @@ def cmd_plan(args) -> dict:
     search, args.microbatches, depth = planmod.policy_search(args.microbatch_set, args.restart_depths, repair,
                                                              repair_times_from_flags(args))
     scenario = scenario_from_flags(args, n, gpus)
-    fit = None
-    gpu_mtbf, mtbf_src = args.gpu_mtbf_hours, "user input"
-    if args.failure_log is not None:
-        check = None
-        if (args.fit_law or "exponential") == "exponential":  # an absurd fitted MTBF: refused before more work
-            def check(node_mtbf_hours):
-                planmod.check_fitted_mtbf(gpg, node_mtbf_hours, args.gpus_per_node)
-        try:
-            log = read_failure_log(args.failure_log, args.log_window_hours, args.log_nodes)
-        except ValueError as exc:  # the log's own messages name its path and line: say which flag gave it
-            raise ValueError(str(exc) if str(exc).startswith("`failure_log`") else f"--failure-log: {exc}") from None
-        top = BOUNDS["log_window_hours"][2]  # a window taken from the last failure is unchecked otherwise
-        if log.window_hours > top:
-            raise ValueError(f"--failure-log {args.failure_log}: the observation window (its last failure time) "
-                             f"must be at most {top:g} h, got {log.window_hours:g}")
-        args.late_notes = [m for m in [guessed_warning(log)] if m]  # printed by main once the plan is done
-        fit = fit_log(log, check=check)
-        mtbf_src = f"fitted from {args.failure_log} ({args.fit_law or 'exponential'} law)"
-    elif args.node_mtbf_hours is not None:
-        mtbf_src = "user input (per node)"
-    elif gpu_mtbf is None:
-        if preset is not None and "mtbf" in preset.settings:
-            ps = preset.settings
-            gpu_mtbf = ps["mtbf"] * ps["reference_gpus"] / 60.0
-            mtbf_src = f"preset {preset.name}: its group-failure rate (system MTBF {ps['mtbf']:.4g} min at " \
-                       f"{ps['reference_gpus']:,.0f} GPUs)"
-        else:
-            mtbf_src = "default (the paper's 50,000 h per GPU)"
-    fleet = planmod.Fleet(gpus, gpg, gpu_mtbf, args.node_mtbf_hours, args.gpus_per_node, fit,
-                          args.fit_law or "exponential",
-                          mtbf_src if gpu_mtbf is not None and args.gpu_mtbf_hours is None else None,  # the preset's
-                          scenario, repair)
-    costs = planmod.Costs(s["restart"][0], s["ckpt_cost"][0], s["work_hours"][0], s["gpu_hour_price"][0],
-                          args.deadline_hours, args.currency, s["failure_stall"][0], s["rejoin_stall"][0])
-    if (args.global_batch_seqs or args.max_microbatches) and args.microbatch_set is not None:
-        raise ValueError("give --microbatches or the batch (--global-batch-seqs, --max-microbatches), not both: "
-                         "the batch sets the micro-batch counts searched")
+    rate = RateInputs(args.gpu_mtbf_hours, args.node_mtbf_hours, args.gpus_per_node, args.failure_log,
+                      args.log_window_hours, args.log_nodes, args.fit_law)
     options = planmod.PlanOptions(args.runs, args.seed, args.r_max, args.epochs, not args.no_sensitivity, depth,
                                   args.schemes, search, preset, args.global_batch_seqs, args.max_microbatches,
                                   spares_auto)
-    result = planmod.plan(fleet, costs, options, progress=not args.quiet)
-    result.sources = _sources(args, result, s, mtbf_src, scenario, preset)  # for the report (not in the JSON)
+    origins = Origins(getattr(args, "repair_from_preset", False), args.gpus_per_node is not None,
+                      preset_job_wide(args), args.job_scaling, args.domain_size is not None)
+    result, notes = plan_inputs(PlanInputs(s, rate, options, scenario, repair, args.deadline_hours, args.currency,
+                                           args.microbatch_set is not None, origins), progress=not args.quiet)
+    args.late_notes = list(notes)  # printed by main once the plan is done
     if args.report is not None:
         from ..planner.report import write_report
 
@@ -391,84 +328,3 @@ def cmd_plan(args) -> dict:
         print(f"report: {args.report}")
     args.printed = True
     return {}
-
-
-def guessed_warning(log) -> str | None:
-    """One line for stderr when the log's window or node count was not stated but taken from its records."""
-    what = []
-    if "nodes" in log.guessed:
-        what.append(f"the node count ({log.nodes:,}, the distinct nodes it lists; nodes that never failed are "
-                    "missed; add '# nodes = M' or --log-nodes)")
-    if "window_hours" in log.guessed:
-        what.append(f"the window ({log.window_hours:,.6g} h, its last failure time; add '# window_hours = H' or "
-                    "--log-window-hours)")
-    return f"spare-jax: warning: {log.path}: guessed " + " and ".join(what) if what else None
-
-
-def _sources(args, result, s, mtbf_src, scenario, preset) -> list:
-    inp = result.inputs
-    rows = [("GPUs", f"{inp['gpus']:,}", s["gpus"][1]),
-            ("GPUs per data-parallel group", f"{inp['gpus_per_group']:,}", s["gpus_per_group"][1]),
-            ("groups N", f"{inp['groups']:,}", "GPUs / GPUs per group"),
-            ("per-GPU MTBF (group failures)", f"{inp['gpu_mtbf_hours']:,.6g} h", mtbf_src),
-            ("group MTBF", f"{inp['group_mtbf_hours']:,.6g} h", "per-GPU MTBF / GPUs per group"),
-            ("restart cost R", f"{inp['restart_min']:g} min", s["restart"][1]),
-            ("checkpoint cost C", f"{inp['ckpt_cost_min']:g} min", s["ckpt_cost"][1]),
-            ("work W", f"{inp['work_hours']:g} h", s["work_hours"][1]),
-            *([("stall per failure", f"{inp['failure_stall_min']:g} min", s["failure_stall"][1]),
-               ("stall per rejoin", f"{inp['rejoin_stall_min']:g} min", s["rejoin_stall"][1])]
-              if "failure_stall_min" in inp else []),
-            ("price per GPU-hour", planmod.price_text(inp), s["gpu_hour_price"][1]),
-            ("deadline", "-" if inp["deadline_hours"] is None else f"{inp['deadline_hours']:g} h",
-             "user input" if inp["deadline_hours"] is not None else "none given")]
-    if preset is not None:
-        rows.insert(0, ("preset", preset.name, "--preset"))
-    if inp.get("repair_time_min") is not None:
-        src = f"preset {preset.name} (elastic needs a repair time)" if getattr(args, "repair_from_preset", False) \
-            else "user input"
-        law = inp.get("repair_law", "fixed") + (f", sigma {inp['repair_sigma']:g}" if "repair_sigma" in inp else "")
-        rows.append(("repair time D", f"{inp['repair_time_min']:g} min ({law})", src))
-    elif "repair_time_min" in inp:
-        rows.append(("repair time D", "none: a failed group waits for the next global restart", "none given"))
-    if inp.get("spares") is not None:
-        rows.append(("spare pool", f"{inp['spares']:,} node sets, hardware repair {inp['hardware_repair_min']:g} min",
-                     "user input"))
-    elif inp.get("repair_time_min") is not None:
-        rows.append(("spare pool", "unlimited: a spare always at hand",
-                     "--spares auto (chosen below)" if result.spares is not None else "default"))
-    if inp.get("restart_depth") is not None:
-        rows.append(("proactive restart depth D_max (spare)", f"{inp['restart_depth']:g}", "user input"))
-    b_given = [(k, v) for k, v in (("global batch", inp.get("global_batch_seqs")),
-                                   ("most micro-batches per shard", inp.get("max_microbatches"))) if v is not None]
-    rows += [(k, f"{v:,}", "user input") for k, v in b_given]
-    if not b_given and inp.get("repair_time_min") is not None:
-        rows.append(("batch", "not given: micro-batches per shard searched over the default grid", "default"))
-    if "gpus_per_node" in inp:
-        rows.append(("GPUs per node", str(inp["gpus_per_node"]),
-                     "user input" if args.gpus_per_node is not None else "default"))
-    if scenario.microbatches > 1:
-        rows.append(("micro-batches per shard", str(scenario.microbatches), "user input"))
-    if not scenario.is_default:
-        pname = f"preset {preset.name}" if preset is not None else None
-        desc = scenario.describe()
-        if "job_mtbf_min" in desc:
-            src = "user input"
-            if preset_job_wide(args):
-                src = pname
-                if args.job_scaling == "per-job" or inp["gpus"] != preset.settings["reference_gpus"]:
-                    how = "per GPU" if args.job_scaling == "per-gpu" else "per job"
-                    src += f", {how} from its source's {preset.job_wide['gpus']:,.0f} GPUs (--job-scaling)"
-            rows.append(("job-wide MTBF", f"{desc['job_mtbf_min']:.6g} min", src))
-        if "job_fraction" in desc:
-            rows.append(("job-wide fraction", f"{desc['job_fraction']:g}", "user input"))
-        for d in desc.get("domains", []):
-            from_preset = pname and args.domain_size is None
-            rows.append((f"failure domain {d.get('name', '')}".strip(),
-                         f"{d['size']} groups, MTBF {d['mtbf_min']:.6g} min", pname if from_preset else "user input"))
-        if desc.get("ring") != "contiguous":
-            rows.append(("ring order", str(desc["ring"]), "user input"))
-        if "lemon_fraction" in desc:
-            rows.append(("lemons", f"{desc['lemon_fraction']:g} of groups x{desc['lemon_factor']:g}", "user input"))
-    rows += [("search", f"r = 1..{inp['r_max']}; {inp.get('method_detail', inp['method'])}", "--r-max"),
-             ("Monte Carlo", f"{inp['runs']} runs per scheme, seed {inp['seed']}", "--runs, --seed")]
-    return [{"parameter": a, "value": b, "source": c} for a, b, c in rows]
