@@ -49,7 +49,7 @@ def resolve_settings(given: dict, preset_name: str | None = None):
     for name in ("gpus", "gpus_per_group"):
         value, src = out[name]
         if float(value) != int(value):
-            raise ValueError(f"--{name.replace('_', '-')} must be a whole number, got {value!r}")
+            raise ValueError(f"`{name}` must be a whole number, got {value!r}")
         out[name] = (int(value), src)
     return preset, out
 
@@ -82,8 +82,8 @@ class Rate:
 
 
 def resolve_rate(rate: RateInputs, preset, gpus_per_group: int) -> Rate:
-    """The failure rate of ``rate`` with its source; a failure log is read and fitted here (its messages name
-    the flag), an absurd exponential fit refused before more work."""
+    """The failure rate of ``rate`` with its source; a failure log is read and fitted here (its errors name
+    ``failure_log``), an absurd exponential fit refused before more work."""
     from ..model.bounds import BOUNDS
     from .fit import fit_log, read_failure_log
     from .plan import check_fitted_mtbf
@@ -97,11 +97,11 @@ def resolve_rate(rate: RateInputs, preset, gpus_per_group: int) -> Rate:
                 check_fitted_mtbf(gpus_per_group, node_mtbf_hours, rate.gpus_per_node)
         try:
             log = read_failure_log(rate.failure_log, rate.log_window_hours, rate.log_nodes)
-        except ValueError as exc:  # the log's own messages name its path and line: say which flag gave it
-            raise ValueError(str(exc) if str(exc).startswith("`failure_log`") else f"--failure-log: {exc}") from None
+        except ValueError as exc:  # the log's own messages name its path and line: say which parameter gave it
+            raise ValueError(str(exc) if str(exc).startswith("`failure_log`") else f"`failure_log`: {exc}") from None
         top = BOUNDS["log_window_hours"][2]  # a window taken from the last failure is unchecked otherwise
         if log.window_hours > top:
-            raise ValueError(f"--failure-log {rate.failure_log}: the observation window (its last failure time) "
+            raise ValueError(f"`failure_log` {rate.failure_log}: the observation window (its last failure time) "
                              f"must be at most {top:g} h, got {log.window_hours:g}")
         notes = tuple(m for m in [guessed_warning(log)] if m)  # printed once the plan is done
         fit = fit_log(log, check=check)
@@ -250,7 +250,7 @@ def plan_inputs(inputs: PlanInputs, progress: bool = True):
     costs = Costs(s["restart"][0], s["ckpt_cost"][0], s["work_hours"][0], s["gpu_hour_price"][0],
                   inputs.deadline_hours, inputs.currency, s["failure_stall"][0], s["rejoin_stall"][0])
     if (options.global_batch_seqs or options.max_microbatches) and inputs.microbatches_listed:
-        raise ValueError("give --microbatches or the batch (--global-batch-seqs, --max-microbatches), not both: "
+        raise ValueError("give `microbatches` or the batch (`global_batch_seqs`, `max_microbatches`), not both: "
                          "the batch sets the micro-batch counts searched")
     result = plan(fleet, costs, options, progress=progress)
     result.sources = input_sources(result, s, rate.source, inputs.scenario, preset, inputs.origins)
