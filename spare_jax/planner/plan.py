@@ -285,12 +285,12 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         ({x for x in chosen if x != "none"} if restart_depth is not None or cfg.stalls else set())
     rest = [x for x in chosen if repair is None or x not in whole_set]
     searching = repair is not None and len(rest) < len(chosen)
-    n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if inp.sensitivity else 0
     from ..ttt.search import SearchSpace as _Space
 
     batch = _batch(options.global_batch_seqs, options.max_microbatches, n, repair,
                    None if repair is None else (options.search or _Space()),
                    1 if scenario is None else scenario.microbatches)
+    n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if inp.sensitivity else 0
     stages = Stages("plan", (6 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens + 1,
                     progress)
     # each scheme's optimum, then its runs (the spread), the spare pool and the sensitivity
