@@ -120,3 +120,39 @@ def test_the_search_finds_the_best_of_an_exhaustive_evaluation(searched):
         got = _exhaustive(mine, rep["ckpt_interval_min"])
         gap, se = got[0] - scores[best][0], math.hypot(got[1], scores[best][1])
         assert gap <= max(3 * se, 0.005 * scores[best][0]), (scheme, mine, got, best, scores[best])
+
+
+def test_the_candidate_search_screens_then_refines_the_interval():
+    """``ttt.halving.search_candidates`` on a synthetic measure (no kernel): one pilot per layout (a censored
+    layout dropped with its candidates), every candidate screened at its layout's interval, the survivors tried
+    at the intervals around it, and the finalists the best of those."""
+    from spare_jax.ttt.halving import Hooks, Rules, search_candidates
+
+    best_tau = {"a": 40.0, "b": 90.0}
+    cost = {("a", 1): 0.0, ("a", 2): 40.0, ("b", 1): 2.0, ("c", 1): 0.0}
+    calls, log = [], []
+
+    def measure(cand, tau, runs):
+        calls.append((cand, tau, runs))
+        if cand[0] == "c":
+            return None  # its runs never finish
+        ttt = 100.0 + cost[cand] + abs(tau - best_tau[cand[0]])
+        return {"ttt_min": ttt, "compute_mean": 1000.0, "restarts_mean": 10.0}
+
+    class Log(Hooks):
+        def done(self, name, items, runs, kept):
+            log.append((name, items, runs, kept))
+
+    rules = Rules(first_tau=lambda lay: 10.0, daly=lambda lay, res: 60.0, pilot_runs=4, screen_runs=8,
+                  interval_runs=24, rate=lambda lay, res: res["restarts_mean"] / res["compute_mean"],
+                  taus=lambda tau, rate: [tau * f for f in (0.5, 1.0, 1.5)],
+                  keep=lambda rows: sorted(rows, key=lambda r: r["ttt_min"])[:2],
+                  finalists=lambda rows: [min(rows, key=lambda r: r["ttt_min"])], layout=lambda c: (c[0], 1))
+    found = search_candidates([("a", 1), ("a", 2), ("b", 1), ("c", 1)], measure, rules, Log())
+    assert [c for c, _, n in calls if n == 4] == [("a", 1), ("b", 1), ("c", 1)]  # one pilot per layout
+    assert [r["cand"] for r in found["screened"]] == [("a", 1), ("a", 2), ("b", 1)]  # c dropped
+    assert [r["cand"] for r in found["kept"]] == [("a", 1), ("b", 1)]
+    assert [(r["cand"], r["tau"]) for r in found["trial"]] == [(c, t) for c in (("a", 1), ("b", 1))
+                                                              for t in (30.0, 60.0, 90.0)]
+    assert [(r["cand"], r["tau"]) for r in found["finalists"]] == [(("b", 1), 90.0)]  # 102 against a's 110
+    assert log == [("pilot", 3, 4, 2), ("screen", 3, 8, 2), ("interval", 6, 24, 1)]

@@ -36,12 +36,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 
 import numpy as np
 
-from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE, TTT_EPOCHS_MAX
-from ..model.failures import FailureModel
+from ..model.bounds import TTT_EPOCHS_MAX
 from ..results import Result
+from .fleet import (ALL_SCHEMES, DEFAULT_GPU_MTBF_HOURS, DEFAULT_GPUS, DEFAULT_GPUS_PER_GROUP,  # noqa: F401
+                    DEFAULT_GPUS_PER_NODE, DEFAULT_PRICE, DEFAULT_R_MAX, DEFAULT_R_MAX_POOL, DEFAULT_RUNS, FIT_LAWS,
+                    PLAN_POOL_EPOCHS, SCHEMES, Costs, Fleet, PlanOptions, Resolved, check_fitted_mtbf, cluster_groups,
+                    preset_law_note, check_schemes as _check_schemes, failure_model as _model,
+                    per_gpu_mtbf_hours as _per_gpu_mtbf_hours,
+                    plan_cluster as _cluster, resolve as _resolve)
 from .verdict import HANDFUL, bound, limit, verdict
 from .assumed import assumptions, batch_assumed as _batch, check_number as _check, trade_lines
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
@@ -49,20 +55,7 @@ from .table import (cost_head, describe_scenario, format_table, model_text,  # n
 from .searched_rows import (failures_endured, quantile_fields, run_fields, run_hours_each,  # noqa: F401
                             searched_rows)
 
-SCHEMES = ("spare", "rep", "none")
-DEFAULT_GPUS = 98_304  # the cluster-100k preset's size (96 groups of 1,024)
-DEFAULT_GPUS_PER_GROUP = 1024
-# the paper's per-GPU MTBF, 3e6 min (docs/model.md#failures-wipe-out-depth-overhead); Llama 3 saw one interruption
-# per ~50,700 GPU-hours
-DEFAULT_GPU_MTBF_HOURS = 50_000.0
-DEFAULT_GPUS_PER_NODE = 8
-DEFAULT_PRICE = 2.0  # per GPU-hour: a placeholder, not a quote
-DEFAULT_RUNS = 200
-DEFAULT_R_MAX = 16
-DEFAULT_R_MAX_POOL = 8  # under a scenario with no closed form: one compiled kernel per (scheme, r)
-PLAN_POOL_EPOCHS = 5000  # per (scheme, r) under a scenario with no closed form (ttt and optimize: ttt.pool.POOL_EPOCHS)
 PLAN_CELLS_MAX = 5e8  # Monte Carlo sampling per scheme: epochs x N x max(r, 2) failure times (~10 s on 2 cores)
-FIT_LAWS = ("exponential", "weibull")
 
 
 @dataclasses.dataclass
@@ -95,58 +88,6 @@ class PlanResult(Result):
         return out
 
 
-def _per_gpu_mtbf_hours(gpus_per_group: int, gpu_mtbf_hours, node_mtbf_hours, gpus_per_node, fit, fit_law):
-    """(per-GPU MTBF hours, how it was obtained): the group MTBF is this / gpus_per_group."""
-    given = [name for name, v in (("gpu_mtbf_hours", gpu_mtbf_hours), ("node_mtbf_hours", node_mtbf_hours),
-                                  ("fit", fit)) if v is not None]
-    if len(given) > 1:
-        raise ValueError(f"give one failure rate: gpu_mtbf_hours, node_mtbf_hours or a fitted log (got "
-                         f"{', '.join(given)})")
-    if fit_law not in FIT_LAWS:
-        raise ValueError(f"fit_law must be one of {', '.join(FIT_LAWS)}, got {fit_law!r}")
-    if not given or given[0] == "gpu_mtbf_hours":  # gpus_per_node, where given, makes the groups whole nodes and
-        if gpus_per_node is not None:               # the spare pool's node sets (ByteRobust's P99 counts nodes)
-            per_node = _check("gpus_per_node", gpus_per_node, 1, True)
-            if gpus_per_group % per_node:
-                raise ValueError(f"gpus_per_group ({gpus_per_group}) must be a multiple of gpus_per_node ({per_node}): "
-                                 "a data-parallel group is made of whole nodes")
-        v = DEFAULT_GPU_MTBF_HOURS if gpu_mtbf_hours is None else _check("gpu_mtbf_hours", gpu_mtbf_hours, 1e-6)
-        return v, ("default, the paper's 50,000 h" if gpu_mtbf_hours is None else "given")
-    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
-    if gpus_per_group % per_node:
-        raise ValueError(f"gpus_per_group ({gpus_per_group}) must be a multiple of gpus_per_node ({per_node}): "
-                         "a data-parallel group is made of whole nodes")
-    if given[0] == "node_mtbf_hours":
-        node = _check("node_mtbf_hours", node_mtbf_hours, 1e-6)
-        how = f"per-node MTBF {node:g} h x {per_node} GPUs per node"
-    else:
-        if fit_law == "weibull" and fit.weibull is None:
-            raise ValueError("fit_law 'weibull' needs a Weibull fit (at least 2 failures in the log)")
-        node = fit.mtbf_hours if fit_law == "exponential" else fit.weibull.mtbf_hours
-        how = f"fitted per-node MTBF ({fit_law}) {node:.6g} h x {per_node} GPUs per node"
-    return node * per_node, how
-
-
-def check_fitted_mtbf(gpus_per_group: int, node_mtbf_hours: float, gpus_per_node=None) -> None:
-    """Refuse a fitted per-node MTBF whose group MTBF lies outside ``GROUP_MTBF_RANGE`` (what ``plan`` would
-    refuse after the fit), so that an absurd log is refused before the rest of the fit and any planning."""
-    per_node = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else _check("gpus_per_node", gpus_per_node, 1, True)
-    group_mtbf_min = node_mtbf_hours * per_node * 60.0 / gpus_per_group
-    if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
-        raise ValueError(f"`failure_log`: the fitted per-node MTBF {node_mtbf_hours:.4g} h gives a group MTBF of "
-                         f"{group_mtbf_min:.4g} min ({gpus_per_group // per_node if gpus_per_group >= per_node else 1}"
-                         f" nodes per group), outside {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
-
-
-def _model(gpus: int, gpus_per_group: int, gpu_mtbf_hours: float) -> FailureModel:
-    group_mtbf_min = gpu_mtbf_hours * 60.0 / gpus_per_group
-    if not GROUP_MTBF_RANGE[0] <= group_mtbf_min <= GROUP_MTBF_RANGE[1]:
-        raise ValueError(f"the group MTBF (per-GPU MTBF x 60 / gpus_per_group = {group_mtbf_min:g} min) must be "
-                         f"in {GROUP_MTBF_RANGE[0]:g}..{GROUP_MTBF_RANGE[1]:g} min")
-    # FailureModel quotes a system MTBF at a reference size: the whole cluster here
-    return FailureModel("exponential", gpu_mtbf_hours * 60.0 / gpus, float(gpus), float(gpus_per_group))
-
-
 def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float = 1.0):
     """The scenario with every failure clock's mean x ``mtbf_factor`` and the job-wide rate x
     ``job_rate_factor`` (``job_fraction`` f: the odds f/(1-f) scale; with an MTBF factor alone it follows)."""
@@ -166,14 +107,6 @@ def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float 
         f = scenario.job_fraction
         changes["job_fraction"] = job_rate_factor * f / (1.0 - f + job_rate_factor * f)
     return dataclasses.replace(scenario, **changes) if changes else scenario
-
-
-def _cluster(n, model, scenario):
-    """The library's ``Cluster`` of the plan's N groups (``scenario`` None: the paper's model)."""
-    from ..model.cluster import Cluster
-    from ..model.scenario import Scenario
-
-    return Cluster(n, model, Scenario() if scenario is None else scenario)
 
 
 def _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress):
@@ -227,26 +160,6 @@ def _whole_runs(scheme, cluster, entry, cfg, restart_depth, sampling):
     return hours, run_fields(rep, hours)
 
 
-ALL_SCHEMES = SCHEMES + ("elastic",)
-
-
-def _check_schemes(schemes, repair) -> tuple:
-    """The strategies to compare, in the table's order: refused when unknown, empty, or elastic without a
-    repair time."""
-    has_repair = repair is not None and repair.repair_time_min is not None
-    if schemes is None:
-        return SCHEMES + (("elastic",) if has_repair else ())
-    chosen = tuple(dict.fromkeys(schemes))
-    bad = [x for x in chosen if x not in ALL_SCHEMES]
-    if bad or not chosen:
-        raise ValueError(f"schemes must be a non-empty list of {', '.join(ALL_SCHEMES)}, got "
-                         f"{','.join(map(str, schemes)) or 'nothing'}")
-    if "elastic" in chosen and not has_repair:
-        raise ValueError("the elastic scheme needs a repair time (`repair_time_min`: replacing and restarting one "
-                         "replica); without it a failed group never rejoins")
-    return tuple(x for x in ALL_SCHEMES if x in chosen)
-
-
 def _monte_carlo(scheme, cluster, entry, cfg, gpus, sampling, notes):
     """Training runs at (r*, tau*) on ``cluster`` (the plan's, without repair; ``sampling``: the runs asked,
     seed and progress bar): the per-run TTT in hours (fewer runs when the sampling would be too large; None
@@ -296,77 +209,42 @@ def policy_search(microbatches, restart_depths, repair, repair_times=None):
     return None, (microbatches or [None])[0], None if restart_depths is None else restart_depths[0]
 
 
-def cluster_groups(gpus: int, gpus_per_group: int, names=("gpus", "gpus_per_group")) -> int:
-    """N = gpus / gpus_per_group data-parallel groups (an integer, at most 200,000); ``names``: how the two
-    inputs are called in the messages (API argument names or CLI flags)."""
-    if gpus % gpus_per_group:
-        below, above = gpus // gpus_per_group * gpus_per_group, (gpus // gpus_per_group + 1) * gpus_per_group
-        nearest = f"{below:,} or {above:,}" if below else f"{above:,}"
-        raise ValueError(f"{names[0]} ({gpus}) must be a multiple of {names[1]} ({gpus_per_group}): N = "
-                         f"{names[0]} / {names[1]} data-parallel groups; the nearest multiples: {nearest}")
-    n = gpus // gpus_per_group
-    if n > 200_000:
-        raise ValueError(f"{names[0]} / {names[1]} = {n} groups: at most 200,000")
-    return n
+class SchemeRow(typing.NamedTuple):
+    """One scheme's row from its optimum (r*, tau*, the expected TTT) and its Monte Carlo runs at them:
+    ``as_dict()`` is its entry in ``plan --json``'s ``schemes``, in this order."""
 
+    r_star: int
+    ckpt_interval_min: float
+    ttt_hours: float
+    mc_ttt_p05_hours: float | None
+    mc_ttt_p95_hours: float | None
+    p_over_deadline: float | None
+    availability_pct: float
+    failures_endured: float | None
+    gpu_hours: float
+    cost: float
+    mc_runs: int
+    mc_ttt_hours: float | None
+    mc_ttt_stderr_hours: float | None
+    mean_uptime_min: float
+    ttt_over_w: float
+    method: str
 
-@dataclasses.dataclass(frozen=True)
-class Fleet:
-    """The cluster in GPUs and hours: its size, its failure rate (one of ``gpu_mtbf_hours``, default
-    ``DEFAULT_GPU_MTBF_HOURS``; ``node_mtbf_hours`` with ``gpus_per_node``, default 8; or ``fit``, a
-    ``fit.FitResult`` whose ``fit_law`` MTBF is taken), ``mtbf_source`` (how the caller obtained the rate,
-    reported instead of the plan's own phrase), the ``scenario`` (None: the paper's model) and the ``repair``
-    (a ``model.repair.Repair``; None: a failed group waits for the next global restart)."""
+    @classmethod
+    def of(cls, scheme: str, e: dict, hours, inp: Resolved, method: str) -> "SchemeRow":
+        """The row of ``scheme``'s optimum ``e`` and its runs' TTTs ``hours`` (None: no runs)."""
+        q = (None, None) if hours is None else tuple(float(x) for x in np.quantile(hours, [0.05, 0.95]))
+        deadline, ttt_h = inp.deadline_hours, float(e["ttt_hours"])
+        return cls(int(e["r_star"]), float(e["ckpt_interval_min"]), ttt_h, q[0], q[1],
+                   None if hours is None or deadline is None else float(np.mean(hours > deadline)),
+                   float(e["availability_pct"]), failures_endured(scheme, inp.n, int(e["r_star"])),
+                   ttt_h * inp.gpus, ttt_h * inp.gpus * inp.price, 0 if hours is None else int(hours.size),
+                   None if hours is None else float(hours.mean()),
+                   None if hours is None or hours.size < 2 else float(hours.std(ddof=1) / math.sqrt(hours.size)),
+                   float(e["mean_uptime_min"]), float(e["ttt_over_w"]), method)
 
-    gpus: int = DEFAULT_GPUS
-    gpus_per_group: int = DEFAULT_GPUS_PER_GROUP
-    gpu_mtbf_hours: float | None = None
-    node_mtbf_hours: float | None = None
-    gpus_per_node: int | None = None
-    fit: object = None
-    fit_law: str = "exponential"
-    mtbf_source: str | None = None
-    scenario: object = None
-    repair: object = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Costs:
-    """The training and its price: restart R and checkpoint C (minutes), work W and the deadline (hours), the
-    price per GPU-hour and its ``currency`` (a label; None: the price's own unit), and the stalls per failure
-    and per rejoin (minutes, docs/runs.md#stalls)."""
-
-    restart_min: float = 60.0
-    ckpt_cost_min: float = 5.0
-    work_hours: float = 720.0
-    gpu_hour_price: float = DEFAULT_PRICE
-    deadline_hours: float | None = None
-    currency: str | None = None
-    failure_stall_min: float = 0.0  # the job's pause per group failure survived without a restart
-    rejoin_stall_min: float = 0.0  # the job's pause per group's return from repair
-
-
-@dataclasses.dataclass(frozen=True)
-class PlanOptions:
-    """How the plan searches and samples: ``runs`` Monte Carlo training runs per scheme (seeded by ``seed``),
-    ``r_max``, ``epochs`` (pools under a scenario with no closed form), the ``sensitivity`` table, the
-    proactive restart depth ``restart_depth`` (without repair), the ``schemes`` compared, the joint search's
-    ``search`` space (with repair), the ``preset`` (a ``model.presets`` value) the inputs came from, and the
-    batch the plan assumes (with repair): ``global_batch_seqs`` B (micro-batches per shard searched up to
-    floor(B / N)) or ``max_microbatches`` M, not both (neither: m <= 8)."""
-
-    runs: int = DEFAULT_RUNS
-    seed: int = 0
-    r_max: int | None = None
-    epochs: int | None = None
-    sensitivity: bool = True
-    restart_depth: float | None = None
-    schemes: tuple | None = None
-    search: object = None
-    preset: object = None
-    global_batch_seqs: int | None = None
-    max_microbatches: int | None = None
-    spares_auto: object = None  # a ``planner.spares.SpareAuto``: choose the spare pool (the repair has none)
+    def as_dict(self) -> dict:
+        return dict(zip(self._fields, self))
 
 
 def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = PlanOptions(),
@@ -390,75 +268,11 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     ``schemes``: which strategies to compare (default ``spare``, ``rep``, ``none``, and ``elastic`` where
     ``repair`` has a repair time; ``elastic``'s data policy is rebalance).
     """
-    from ..ttt import Training
-
-    gpus, gpus_per_group, gpu_mtbf_hours = fleet.gpus, fleet.gpus_per_group, fleet.gpu_mtbf_hours
-    node_mtbf_hours, gpus_per_node, fit, fit_law = fleet.node_mtbf_hours, fleet.gpus_per_node, fleet.fit, fleet.fit_law
-    scenario, repair = fleet.scenario, fleet.repair
-    restart_min, ckpt_cost_min, work_hours = costs.restart_min, costs.ckpt_cost_min, costs.work_hours
-    gpu_hour_price, deadline_hours = costs.gpu_hour_price, costs.deadline_hours
-    runs, seed, r_max, epochs, sensitivity = options.runs, options.seed, options.r_max, options.epochs, options.sensitivity
-    restart_depth, schemes, search = options.restart_depth, options.schemes, options.search
-    gpus = _check("gpus", gpus, 1, True)
-    gpus_per_group = _check("gpus_per_group", gpus_per_group, 1, True)
-    n = cluster_groups(gpus, gpus_per_group)
-    per_gpu, how = _per_gpu_mtbf_hours(gpus_per_group, gpu_mtbf_hours, node_mtbf_hours, gpus_per_node, fit, fit_law)
-    model = _model(gpus, gpus_per_group, per_gpu)
-    restart_min = _check("restart_min", restart_min, 0.0)
-    ckpt_cost_min = _check("ckpt_cost_min", ckpt_cost_min, 0.0)
-    work_hours = _check("work_hours", work_hours, 1e-2)
-    gpu_hour_price = _check("gpu_hour_price", gpu_hour_price, 0.0)
-    if deadline_hours is not None:
-        deadline_hours = _check("deadline_hours", deadline_hours, 1e-9)
-    runs = _check("runs", runs, 2, True, 10_000)
-    seed = _check("seed", seed, 0, True, 2**63 - 1)
-    needs_kernel = scenario is not None and scenario.needs_kernel
-    r_max = (DEFAULT_R_MAX_POOL if needs_kernel else DEFAULT_R_MAX) if r_max is None else r_max
-    r_max = _check("r_max", r_max, 1, True, 64)
-    if epochs is not None:
-        epochs = _check("epochs", epochs, 100, True, 10_000_000)
-        if not needs_kernel:  # no pool of epochs is sampled: the count would be ignored
-            raise ValueError(f"`epochs` {epochs}: used only under a scenario with no closed form (domains, a ring "
-                             "order, lemons), where each r samples a pool of epochs; this plan samples none, drop it")
-    epochs = epochs or (PLAN_POOL_EPOCHS if needs_kernel else None)
-    if scenario is not None:
-        scenario.check(n)
-        scenario.ring_order(n)
-    failure_stall = _check("failure_stall_min", costs.failure_stall_min, 0.0, high=BOUNDS["failure_stall"][2])
-    rejoin_stall = _check("rejoin_stall_min", costs.rejoin_stall_min, 0.0, high=BOUNDS["rejoin_stall"][2])
-    cfg = Training(work_hours, ckpt_cost_min, restart_min, "none", float(gpus),
-                         failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
-    notes = [n for n in (preset_law_note(options.preset),) if n]
-    if fit is not None and fit.weibull is not None and fit.weibull.p_exponential < 0.05:
-        notes.append(f"the log rejects the exponential law (Weibull shape {fit.weibull.shape:.3g}, 95% CI "
-                     f"{fit.weibull.shape_ci[0]:.3g}..{fit.weibull.shape_ci[1]:.3g}, p = "
-                     f"{fit.weibull.p_exponential:.2g}); the plan uses the {fit_law} fit's MTBF in an "
-                     "exponential model")
-    seen = {}
-    if fit is not None:  # a log's events are a hardware rate: what it fitted, and what a synchronous job saw
-        from .fit import rates_note, rates_seen
-
-        seen = rates_seen(per_gpu, gpus, cfg.restart_for(float(gpus)))
-        notes.append(rates_note(seen, fit_law, cfg.restart_for(float(gpus))))
-
     from ..stages import Stages
 
-    chosen = _check_schemes(schemes, repair)
-    if options.spares_auto is not None and (repair is None or not repair.has_repair or repair.spares is not None):
-        raise ValueError("`spares` auto needs `repair_time_min` D (the swap: a failed group rejoins D after it takes a "
-                         "spare) and no `spares` K of its own")
-    if search is not None and repair is None:
-        raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
-                         "runs: it needs repair (a repair time, or a finite spare pool)")
-    if sensitivity and repair is not None:  # one joint search per scaled input: not run
-        sensitivity = False
-        notes.append("no sensitivity table with repair: each row would need its own joint search on whole training "
-                     "runs; run plan again with the input changed (e.g. --gpu-mtbf-hours, --restart)")
-    if sensitivity and cfg.stalls:  # the optimiser behind each row has no stall
-        sensitivity = False
-        notes.append("no sensitivity table with a stall per failure or rejoin: its rows come from the closed-form "
-                     "optimiser, which has no stall; run plan again with the input changed")
-    n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if sensitivity else 0
+    inp = _resolve(fleet, costs, options)
+    chosen, n, model, cfg, restart_depth = inp.chosen, inp.n, inp.model, inp.cfg, options.restart_depth
+    scenario, repair = fleet.scenario, fleet.repair
     # whole training runs where repair, a spare pool or the proactive restart changes the run; checkpointing
     # alone ignores repair and D_max (every failure is a global restart that replaces the group), so its
     # exact closed form answers unless a finite spare pool makes the restart wait
@@ -474,73 +288,97 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     from ..ttt.search import SearchSpace as _Space
 
     batch = _batch(options.global_batch_seqs, options.max_microbatches, n, repair,
-                   None if repair is None else (search or _Space()), 1 if scenario is None else scenario.microbatches)
+                   None if repair is None else (options.search or _Space()),
+                   1 if scenario is None else scenario.microbatches)
+    n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if inp.sensitivity else 0
     stages = Stages("plan", (6 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens + 1,
                     progress)
-    searched = None
-    if repair is not None:  # the joint search on whole training runs
-        from ..model.cluster import Cluster
-        from ..model.scenario import Scenario
-        from ..ttt.search import SearchSpace
+    # each scheme's optimum, then its runs (the spread), the spare pool and the sensitivity
+    base, searched = _optima(inp, whole_set, rest, batch, stages, progress)
+    schemes, runs_hours, ranked = _scheme_rows(inp, base, searched, (methods, whole_set), stages, progress)
+    spares = _spare_pool(inp, schemes, stages)
+    sens = _sensitivity_rows(inp, base, schemes, stages, progress)
+    # the report's inputs, the limit, the verdict
+    inputs = _report_inputs(inp, schemes, (base, searched, whole_set, ranked), batch)
+    preset = _preset_block(options.preset)
+    _merge_r_one(schemes, runs_hours, inp.notes)
+    stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({inp.runs} whole runs)")
+    lim = limit(inp.cluster if repair is None else dataclasses.replace(inp.cluster, repair=repair), cfg, inp.runs,
+                inp.seed, progress)
+    if lim.get("ttt_hours") is None:
+        inp.notes.append(f"the limit was {lim['what']}")
+    sources = _spread(schemes, runs_hours, lim, inp.deadline_hours)
+    inp.notes.extend(_edge_notes(schemes, inputs, n, options.search, batch))
+    best_possible = _bound(inp)
+    context = {"assumes": assumptions(cfg, repair, scenario), "batch": batch["text"],
+               "trade": trade_lines(n, model, repair, lim), "work_hours": cfg.work_hours}
+    return PlanResult(inputs, schemes, sens, None if fleet.fit is None else {**fleet.fit.to_json(), **inp.seen},
+                      {k: v for k, v in base["curves"].items() if k in schemes}, runs_hours, inp.notes, preset=preset,
+                      verdict=verdict(schemes, best_possible, lim, sources, context), bound=best_possible, limit=lim,
+                      spares=spares)
 
-        scen = Scenario() if scenario is None else scenario
-        space = search or SearchSpace()
-        if batch["microbatches"] is not None:
-            space = dataclasses.replace(space, microbatches=batch["microbatches"])
-        if search is None and scen.microbatches > 1:
-            space = dataclasses.replace(space, microbatches=(scen.microbatches,))
-        if search is None and restart_depth is not None:
-            space = dataclasses.replace(space, restart_depths=(restart_depth,))
-        wanted = [x for x in chosen if x in whole_set]
-        searched = (searched_rows(Cluster(n, model, dataclasses.replace(scen, microbatches=1), repair), cfg, wanted,
-                                  space, runs, seed, gpu_hour_price, stages)
-                    if wanted else {"schemes": {}, "curves": {}, "search": None})
-        base = {"schemes": {}, "curves": dict(searched["curves"]),
-                "method": "whole training runs: joint search over r, m, D_max and tau (successive halving)"
-                if wanted else "closed form"}
-        if "none" in rest:
-            from .. import ttt
 
-            stages.stage(f"checkpointing alone: exact closed form, tau by even splits of W (N = {n:,})")
-            alone = ttt.optimize_r_tau(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed),
-                                       ("none",), progress)
-            base["schemes"]["none"], base["curves"]["none"] = alone["schemes"]["none"], alone["curves"]["none"]
-    else:
-        stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{r_max})")
-        base = _optimize(n, r_max, model, cfg, scenario, epochs, seed, progress)
+def _optima(inp: Resolved, whole_set: set, rest: list, batch: dict, stages, progress) -> tuple:
+    """``(base, searched)``: each scheme's optimum. With repair, the joint search on whole training runs for the
+    schemes whole runs answer (``searched_rows``; ``searched`` their rows) and checkpointing alone's exact
+    closed form; without, the optimiser (``_optimize``) for every scheme (``searched`` None)."""
+    n, model, scenario, repair = inp.n, inp.model, inp.fleet.scenario, inp.fleet.repair
+    search, restart_depth = inp.options.search, inp.options.restart_depth
+    if repair is None:
+        stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{inp.r_max})")
+        return _optimize(n, inp.r_max, model, inp.cfg, scenario, inp.epochs, inp.seed, progress), None
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+    from ..ttt.search import SearchSpace
+
+    scen = Scenario() if scenario is None else scenario
+    space = search or SearchSpace()
+    if batch["microbatches"] is not None:
+        space = dataclasses.replace(space, microbatches=batch["microbatches"])
+    if search is None and scen.microbatches > 1:
+        space = dataclasses.replace(space, microbatches=(scen.microbatches,))
+    if search is None and restart_depth is not None:
+        space = dataclasses.replace(space, restart_depths=(restart_depth,))
+    wanted = [x for x in inp.chosen if x in whole_set]
+    searched = (searched_rows(Cluster(n, model, dataclasses.replace(scen, microbatches=1), repair), inp.cfg, wanted,
+                              space, inp.runs, inp.seed, inp.price, stages)
+                if wanted else {"schemes": {}, "curves": {}, "search": None})
+    base = {"schemes": {}, "curves": dict(searched["curves"]),
+            "method": "whole training runs: joint search over r, m, D_max and tau (successive halving)"
+            if wanted else "closed form"}
+    if "none" in rest:
+        from .. import ttt
+
+        stages.stage(f"checkpointing alone: exact closed form, tau by even splits of W (N = {n:,})")
+        alone = ttt.optimize_r_tau(inp.cluster, inp.cfg, inp.space, ("none",), progress)
+        base["schemes"]["none"], base["curves"]["none"] = alone["schemes"]["none"], alone["curves"]["none"]
+    return base, searched
+
+
+def _scheme_rows(inp: Resolved, base: dict, searched, how: tuple, stages, progress) -> tuple:
+    """``(schemes, runs_hours, ranked)``: each scheme's row (the searched rows as they are; the others a
+    ``SchemeRow`` of the optimum and its Monte Carlo runs, whole runs where ``how`` = (methods, whole_set) says
+    so), each scheme's runs, and the schemes whose approximate form chose r*, tau* (their runs answer)."""
     from ..model.cluster import Sampling
 
-    plan_cluster, sampling = _cluster(n, model, scenario), Sampling(runs, seed, progress=progress)
+    (methods, whole_set), repair, runs = how, inp.fleet.repair, inp.runs
+    plan_cluster, sampling = inp.cluster, Sampling(runs, inp.seed, progress=progress)
     schemes, runs_hours, extra, ranked = {}, {}, {}, []
-    for i, s in enumerate(chosen, 1):
+    for i, s in enumerate(inp.chosen, 1):
         if searched is not None and s in searched["schemes"]:
             schemes[s] = {**searched["schemes"][s], "method": "whole_runs"}
             continue
         e = base["schemes"][s]
         whole = s in whole_set
-        stages.stage(f"Monte Carlo {i}/{len(chosen)}: {s} at r = {int(e['r_star'])} ({runs} runs"
+        stages.stage(f"Monte Carlo {i}/{len(inp.chosen)}: {s} at r = {int(e['r_star'])} ({runs} runs"
                      + (", whole training runs)" if whole else ")"))
         if whole:
-            hours, extra[s] = _whole_runs(s, dataclasses.replace(plan_cluster, repair=repair), e, cfg,
-                                          restart_depth, sampling)
+            hours, extra[s] = _whole_runs(s, dataclasses.replace(plan_cluster, repair=repair), e, inp.cfg,
+                                          inp.options.restart_depth, sampling)
         else:
-            hours = _monte_carlo(s, plan_cluster, e, cfg, gpus, sampling, notes)
+            hours = _monte_carlo(s, plan_cluster, e, inp.cfg, inp.gpus, sampling, inp.notes)
         runs_hours[s] = hours
-        q = (None, None) if hours is None else tuple(float(x) for x in np.quantile(hours, [0.05, 0.95]))
-        p_over = None if hours is None or deadline_hours is None else float(np.mean(hours > deadline_hours))
-        schemes[s] = {
-            "r_star": int(e["r_star"]), "ckpt_interval_min": float(e["ckpt_interval_min"]),
-            "ttt_hours": float(e["ttt_hours"]), "mc_ttt_p05_hours": q[0], "mc_ttt_p95_hours": q[1],
-            "p_over_deadline": p_over, "availability_pct": float(e["availability_pct"]),
-            "failures_endured": failures_endured(s, n, int(e["r_star"])),
-            "gpu_hours": float(e["ttt_hours"]) * gpus, "cost": float(e["ttt_hours"]) * gpus * gpu_hour_price,
-            "mc_runs": 0 if hours is None else int(hours.size),
-            "mc_ttt_hours": None if hours is None else float(hours.mean()),
-            "mc_ttt_stderr_hours": None if hours is None or hours.size < 2 else
-            float(hours.std(ddof=1) / math.sqrt(hours.size)),
-            "mean_uptime_min": float(e["mean_uptime_min"]), "ttt_over_w": float(e["ttt_over_w"]),
-            "method": "whole_runs" if whole else methods[s],
-        }
+        schemes[s] = SchemeRow.of(s, e, hours, inp, "whole_runs" if whole else methods[s]).as_dict()
         if "ttt_stderr_hours" in e:
             schemes[s]["ttt_stderr_hours"] = float(e["ttt_stderr_hours"])
         if hours is not None:  # each run listed; the quantiles are theirs
@@ -548,45 +386,64 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
             schemes[s]["failures_survived_per_run"] = 0.0 if s == "none" else None
             if not whole and hours.size < HANDFUL:  # no quantiles of a handful of runs beside a closed form
                 schemes[s].update(mc_ttt_p05_hours=None, mc_ttt_p50_hours=None, mc_ttt_p95_hours=None)
-                notes.append(f"{s}: no 5-95% range: {hours.size} Monte Carlo runs are too few beside its closed-form "
-                             "mean (their TTTs are listed)")
+                inp.notes.append(f"{s}: no 5-95% range: {hours.size} Monte Carlo runs are too few beside its "
+                                 "closed-form mean (their TTTs are listed)")
         if repair is not None:  # what the runs survived, not the no-repair theory's E[T] - 1
             schemes[s]["failures_endured"] = None
         if s not in extra and hours is not None and methods[s] in ("closed_form", "closed_form_approx"):
-            schemes[s]["method"] = _method_at(s, int(e["r_star"]), n, model, scenario)
+            schemes[s]["method"] = _method_at(s, int(e["r_star"]), inp.n, inp.model, inp.fleet.scenario)
             if schemes[s]["method"] == "closed_form_approx":  # an approximate form chose r*, tau*: runs answer
                 extra[s] = {"method": "epoch_pool"}
                 ranked.append(s)
         if s in extra:  # the whole runs (or the runs where the form is approximate) at (r*, tau*) are the answer
             schemes[s].update(extra[s])
             t = schemes[s]["mc_ttt_hours"]
-            schemes[s].update(ttt_hours=t, ttt_over_w=t / work_hours, gpu_hours=t * gpus,
-                              cost=t * gpus * gpu_hour_price)
-    spares = None
-    if options.spares_auto is not None:  # the pool size K at each scheme's configuration (planner.spares)
-        from ..model.cluster import Cluster
-        from ..model.scenario import Scenario
-        from .spares import plan_spares
+            schemes[s].update(ttt_hours=t, ttt_over_w=t / inp.cfg.work_hours, gpu_hours=t * inp.gpus,
+                              cost=t * inp.gpus * inp.price)
+    return schemes, runs_hours, ranked
 
-        spares, more = plan_spares(Cluster(n, model, Scenario() if scenario is None else scenario, repair), cfg,
-                                   schemes, options.spares_auto, gpu_hour_price, seed, stages,
-                                   DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node))
-        notes += more
-    sens = []
-    if sensitivity:
-        from .. import ttt
 
-        sens = _sensitivity(_cluster(n, model, scenario), cfg, ttt.Space(r_max, epochs=epochs, seed=seed), base,
-                            gpus, gpu_hour_price, progress, stages)
-        for row in sens:  # the optimiser's schemes among those compared
-            row["schemes"] = {k: v for k, v in row["schemes"].items() if k in schemes}
+def _spare_pool(inp: Resolved, schemes: dict, stages):
+    """``plan --spares auto``: the pool size K at each scheme's configuration (``planner.spares``; its rows
+    gain their ``spares_*`` keys), or None."""
+    if inp.options.spares_auto is None:
+        return None
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+    from .spares import plan_spares
+
+    scenario, per_node = inp.fleet.scenario, inp.fleet.gpus_per_node
+    spares, more = plan_spares(Cluster(inp.n, inp.model, Scenario() if scenario is None else scenario,
+                                       inp.fleet.repair), inp.cfg, schemes, inp.options.spares_auto, inp.price,
+                               inp.seed, stages, DEFAULT_GPUS_PER_NODE if per_node is None else int(per_node))
+    inp.notes.extend(more)
+    return spares
+
+
+def _sensitivity_rows(inp: Resolved, base: dict, schemes: dict, stages, progress) -> list:
+    """The sensitivity table (``_sensitivity``) over the schemes compared, where it runs."""
+    if not inp.sensitivity:
+        return []
+    sens = _sensitivity(inp.cluster, inp.cfg, inp.space, base, inp.gpus, inp.price, progress, stages)
+    for row in sens:  # the optimiser's schemes among those compared
+        row["schemes"] = {k: v for k, v in row["schemes"].items() if k in schemes}
+    return sens
+
+
+def _report_inputs(inp: Resolved, schemes: dict, found: tuple, batch: dict) -> dict:
+    """The ``inputs`` object of ``plan --json``: every input as the plan used it, the method, the search spent
+    (``found`` = (base, searched, whole_set, ranked)). The rows gain the proactive restart and micro-batches
+    given (without a search)."""
+    base, searched, whole_set, ranked = found
+    fleet, cfg, n, model, chosen = inp.fleet, inp.cfg, inp.n, inp.model, inp.chosen
+    scenario, repair, restart_depth = fleet.scenario, fleet.repair, inp.options.restart_depth
     inputs = {
-        "gpus": gpus, "gpus_per_group": gpus_per_group, "groups": n, "gpu_mtbf_hours": per_gpu,
-        "gpu_mtbf_from": how, "group_mtbf_hours": model.group_mtbf_min / 60.0,
+        "gpus": inp.gpus, "gpus_per_group": fleet.gpus_per_group, "groups": n, "gpu_mtbf_hours": inp.per_gpu,
+        "gpu_mtbf_from": inp.how, "group_mtbf_hours": model.group_mtbf_min / 60.0,
         "cluster_mtbf_min": model.cluster_mtbf_min(n),
-        "restart_min": restart_min, "ckpt_cost_min": ckpt_cost_min, "work_hours": work_hours,
-        "gpu_hour_price": gpu_hour_price, "deadline_hours": deadline_hours, "runs": runs, "seed": seed,
-        "r_max": r_max, "method": _overall({s: schemes[s]["method"] for s in chosen if s in schemes}),
+        "restart_min": cfg.restart_min, "ckpt_cost_min": cfg.ckpt_cost_min, "work_hours": cfg.work_hours,
+        "gpu_hour_price": inp.price, "deadline_hours": inp.deadline_hours, "runs": inp.runs, "seed": inp.seed,
+        "r_max": inp.r_max, "method": _overall({s: schemes[s]["method"] for s in chosen if s in schemes}),
         "method_detail": base.get("method", "closed form") + (
             "; then whole training runs at each r* and tau* with the stall (no closed form or epoch pool models "
             "one)" if repair is None and cfg.stalls and whole_set else "") + (
@@ -596,48 +453,55 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
         "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
         else scenario.describe(),
     }
-    if epochs is not None and needs_kernel:
-        inputs["pool_epochs"] = epochs
+    if inp.epochs is not None and inp.needs_kernel:
+        inputs["pool_epochs"] = inp.epochs
     if cfg.stalls:
-        inputs.update(failure_stall_min=failure_stall, rejoin_stall_min=rejoin_stall)
+        inputs.update(failure_stall_min=cfg.failure_stall_min, rejoin_stall_min=cfg.rejoin_stall_min)
     if repair is not None:
         inputs.update(repair.describe())
     if restart_depth is not None:
         inputs["restart_depth"] = restart_depth
-    if gpus_per_node is not None or node_mtbf_hours is not None or fit is not None:
-        inputs["gpus_per_node"] = DEFAULT_GPUS_PER_NODE if gpus_per_node is None else int(gpus_per_node)
-    if fit is not None:
-        inputs["fit_law"] = fit_law
+    if fleet.gpus_per_node is not None or fleet.node_mtbf_hours is not None or fleet.fit is not None:
+        inputs["gpus_per_node"] = DEFAULT_GPUS_PER_NODE if fleet.gpus_per_node is None else int(fleet.gpus_per_node)
+    if fleet.fit is not None:
+        inputs["fit_law"] = fleet.fit_law
     if searched is not None and searched["search"] is not None:
         inputs["search"] = searched["search"]
     elif restart_depth is not None and "spare" in schemes:
         schemes["spare"]["restart_depth"] = restart_depth
     if searched is None and scenario is not None and scenario.microbatches > 1 and "spare" in schemes:
         schemes["spare"]["microbatches"] = scenario.microbatches
-    job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(n, model.group_mtbf_min)
-    best_possible = bound(work_hours, ckpt_cost_min, cfg.restart_for(float(gpus)),
-                          1.0 / job_rate if job_rate > 0 else None)
-    curves = {k: v for k, v in base["curves"].items() if k in schemes}
-    inputs["currency"] = costs.currency
+    inputs["currency"] = inp.costs.currency
     if fleet.mtbf_source is not None:
         inputs["gpu_mtbf_from"] = fleet.mtbf_source
-    preset = options.preset
-    if preset is not None:
-        inputs["preset"] = preset.name
-        preset = {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
-                  "assumptions": list(preset.assumptions)}
-    for s in ("spare", "rep"):  # at r* = 1 a redundant scheme is checkpointing alone: the same run, the same row
+    if inp.options.preset is not None:
+        inputs["preset"] = inp.options.preset.name
+    inputs.update(batch["inputs"])
+    return inputs
+
+
+def _preset_block(preset) -> dict | None:
+    """The preset's description, sources and assumptions, where one was used."""
+    if preset is None:
+        return None
+    return {"name": preset.name, "description": preset.description, "sources": list(preset.sources),
+            "assumptions": list(preset.assumptions)}
+
+
+def _merge_r_one(schemes: dict, runs_hours: dict, notes: list) -> None:
+    """At r* = 1 a redundant scheme is checkpointing alone: the same run, the same row."""
+    for s in ("spare", "rep"):
         if s in schemes and "none" in schemes and int(schemes[s]["r_star"]) == 1:
             keep = {k: schemes[s][k] for k in ("microbatches", "restart_depth") if k in schemes[s]}
             schemes[s] = {**schemes["none"], **keep}
             runs_hours[s] = runs_hours.get("none")
             notes.append(f"{s}: r* = 1 is checkpointing alone; its row is checkpointing alone's")
-    stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({runs} whole runs)")
-    ideal = _cluster(n, model, scenario) if repair is None else \
-        dataclasses.replace(_cluster(n, model, scenario), repair=repair)
-    lim = limit(ideal, cfg, runs, seed, progress)
-    if lim.get("ttt_hours") is None:
-        notes.append(f"the limit was {lim['what']}")
+
+
+def _spread(schemes: dict, runs_hours: dict, lim: dict, deadline_hours) -> dict:
+    """Each row's runs listed become its spread (``runs_hours``, the share over the deadline) and its distance to
+    the limit (``left_to_gain_pct``); returns where each row's random numbers come from (the verdict pairs the
+    sides that share them)."""
     sources = {}
     for s, e in schemes.items():
         if e.get("mc_ttt_runs_hours") is not None:
@@ -648,24 +512,16 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
                 e["p_over_deadline"] = float(np.mean(runs_hours[s] > deadline_hours))
         if lim.get("ttt_hours") is not None:
             e["left_to_gain_pct"] = 100.0 * (e["ttt_hours"] - lim["ttt_hours"]) / lim["ttt_hours"]
-    inputs.update(batch["inputs"])
-    notes += _edge_notes(schemes, inputs, n, search, batch)
-    context = {"assumes": assumptions(cfg, repair, scenario), "batch": batch["text"],
-               "trade": trade_lines(n, model, repair, lim), "work_hours": work_hours}
-    return PlanResult(inputs, schemes, sens, None if fit is None else {**fit.to_json(), **seen}, curves, runs_hours,
-                      notes, preset=preset, verdict=verdict(schemes, best_possible, lim, sources, context),
-                      bound=best_possible, limit=lim, spares=spares)
+    return sources
 
 
-def preset_law_note(preset) -> str | None:
-    """The note that a preset's failure law is not the plan's: the plan's failures are exponential (its closed
-    forms and scenario kernels are), so a Weibull preset gives the plan its mean, costs and cluster only."""
-    if preset is None or preset.settings.get("distribution", "exponential") == "exponential":
-        return None
-    shape = preset.settings.get("weibull_shape")
-    law = f"Weibull law (shape {shape:g})" if shape is not None else f"{preset.settings['distribution']} law"
-    return (f"preset {preset.name}: its {law} is not modelled here; the plan's group failures are exponential with "
-            f"the same mean (ttt and optimize --preset {preset.name} take the law)")
+def _bound(inp: Resolved) -> dict:
+    """The looser figure (``verdict.bound``): a run whose group failures cost nothing, with the scenario's
+    job-wide interruptions."""
+    scenario, cfg = inp.fleet.scenario, inp.cfg
+    job_rate = 0.0 if scenario is None else scenario.job_rate_per_min(inp.n, inp.model.group_mtbf_min)
+    return bound(cfg.work_hours, cfg.ckpt_cost_min, cfg.restart_for(float(inp.gpus)),
+                 1.0 / job_rate if job_rate > 0 else None)
 
 
 def _edge_notes(schemes: dict, inputs: dict, n: int, search, batch: dict) -> list:
