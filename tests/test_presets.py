@@ -300,9 +300,9 @@ def test_llama3_whole_runs_count_interruptions_as_the_source_counts(monkeypatch,
     """Whole runs of checkpointing alone at the converted clock rate see the source's 7.76 interruptions per day
     (the count the rate was converted from: a check of the conversion, not an unfitted figure), 21.9% of them
     job-wide; the unconverted rate gave 7.37."""
-    import spare_jax.ttt.answer as answer
+    import spare_jax.ttt.router as router
 
-    monkeypatch.setattr(answer, "needs_whole_runs", lambda *args: True)  # none: whole runs, not the pool
+    monkeypatch.setattr(router, "choose", lambda problem: router.WHOLE_RUNS)  # none: whole runs, not the pool
     code, out, err = _run(["ttt", "--preset", "llama3-16k", "--scheme", "none", "--runs", "20", "--ckpt-interval",
                            "60", "--seed", "1", "--json", "--quiet"], capsys)
     assert code == 0, err

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .coverage import COVERED, Coverage, widest
 from .failures import FailureModel
 from .repair import Repair
 from .scenario import Scenario
@@ -29,6 +30,17 @@ class Cluster:
     @property
     def gpus(self) -> float:
         return self.groups * self.model.gpus_per_group
+
+    def coverage(self, scheme: str, ages: str = "kept") -> Coverage:
+        """What follows a run of ``scheme`` on this cluster: the widest of its parts (the clocks at ``ages``,
+        the scenario, the repair), and whole runs for clocks other than exponential under a scenario with no
+        closed form (no epoch pool follows Weibull clocks under domains, lemons or a ring order)."""
+        clocks, scenario = self.model.coverage(ages), self.scenario.coverage()
+        both = COVERED
+        if clocks.rank() > 0 and scenario.rank() > 0:
+            both = Coverage("whole_runs", "Weibull clocks under domains, lemons or a ring order: no epoch pool "
+                                          "follows them")
+        return widest(clocks, scenario, COVERED if self.repair is None else self.repair.coverage(scheme), both)
 
     def failure_clock(self) -> dict:
         """The resolved failure clock reported beside results: per-group MTBF, the MTBF of the N groups run,

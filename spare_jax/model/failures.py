@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from .coverage import COVERED, Coverage
+
 DISTRIBUTIONS = ("exponential", "weibull")
 
 def check_positive(name: str, value) -> float:
@@ -59,6 +61,20 @@ class FailureModel:
         check_positive("reference_gpus", self.reference_gpus)
         check_positive("gpus_per_group", self.gpus_per_group)
         check_positive("weibull_shape", self.weibull_shape)
+
+    def coverage(self, ages: str = "kept") -> Coverage:
+        """What follows these clocks: the exact closed form for exponential ones (memoryless: ``ages`` is the
+        same model); for others the renewal-reward form (approximate) where every clock is renewed at a restart
+        (``ages`` renewed), else whole runs (a run starts with every clock new and the clocks keep running
+        during a restart, which no pool of epochs cut from a stationary chain follows)."""
+        if self.distribution == "exponential":
+            return COVERED
+        if ages == "renewed":
+            return Coverage("closed_form_approx", "the closed-form time-to-train needs exponential failures (a "
+                                                  "Weibull epoch is not memoryless): use the renewal-reward form of "
+                                                  "the renewed model or whole training runs")
+        return Coverage("whole_runs", "Weibull clocks with kept ages: a run starts with every clock new and the "
+                                      "clocks keep running during a restart, which no pool of epochs follows")
 
     @property
     def per_gpu_mtbf_min(self) -> float:

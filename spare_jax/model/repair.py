@@ -12,6 +12,7 @@ import math
 
 from .bounds import REPAIR_SIGMA_MAX
 from .bounds import check as check_bound
+from .coverage import COVERED, Coverage
 from .failures import check_positive
 
 REPAIR_LAWS = ("fixed", "exp", "lognormal")
@@ -69,6 +70,16 @@ class Repair:
     def has_repair(self) -> bool:
         """Whether a failed group rejoins after a repair time (False: only a finite spare pool)."""
         return self.repair_time_min is not None
+
+    def coverage(self, scheme: str | None = None) -> Coverage:
+        """What follows a run with this repair: whole runs (a failed group rejoins, so the epochs are not
+        i.i.d.), except for checkpointing alone (``scheme`` none) without a finite spare pool, answered as
+        without repair: every failure is a global restart that replaces the group, so a repair never
+        completes. ``scheme`` None: any scheme."""
+        if scheme == "none" and self.spares is None:
+            return COVERED
+        return Coverage("whole_runs", "the closed-form time-to-train has no repair (epochs are not i.i.d.): whole "
+                                      "runs answer")
 
     def check_epochs(self, what: str) -> None:
         """Refuse a finite spare pool where epochs with rejoins (``kernels.repair``) would ignore it."""

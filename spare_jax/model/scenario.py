@@ -47,6 +47,7 @@ import math
 
 import numpy as np
 
+from .coverage import COVERED, Coverage
 from .failures import check_positive
 
 RINGS = ("contiguous", "interleaved")
@@ -150,6 +151,14 @@ class Scenario:
         uneven groups): no closed form, the scenario kernels simulate it. Job-wide failures alone compose
         exactly with the closed forms."""
         return bool(self.domains) or self.ring != "contiguous" or self.uneven
+
+    def coverage(self) -> Coverage:
+        """What follows this scenario: the closed forms with job-wide failures alone (they compose exactly);
+        with domains, a ring order or uneven groups (``needs_kernel``) the epochs of the scenario kernels."""
+        if self.needs_kernel:
+            return Coverage("epoch_pool", "the closed-form time-to-train has no domains, ring orders or uneven "
+                                          "groups: the scenario kernels answer")
+        return COVERED
 
     @property
     def uneven(self) -> bool:

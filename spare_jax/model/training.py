@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from .coverage import COVERED, Coverage
+
 RESTART_SCALING = ("none", "linear", "quadratic")
 
 
@@ -42,6 +44,14 @@ class Training:
     def stalls(self) -> bool:
         """Whether the job pauses on failures or rejoins (a stall no closed form or epoch pool models)."""
         return self.failure_stall_min > 0 or self.rejoin_stall_min > 0
+
+    def coverage(self, scheme: str) -> Coverage:
+        """What follows the stalls of ``scheme``'s run: whole runs only, except for checkpointing alone, where
+        every failure is a global restart and nothing stalls."""
+        if self.stalls and scheme != "none":
+            return Coverage("whole_runs", "the closed-form time-to-train has no stalls (failure_stall_min, "
+                                          "rejoin_stall_min): whole runs answer")
+        return COVERED
 
     def restart_for(self, gpus: float) -> float:
         """Restart cost R for a cluster of ``gpus`` GPUs."""

@@ -127,6 +127,16 @@ def _methods(chosen, n, model, scenario, repair, cfg=None) -> dict:
     return {s: ttt_method(cluster, Policy(scheme=s, redundancy=2), optimum=True, training=cfg) for s in chosen}
 
 
+def _whole_set(chosen, n, model, scenario, repair, cfg, restart_depth) -> set:
+    """The schemes whose runs at the optimum are whole runs (``ttt.router.plan_whole_runs``)."""
+    from ..model.cluster import Cluster
+    from ..model.scenario import Scenario
+    from ..ttt.router import plan_whole_runs
+
+    return plan_whole_runs(Cluster(n, model, Scenario() if scenario is None else scenario, repair), cfg, chosen,
+                           restart_depth)
+
+
 def _method_at(scheme, r, n, model, scenario) -> str:
     """The method of the optimum at its r* (``ttt.answer.ttt_method``): spare at r* = 1 is exact."""
     from ..ttt.answer import ttt_method
@@ -136,12 +146,10 @@ def _method_at(scheme, r, n, model, scenario) -> str:
 
 
 def _overall(methods: dict) -> str:
-    """The plan's ``method``: the one its schemes share; when they differ, the approximate closed form if one
-    answers, else whole runs if some do, else epoch pools."""
-    values = set(methods.values())
-    if len(values) == 1:
-        return values.pop()
-    return next(m for m in ("closed_form_approx", "whole_runs", "epoch_pool", "closed_form") if m in values)
+    """The plan's ``method``: the router's one rule (``ttt.router.merge``) over its schemes' methods."""
+    from ..ttt.router import merge
+
+    return merge(methods.values())
 
 
 def _whole_runs(scheme, cluster, entry, cfg, restart_depth, sampling):
@@ -281,8 +289,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     # (a stall per failure or rejoin: whole runs for every scheme but checkpointing alone, which has none; without
     # repair at the optimiser's r* and tau*)
     methods = _methods(chosen, n, model, scenario, repair, cfg)
-    whole_set = {x for x in chosen if methods[x] == "whole_runs"} if repair is not None else \
-        ({x for x in chosen if x != "none"} if restart_depth is not None or cfg.stalls else set())
+    whole_set = _whole_set(chosen, n, model, scenario, repair, cfg, restart_depth)
     rest = [x for x in chosen if repair is None or x not in whole_set]
     searching = repair is not None and len(rest) < len(chosen)
     from ..ttt.search import SearchSpace as _Space

@@ -97,6 +97,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     summary: per scheme r*, tau*, TTT in hours (closed form and Monte Carlo) and availability in percent,
     then the checks of theory against Monte Carlo, each row naming its r."""
     from .. import ttt
+    from ..ttt.router import Problem, choose
 
     n = QUICK_N
     t_start = time.perf_counter()
@@ -170,7 +171,7 @@ def run_suite(out_dir: str = "results", full: bool = False, seed: int = 0, progr
     for scheme in ("spare", "rep", "none"):
         th = opt["schemes"][scheme]
         mc = mc_at(scheme, th["r_star"])
-        form = ttt.closed_form_answers(Cluster(n), ttt.Policy(scheme, th["r_star"])) or "closed_form_approx"
+        form = choose(Problem(Cluster(n), ttt.Policy(scheme, th["r_star"]))).name  # the router's, for the optimum
         # an approximate form only ranks r and tau: the Monte Carlo at its optimum answers (where there is one)
         answered = mc is not None and form == "closed_form_approx"
         plan.append({"scheme": names[scheme], "r_star": th["r_star"], "ckpt_interval_min": th["ckpt_interval_min"],

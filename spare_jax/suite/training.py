@@ -23,6 +23,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
     Writes ``ttt_vs_r.csv`` and ``ttt_vs_r.png``.
     """
     from .. import ttt
+    from ..ttt.router import Problem, interval_form
     from ..model.failures import FailureModel
     from ..ttt.interval import ttt_interval
 
@@ -42,7 +43,7 @@ def ttt_vs_r(out_dir: str = "figures", groups: int = 600, rs=tuple(range(1, 21))
             pool = ttt.sample_epochs(Cluster(groups, model), scheme, r,
                                      dataclasses.replace(sampling, count=need)) if do_mc else None
             cluster = Cluster(groups, model)
-            form = ttt.closed_form_answers(cluster, ttt.Policy(scheme, r)) if do_mc else None
+            form = interval_form(Problem(cluster, ttt.Policy(scheme, r))) if do_mc else None  # the router's
             for c in ckpt_costs:
                 cfg_c = dataclasses.replace(cfg, ckpt_cost_min=c)
                 tau, ttt_min = ttt.best_tau_grid(prof, cfg_c, gpus)

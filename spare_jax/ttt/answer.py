@@ -18,7 +18,7 @@ from ..model.training import Training
 from ..results import Report
 from .config import (  # noqa: F401 (Policy, Space: part of this API)
     AGES, SCHEMES, Policy, Space, check_ages, scheme_placement)
-from .exact import as_answered, closed_form_answers  # the chooser's closed-form test (ttt_method reads it)
+from .exact import closed_form_answers  # noqa: F401 (part of this API: the router's interval form)
 from .interval import ttt_interval
 
 
@@ -52,11 +52,16 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
                          "restart replaces the group, so a repair never completes and the repair time changes "
                          "nothing; drop `repair_time_min` (with a finite pool, `spares` and `hardware_repair_min`, the "
                          "restart waits for spares and the run is simulated)")
-    if ttt_method(cluster, policy, training=training) == "whole_runs":
-        from .runs import whole_run_ttt
+    from .router import Problem, choose
 
-        return whole_run_ttt(cluster, training, policy, sampling)
+    return choose(Problem(cluster, policy, training, optimum=False)).answer(cluster, training, policy, sampling)
+
+
+def _epoch_pool_ttt(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:
+    """``ttt``'s runs assembled from epochs sampled by the kernels (``router.EPOCH_POOL``), with the closed form
+    beside them where one answers the optimum, else a pilot pool's renewal-reward estimate."""
     from ..kernels.driver import check_work_inputs
+    from . import router
     from .closed_form import best_tau_grid, epoch_profile, ttt_theory, young_daly
     from .montecarlo import epochs_needed, simulate_ttt_runs
     from ..model.placement import check_groups_redundancy
@@ -68,21 +73,16 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
     gpus = cluster.gpus
     theory_ttt, tau, yd, renewed_ttt, pool_est = None, training.ckpt_interval_min, None, None, None
     theory_method = None  # closed_form (exact) or closed_form_approx: how theory_ttt_hours was computed
-    # closed form: exponential (kept = renewed) or renewed ages (kept Weibull ages run whole training runs,
-    # ``needs_whole_runs``). Domains, ring orders, lemons and the proactive restart have no closed form: a
-    # pilot pool of epochs gives tau and the renewal-reward estimate
+    # closed form: exponential (kept = renewed) or renewed ages (kept Weibull ages run whole training runs).
+    # Domains, ring orders, lemons and the proactive restart have no closed form (the router's choice for the
+    # optimum is the epoch pool): a pilot pool of epochs gives tau and the renewal-reward estimate
     job_rate = scenario.job_rate_per_min(groups, model.group_mtbf_min)
-    if scenario.needs_kernel or policy.restart_depth is not None:
+    if router.choose(router.Problem(cluster, policy, training)) is router.EPOCH_POOL:
         from .epochs import apply_restart_depth
-        from .montecarlo import sample_epochs_iid
-        from .pool import POOL_EPOCHS, best_tau_pool, pool_theory, sample_scenario_epochs
+        from .montecarlo import pilot_epochs
+        from .pool import POOL_EPOCHS, best_tau_pool, pool_theory
 
-        if scenario.needs_kernel:
-            pilot = sample_scenario_epochs(policy.scheme, groups, r, POOL_EPOCHS, sampling.seed, model,
-                                           scenario, progress=sampling.progress)
-        else:  # the proactive restart has no closed form: a pilot pool of epochs
-            pilot = sample_epochs_iid(cluster, policy.scheme, r,
-                                      Sampling(POOL_EPOCHS, sampling.seed, progress=sampling.progress))
+        pilot = pilot_epochs(cluster, policy.scheme, r, Sampling(POOL_EPOCHS, sampling.seed, progress=sampling.progress))
         pilot = apply_restart_depth(pilot, policy.restart_depth)
         prof = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
         if tau is None:
@@ -91,7 +91,7 @@ def _time_to_train(cluster: Cluster, training: Training, policy: Policy, samplin
     else:
         prof = epoch_profile(policy.scheme, groups, r, model, ages=policy.ages, job_rate=job_rate,
                              microbatches=scenario.microbatches)
-        form = closed_form_answers(cluster, dataclasses.replace(policy, redundancy=r))
+        form = router.interval_form(router.Problem(cluster, dataclasses.replace(policy, redundancy=r)))
         # up front, before the exact form's search: a sample the renewal-reward form already puts over the limit
         tau_early = tau if tau is not None else best_tau_grid(prof, cfg, gpus)[0]
         early = ttt_theory(prof, tau_early, cfg, gpus)
@@ -187,17 +187,17 @@ def check_elastic(cluster: Cluster) -> None:
                          "without it a failed group never rejoins and the run is a slower checkpointing alone")
 
 
-METHODS = ("closed_form", "closed_form_approx", "epoch_pool", "whole_runs")
+from ..model.coverage import METHODS  # noqa: E402 (closed_form, closed_form_approx, epoch_pool, whole_runs)
 
 
 def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False, training: Training | None = None) -> str:
     """How a time-to-train of ``policy`` on ``cluster`` (with the costs of ``training``, where given) is
-    computed, one of ``METHODS``: the one place that decides it for ``ttt``, ``optimize``, ``plan`` and the
-    joint search (each result says it in ``method``).
+    computed, one of ``METHODS``: the router's choice (``ttt.router.choose``), the one place that decides it
+    for ``ttt``, ``optimize``, ``plan`` and the joint search (each result says it in ``method``).
 
-    * ``whole_runs``: the whole-run kernel (``needs_whole_runs``: repair or a spare pool, elastic, Weibull
-      clocks that no epoch pool follows, a stall per failure or rejoin for any scheme but checkpointing
-      alone). Bounded by construction: a run ends when its work W is committed.
+    * ``whole_runs``: the whole-run kernel (repair or a spare pool, elastic, Weibull clocks that no epoch
+      pool follows, a stall per failure or rejoin for any scheme but checkpointing alone). Bounded by
+      construction: a run ends when its work W is committed.
     * ``epoch_pool``: epochs sampled by the kernels, without repair: under a scenario with no closed form
       (domains, ring orders, lemons) or with the proactive restart; and ``ttt``'s own runs, assembled from
       sampled epochs (``optimum=False``).
@@ -209,27 +209,9 @@ def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False, training
 
     Checkpointing alone with repair but no finite spare pool is answered as without repair: every failure is
     a global restart that replaces the group, so a repair never completes."""
-    cluster = as_answered(cluster, policy)
-    if needs_whole_runs(cluster, policy, training):
-        return "whole_runs"
-    if not optimum or cluster.scenario.needs_kernel or policy.restart_depth is not None:
-        return "epoch_pool"
-    return closed_form_answers(cluster, policy) or "closed_form_approx"
+    from .router import method
 
-
-def needs_whole_runs(cluster: Cluster, policy: Policy, training: Training | None = None) -> bool:
-    """Whether no closed form or epoch pool follows a training run as it happens and the whole-run kernel
-    answers: repair or a finite spare pool; Weibull clocks under domains, lemons or a ring order; Weibull
-    clocks with kept ages (a run starts with every clock new and the clocks keep running during a restart,
-    which the pool of epochs cut from a stationary chain does not follow); a stall per failure or per rejoin
-    (``training.stalls``: the job pauses between restarts, which no epoch of uptime follows), except for
-    checkpointing alone, where every failure is a global restart and nothing stalls."""
-    scen, model = cluster.scenario, cluster.model
-    weibull = model.distribution != "exponential"
-    kept = weibull and policy.ages == "kept"
-    stalls = training is not None and training.stalls and policy.scheme != "none"
-    return (policy.scheme == "elastic" or cluster.repair is not None or (weibull and scen.needs_kernel)
-            or kept or stalls)
+    return method(cluster, policy, optimum, training)
 
 
 def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Report:
@@ -237,6 +219,7 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     r and tau screened on whole training runs. Without a scenario kernel the renewed model's closed-form r* per scheme centres the
     window (r* - 2 .. r* + 2); otherwise r = 2 .. 8."""
     from .closed_form import optimize_r_tau
+    from .router import closed_form_guides
     from .runs import screen_whole_runs
 
     ms, ds = list(space.microbatches) or [1], list(space.restart_depths or [None])
@@ -248,7 +231,7 @@ def _optimize_weibull(cluster: Cluster, training: Training, space: Space) -> Rep
     n, scenario = cluster.groups, cluster.scenario
     scen = dataclasses.replace(scenario, microbatches=max(ms[0], scenario.microbatches))
     grid = None
-    if not scenario.needs_kernel:  # (one micro-batch: the renewed model's r* of whole shards centres the window)
+    if closed_form_guides(cluster):  # (one micro-batch: the renewed model's r* of whole shards centres the window)
         renewed = optimize_r_tau(dataclasses.replace(cluster, scenario=dataclasses.replace(scenario, microbatches=1)),
                                  training, dataclasses.replace(space, ages="renewed"))
         grid = {}
@@ -272,13 +255,14 @@ def _optimize_searched(cluster: Cluster, training: Training, space: Space, progr
     needed: the joint search on whole training runs (``ttt.search``) over spare, rep and none x r x the m and
     D_max listed x tau. Without repair r goes from the renewed model's r* - 2 to r* + 2 (its closed form)."""
     from ..stages import Stages
+    from .router import closed_form_guides
     from .runs import SCREEN_R_MAX, mean_uptime_min
     from .search import DEFAULT_RESTART_DEPTHS, Budget, SearchSpace, joint_search
 
     ms = sorted({max(int(m), 1) for m in space.microbatches} | ({cluster.scenario.microbatches} - {1})) or [1]
     ds = space.restart_depths
     rs = None
-    if cluster.repair is None:  # without repair r* can be larger: around the renewed model's r* (closed form)
+    if closed_form_guides(cluster):  # without repair r* can be larger: around the renewed model's r* (closed form)
         from .closed_form import optimize_r_tau
 
         plain = dataclasses.replace(cluster, scenario=dataclasses.replace(cluster.scenario, microbatches=1))
@@ -352,12 +336,12 @@ def _runs_at_approximate_optima(cluster: Cluster, training: Training, res: dict,
 
 
 def _label(res: dict, methods: dict) -> None:
-    """``res["method"]`` (one of ``METHODS``; ``closed_form_approx`` when any scheme's answer is) and each
+    """``res["method"]`` (one of ``METHODS``, the router's one rule: ``ttt.router.merge``) and each
     scheme's, with the sentence the computation left in ``method`` moved to ``method_detail``."""
+    from .router import merge
+
     detail = res.pop("method", None)
-    values = set(methods.values())
-    res["method"] = "closed_form_approx" if "closed_form_approx" in values else (values.pop() if len(values) == 1
-                                                                                else "epoch_pool")
+    res["method"] = merge(methods.values())
     res["method_detail"] = detail if detail is not None else "closed form"
     for s, entry in res.get("schemes", {}).items():
         if isinstance(entry, dict) and s in methods:
@@ -402,17 +386,22 @@ def optimize(cluster: Cluster, training: Training, space: Space = Space(), progr
 
 
 def _optimize(cluster: Cluster, training: Training, space: Space, progress: bool) -> Report:
+    """The router's optimum: each scheme's method, and the most general of them finds it (whole runs: the
+    joint search or the screen; else ``_optimize_forms``)."""
+    from .router import optimum
+
+    return optimum(cluster, training, space, progress)
+
+
+def _optimize_forms(cluster: Cluster, training: Training, space: Space, progress: bool, methods: dict) -> Report:
+    """The optimum where no scheme needs whole runs: the scheduling policies on epoch pools when ``space``
+    lists several micro-batch counts or restart depths, else ``optimize_r_tau`` (closed forms, or pools under a
+    scenario with no closed form) and training runs where its form is approximate. ``methods``: each scheme's
+    method (the router's), updated where the runs answer."""
     from .closed_form import optimize_r_tau
 
     scenario = cluster.scenario
-    methods = {s: ttt_method(cluster, Policy(scheme=s, redundancy=2, ages=space.ages), optimum=True,
-                             training=training) for s in SCHEMES}
-    if cluster.repair is not None:  # whole training runs: the joint search (bounded: a run ends at W)
-        return _optimize_searched(cluster, training, space, progress)
-    if "whole_runs" in methods.values():  # Weibull clocks that no epoch pool follows, or a stall
-        if not scenario.needs_kernel:  # the joint search: short screening runs, one compile per scheme's layout
-            return _optimize_searched(cluster, training, space, progress)
-        return _optimize_weibull(cluster, training, space)
+    methods = dict(methods)
     ms = list(space.microbatches) or [1]
     if len(ms) > 1 or space.restart_depths is not None:
         from .policy import optimize_policy
@@ -433,5 +422,52 @@ def _optimize(cluster: Cluster, training: Training, space: Space, progress: bool
         res.pop("curves")
     return Report({**res, **cluster.failure_clock()})
 
+
+def _closed_form_answer(cluster: Cluster, training: Training, policy: Policy, sampling=None) -> Report:
+    """The interval-by-interval form's expected time-to-train (``router.CLOSED_FORM``)."""
+    from .exact import closed_form_ttt
+
+    return closed_form_ttt(cluster, training, policy.scheme, policy.redundancy)
+
+
+def _approx_answer(cluster: Cluster, training: Training, policy: Policy, sampling=None) -> Report:
+    """``router.CLOSED_FORM_APPROX``: the interval form where it applies (``spare``'s chain), else the
+    renewal-reward form on the epoch profile."""
+    from ..model.placement import check_groups_redundancy
+    from .closed_form import best_tau_grid, epoch_profile, ttt_theory
+    from .exact import closed_form_ttt
+    from .router import Problem, interval_form
+
+    if interval_form(Problem(cluster, policy, training)) is not None:
+        return closed_form_ttt(cluster, training, policy.scheme, policy.redundancy)
+    _, r = scheme_placement(policy.scheme, cluster.groups, policy.redundancy)
+    check_groups_redundancy(cluster.groups, r)
+    model, scenario = cluster.model, cluster.scenario
+    prof = epoch_profile(policy.scheme, cluster.groups, r, model, ages=policy.ages,
+                         job_rate=scenario.job_rate_per_min(cluster.groups, model.group_mtbf_min),
+                         microbatches=scenario.microbatches)
+    tau = training.ckpt_interval_min
+    if tau is None:
+        tau = best_tau_grid(prof, training, cluster.gpus)[0]
+    return Report({**ttt_theory(prof, tau, training, cluster.gpus), "method": "closed_form_approx"})
+
+
+def _whole_runs_answer(cluster: Cluster, training: Training, policy: Policy, sampling: Sampling) -> Report:
+    from .runs import whole_run_ttt
+
+    return whole_run_ttt(cluster, training, policy, sampling)
+
+
+def _register() -> None:
+    """The functions that compute each of the router's methods (``ttt.router.implement``)."""
+    from . import router
+
+    router.implement("closed_form", answer=_closed_form_answer, optimum=_optimize_forms)
+    router.implement("closed_form_approx", answer=_approx_answer, optimum=_optimize_forms)
+    router.implement("epoch_pool", answer=_epoch_pool_ttt, optimum=_optimize_forms)
+    router.implement("whole_runs", answer=_whole_runs_answer, optimum=_optimize_searched, screen=_optimize_weibull)
+
+
+_register()
 
 __all__ = ["AGES", "METHODS", "Policy", "Space", "closed_form_answers", "optimize", "time_to_train", "ttt_method"]

@@ -388,7 +388,9 @@ def optimize_r_tau(cluster: Cluster = Cluster(), cfg: Training = Training(), spa
     gpus = n * model.gpus_per_group
     scenario.check(n)
     job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
-    if scenario.needs_kernel:
+    from .router import scenario_pool
+
+    if scenario_pool(cluster):  # no closed form of the scenario: pools of epochs of its kernels
         from .pool import optimize_pool
 
         res = optimize_pool(cluster, cfg, space, schemes, progress)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..model.coverage import COVERED, Coverage
 from ..model.runsetup import ELASTIC_DATA, RUN_SCHEMES  # noqa: F401 - defined once, with the run kernel's setup
 from ..model.training import RESTART_SCALING, Training  # noqa: F401 - Training: re-exported by ttt
 
@@ -67,6 +68,17 @@ class Policy:
         check_ages(self.ages)
         if self.elastic_data not in ELASTIC_DATA:
             raise ValueError(f"elastic_data must be one of {', '.join(ELASTIC_DATA)}, got {self.elastic_data!r}")
+
+    def coverage(self) -> Coverage:
+        """What follows this policy: whole runs for elastic training (its work rate follows the survivors); a
+        pool of epochs for the proactive restart (``restart_depth``: no closed form has it); else the closed
+        forms."""
+        if self.scheme == "elastic":
+            return Coverage("whole_runs", "elastic training: only whole runs follow the survivors' work")
+        if self.restart_depth is not None:
+            return Coverage("epoch_pool", "the proactive restart (`restart_depth`) has no closed form: a pool of "
+                                          "epochs answers")
+        return COVERED
 
 
 @dataclasses.dataclass(frozen=True)

@@ -66,7 +66,7 @@ keeps its size and depth only: a state aggregation, whose error on E[Y] is 5e-5 
 enumeration) and the committed work, a continuous quantity whose law decides in which interval the run ends
 (the form keeps its mean rate only). Neither error has a bound here; both are measured (tests and
 docs/validation.md: within 0.1% and 4 standard errors of whole runs at N = 16 and 600, m = 1 and 4). So it
-is ``closed_form_approx``: ``closed_form_answers`` (the chooser's test) lets it choose r* and tau*, and Monte Carlo
+is ``closed_form_approx``: ``closed_form_answers`` (the router's interval form) lets it choose r* and tau*, and Monte Carlo
 runs at that optimum give the answer where they are made.
 
 Cost of ``spare``: the chain once per (N, r, m, clocks, job-wide rate), kept for the process
@@ -94,8 +94,9 @@ from ..model.training import Training
 from ..results import Report
 from ..model.placement import check_groups_redundancy
 from .config import scheme_placement
+from .router import (CLOSED_FORM_SCHEMES, EXACT_SCHEMES, SPARE_FORM_MAX_CELLS,  # noqa: F401 (the form's reach)
+                     Problem, interval_form, interval_form_gap, spare_form_affordable, spare_form_cells)
 
-EXACT_SCHEMES = ("rep", "none")  # constant work rate: the exact form applies
 S_TAIL = 1e-16  # S(t) below this beyond t_end (relative to S(0) = 1)
 K_TAIL = 1e-30  # P(T > k) below this is dropped from the sums over k
 
@@ -272,53 +273,18 @@ def renewal_solution(den: np.ndarray, terms: int) -> np.ndarray:
     return g
 
 
-CLOSED_FORM_SCHEMES = ("spare",) + EXACT_SCHEMES
-
-
 def _check_applies(cluster: Cluster, scheme: str) -> None:
-    """Raise ValueError unless the form applies: ``spare``, ``rep`` or ``none``, exponential clocks, no
-    repair, no scenario part beyond job-wide failures (and micro-batches for ``spare``), no stall."""
-    if scheme not in CLOSED_FORM_SCHEMES:
-        raise ValueError(f"the closed-form time-to-train covers {', '.join(CLOSED_FORM_SCHEMES)}, not {scheme!r}")
-    if cluster.repair is not None:
-        raise ValueError("the closed-form time-to-train has no repair (epochs are not i.i.d.): whole runs answer")
-    if cluster.model.distribution != "exponential":
-        raise ValueError("the closed-form time-to-train needs exponential failures (a Weibull epoch is not "
-                         "memoryless): use the renewal-reward form of the renewed model or whole training runs")
-    if cluster.scenario.needs_kernel:
-        raise ValueError("the closed-form time-to-train has no domains, ring orders or uneven groups: the "
-                         "scenario kernels answer")
-    for holder in (cluster, cluster.scenario):  # a pause per failure is not in the form
-        for name, value in vars(holder).items() if hasattr(holder, "__dict__") else ():
-            if "stall" in name and value:
-                raise ValueError(f"the closed-form time-to-train has no stalls ({name}={value!r}): whole runs "
-                                 "answer")
-
-
-SPARE_FORM_MAX_CELLS = 1.5e9  # under a minute of the chain's DP on one shared core (N = 600, r = 8: 45 s)
-
-
-def spare_form_cells(groups: int, redundancy: int, microbatches: int = 1) -> float:
-    """The size of ``spare``'s one-off DP (``theory.chain.depth_next_survival``): (levels) x N steps x N
-    failure counts x (queue states Q) x r^2 run states, Q = (r - 1) m + 1: about 3e-8 s per cell on one shared
-    core (N = 600: 10 s at r = 6, 45 s at r = 8)."""
-    q = (int(redundancy) - 1) * int(microbatches) + 1
-    return float(max(q - 1, 1)) * groups * groups * q * redundancy * redundancy
-
-
-def spare_form_affordable(groups: int, redundancy: int, microbatches: int = 1) -> bool:
-    """Whether ``spare``'s form is computed at this size (``SPARE_FORM_MAX_CELLS``): beyond it the
-    renewal-reward form answers, labelled approximate."""
-    return spare_form_cells(groups, redundancy, microbatches) <= SPARE_FORM_MAX_CELLS
+    """Raise ValueError unless the form applies (``ttt.router.interval_form_gap``: ``spare``, ``rep`` or
+    ``none``, exponential clocks, no repair, no scenario part beyond job-wide failures, and micro-batches for
+    ``spare``), with the reason the part that it does not cover gives."""
+    why = interval_form_gap(cluster, scheme)
+    if why is not None:
+        raise ValueError(why)
 
 
 def closed_form_applies(cluster: Cluster, scheme: str) -> bool:
     """Whether ``closed_form_ttt`` answers for this cluster and scheme (exactly for rep and none)."""
-    try:
-        _check_applies(cluster, scheme)
-    except ValueError:
-        return False
-    return True
+    return interval_form_gap(cluster, scheme) is None
 
 
 def exact_applies(cluster: Cluster, scheme: str) -> bool:
@@ -326,31 +292,14 @@ def exact_applies(cluster: Cluster, scheme: str) -> bool:
     return scheme in EXACT_SCHEMES and closed_form_applies(cluster, scheme)
 
 
-def as_answered(cluster: Cluster, policy) -> Cluster:
-    """Checkpointing alone with repair but no finite spare pool is the cluster without repair."""
-    repair = cluster.repair
-    if policy.scheme == "none" and repair is not None and repair.spares is None:
-        return dataclasses.replace(cluster, repair=None)
-    return cluster
-
-
 def closed_form_answers(cluster: Cluster, policy) -> str | None:
     """Whether the interval-by-interval closed form (``ttt.exact.closed_form_ttt``) gives the expected
     time-to-train of ``policy`` on ``cluster``, and how: ``"closed_form"`` (``rep``, ``none``, and ``spare``
     at r = 1: exact), ``"closed_form_approx"`` (``spare``: the (failures, depth) chain), or None where it does not
-    apply. The one place that decides it: exponential clocks, no repair, no scenario kernel (domains, ring
-    orders, uneven groups), no proactive restart, no stall (``ttt.exact.closed_form_applies``), and for
-    ``spare`` a size whose chain is computed in about a minute (``ttt.exact.spare_form_affordable``).
-    ``ttt``, ``optimize``, ``plan`` and ``run`` read it through ``ttt.answer.ttt_method`` and
-    ``optimize_r_tau``; a condition that forces whole runs (a stall) belongs here."""
-    cluster = as_answered(cluster, policy)
-    if policy.restart_depth is not None or not closed_form_applies(cluster, policy.scheme):
-        return None
-    if policy.scheme == "spare" and int(policy.redundancy) > 1:  # (r = 1: depth 1 always, checkpointing alone)
-        if not spare_form_affordable(cluster.groups, policy.redundancy, cluster.scenario.microbatches):
-            return None
-        return "closed_form_approx"
-    return "closed_form"
+    apply: the router's ``interval_form`` (every part of the cluster and the policy covered by the form; for
+    ``spare`` a size whose chain is computed in about a minute, ``ttt.exact.spare_form_affordable``).
+    Checkpointing alone with repair but no finite spare pool is answered as without repair."""
+    return interval_form(Problem(cluster, policy))
 
 
 def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundancy: int,
@@ -363,9 +312,9 @@ def closed_form_ttt(cluster: Cluster, training: Training, scheme: str, redundanc
     scenario's micro-batches. Returns the TTT (hours), TTT/W, goodput, the expected restarts, the
     availability (uptime / wall), tau and the mean epoch uptime."""
     _check_applies(cluster, scheme)
-    if training.stalls and scheme != "none":
-        raise ValueError("the closed-form time-to-train has no stalls (failure_stall_min, rejoin_stall_min): whole "
-                         "runs answer")
+    stalls = training.coverage(scheme).reason  # (checkpointing alone: nothing stalls)
+    if stalls is not None:
+        raise ValueError(stalls)
     n, model = cluster.groups, cluster.model
     _, r = scheme_placement(scheme, n, redundancy)
     m = cluster.scenario.microbatches if scheme == "spare" else 1

@@ -451,3 +451,15 @@ def epochs_needed(profile_uptime_min: float, cfg: Training, runs: int, rate: flo
     """Pool size for about ``runs`` runs: runs x W / (progress per epoch)."""
     per_epoch = max(1e-9, rate * profile_uptime_min)
     return int(min(5_000_000, max(2000, runs * cfg.work_hours * 60.0 / per_epoch * 1.3)))
+
+
+def pilot_epochs(cluster: Cluster, scheme: str, redundancy: int, sampling: Sampling) -> EpochPool:
+    """A pilot pool of ``sampling.count`` epochs where no closed form gives tau: the scenario kernels' where
+    the scenario has none (``ttt.router.scenario_pool``), else i.i.d. epochs (the proactive restart)."""
+    from .pool import sample_scenario_epochs
+    from .router import scenario_pool
+
+    if scenario_pool(cluster):
+        return sample_scenario_epochs(scheme, cluster.groups, redundancy, sampling.count, sampling.seed,
+                                      cluster.model, cluster.scenario, progress=sampling.progress)
+    return sample_epochs_iid(cluster, scheme, redundancy, sampling)

@@ -44,12 +44,9 @@ def restart_depth_grid(redundancy: int, microbatches: int = 1, depths=None) -> l
 
 
 def _spare_pool(cluster: Cluster, r: int, epochs: int, seed: int):
-    from .montecarlo import sample_epochs_iid
-    from .pool import sample_scenario_epochs
+    from .montecarlo import pilot_epochs
 
-    if cluster.scenario.needs_kernel:
-        return sample_scenario_epochs("spare", cluster.groups, r, epochs, seed, cluster.model, cluster.scenario)
-    return sample_epochs_iid(cluster, "spare", r, Sampling(epochs, seed))
+    return pilot_epochs(cluster, "spare", r, Sampling(epochs, seed))
 
 
 def search_restart_depth(cluster: Cluster, cfg: Training, redundancies, restart_depths=None,
