@@ -109,10 +109,12 @@ def interval_form_gap(cluster: Cluster, scheme: str) -> str | None:
 _IMPL: dict = {}  # method name -> role -> the function that computes it (``implement``)
 
 
-def implement(name: str, **roles) -> None:
-    """Give the method ``name`` the functions that compute it (``answer``, ``optimum``, ``screen``): the
-    modules that compute them register them (``ttt.answer``), so that the router imports none of them."""
-    _IMPL.setdefault(name, {}).update(roles)
+def implement(name: str, answer, optimum, screen=None) -> None:
+    """Give the method ``name`` the functions that compute it: ``answer`` (cluster, training, policy, sampling),
+    ``optimum`` (cluster, training, space, progress, methods; for whole runs without ``methods``) and, for whole
+    runs, ``screen`` (cluster, training, space). The modules that compute them register them (``ttt.answer``),
+    so that the router imports none of them."""
+    _IMPL[name] = {"answer": answer, "optimum": optimum, "screen": screen}
 
 
 @dataclasses.dataclass(frozen=True)
