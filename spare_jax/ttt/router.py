@@ -28,7 +28,7 @@ import dataclasses
 from ..model.cluster import Cluster
 from ..model.coverage import COVERED, METHODS, Coverage, widest
 from ..model.training import Training
-from .config import Policy
+from .config import SCHEMES, Policy
 
 EXACT_SCHEMES = ("rep", "none")  # constant work rate: the interval form is exact
 CLOSED_FORM_SCHEMES = ("spare",) + EXACT_SCHEMES
@@ -210,8 +210,6 @@ def merge(names) -> str:
 def optimum(cluster: Cluster, training: Training, space, progress: bool = False):
     """The optimum per scheme (``ttt.optimize``): each scheme's method for its optimum, and the most general
     of them finds it."""
-    from .config import SCHEMES
-
     methods = {s: method(cluster, Policy(scheme=s, redundancy=2, ages=space.ages), True, training) for s in SCHEMES}
     return widest_method(methods.values()).optimum(cluster, training, space, progress, methods)
 
