@@ -311,3 +311,23 @@ def test_the_scan_fails_on_a_planted_check(planted):
     assert bad and bad[0].startswith(rel) and "f:" in bad[0]
     refusal = "def g(cluster):\n    if cluster.repair is None:\n        raise ValueError('no')\n"
     assert capability_checks(refusal) == []
+
+
+def test_the_closed_forms_answer_through_the_router():
+    """``CLOSED_FORM.answer`` is the interval form's expected TTT; ``CLOSED_FORM_APPROX.answer`` the renewal-reward
+    form where the interval form does not apply (Weibull clocks, renewed)."""
+    from spare_jax.model.failures import FailureModel
+    from spare_jax.ttt.closed_form import epoch_profile, ttt_theory
+    from spare_jax.ttt.exact import closed_form_ttt
+
+    cfg = Training(work_hours=100.0, ckpt_interval_min=60.0)
+    exact = router.CLOSED_FORM.answer(Cluster(16), cfg, Policy("rep", 4))
+    assert exact["ttt_hours"] == closed_form_ttt(Cluster(16), cfg, "rep", 4)["ttt_hours"]
+    assert exact["method"] == "closed_form"
+    weibull = Cluster(16, FailureModel(distribution="weibull", weibull_shape=0.7))
+    renewed = Policy("rep", 4, ages="renewed")
+    assert choose(Problem(weibull, renewed, cfg)) is router.CLOSED_FORM_APPROX
+    approx = router.CLOSED_FORM_APPROX.answer(weibull, cfg, renewed)
+    prof = epoch_profile("rep", 16, 4, weibull.model, ages="renewed", job_rate=0.0, microbatches=1)
+    assert approx["ttt_hours"] == ttt_theory(prof, 60.0, cfg, weibull.gpus)["ttt_hours"]
+    assert approx["method"] == "closed_form_approx"
