@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import pathlib
 
 import pytest
@@ -81,8 +82,9 @@ def test_optimize_takes_the_path_it_took(monkeypatch):
     import spare_jax.ttt.closed_form as closed_form
     import spare_jax.ttt.policy as policy
 
-    monkeypatch.setattr(answer, "_optimize_searched", _marker("s"))
-    monkeypatch.setattr(answer, "_optimize_weibull", _marker("b"))
+    # the whole-run optimisers as the router holds them (``router.implement``)
+    monkeypatch.setitem(router._IMPL["whole_runs"], "optimum", _marker("s"))
+    monkeypatch.setitem(router._IMPL["whole_runs"], "screen", _marker("b"))
     monkeypatch.setattr(policy, "optimize_policy", _marker("o"))
     monkeypatch.setattr(closed_form, "optimize_r_tau", _marker("r"))
 
@@ -253,7 +255,9 @@ def capability_checks(source: str) -> list:
     return found
 
 
+@functools.lru_cache(maxsize=1)
 def _scan() -> dict:
+    """The capability checks of every module scanned, by module (one scan per session: read, never changed)."""
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -301,9 +305,29 @@ def test_the_scan_fails_on_a_planted_check(planted):
     same test whose only consequence is a refusal is not a path."""
     rel = "ttt/answer.py"
     source = (PACKAGE / rel).read_text() + "\n\n" + planted
-    found = _scan()
+    found = dict(_scan())
     found[rel] = [h for h in capability_checks(source) if (rel, h[0], h[1]) not in ALLOWED]
     bad = _violations(found)
     assert bad and bad[0].startswith(rel) and "f:" in bad[0]
     refusal = "def g(cluster):\n    if cluster.repair is None:\n        raise ValueError('no')\n"
     assert capability_checks(refusal) == []
+
+
+def test_the_closed_forms_answer_through_the_router():
+    """``CLOSED_FORM.answer`` is the interval form's expected TTT; ``CLOSED_FORM_APPROX.answer`` the renewal-reward
+    form where the interval form does not apply (Weibull clocks, renewed)."""
+    from spare_jax.model.failures import FailureModel
+    from spare_jax.ttt.closed_form import epoch_profile, ttt_theory
+    from spare_jax.ttt.exact import closed_form_ttt
+
+    cfg = Training(work_hours=100.0, ckpt_interval_min=60.0)
+    exact = router.CLOSED_FORM.answer(Cluster(16), cfg, Policy("rep", 4))
+    assert exact["ttt_hours"] == closed_form_ttt(Cluster(16), cfg, "rep", 4)["ttt_hours"]
+    assert exact["method"] == "closed_form"
+    weibull = Cluster(16, FailureModel(distribution="weibull", weibull_shape=0.7))
+    renewed = Policy("rep", 4, ages="renewed")
+    assert choose(Problem(weibull, renewed, cfg)) is router.CLOSED_FORM_APPROX
+    approx = router.CLOSED_FORM_APPROX.answer(weibull, cfg, renewed)
+    prof = epoch_profile("rep", 16, 4, weibull.model, ages="renewed", job_rate=0.0, microbatches=1)
+    assert approx["ttt_hours"] == ttt_theory(prof, 60.0, cfg, weibull.gpus)["ttt_hours"]
+    assert approx["method"] == "closed_form_approx"

@@ -14,6 +14,7 @@ import time
 import types
 
 from ..model.cluster import Cluster, Sampling
+from ..model.coverage import METHODS  # closed_form, closed_form_approx, epoch_pool, whole_runs
 from ..model.training import Training
 from ..results import Report
 from .config import (  # noqa: F401 (Policy, Space: part of this API)
@@ -82,7 +83,8 @@ def _epoch_pool_ttt(cluster: Cluster, training: Training, policy: Policy, sampli
         from .montecarlo import pilot_epochs
         from .pool import POOL_EPOCHS, best_tau_pool, pool_theory
 
-        pilot = pilot_epochs(cluster, policy.scheme, r, Sampling(POOL_EPOCHS, sampling.seed, progress=sampling.progress))
+        pilot = pilot_epochs(cluster, policy.scheme, r,
+                             Sampling(POOL_EPOCHS, sampling.seed, progress=sampling.progress))
         pilot = apply_restart_depth(pilot, policy.restart_depth)
         prof = types.SimpleNamespace(mean_uptime_min=float(pilot.uptime.mean()))
         if tau is None:
@@ -185,9 +187,6 @@ def check_elastic(cluster: Cluster) -> None:
     if cluster.repair is None or cluster.repair.repair_time_min is None:
         raise ValueError("`scheme` elastic needs `repair_time_min` (the time to replace and restart one replica): "
                          "without it a failed group never rejoins and the run is a slower checkpointing alone")
-
-
-from ..model.coverage import METHODS  # noqa: E402 (closed_form, closed_form_approx, epoch_pool, whole_runs)
 
 
 def ttt_method(cluster: Cluster, policy: Policy, optimum: bool = False, training: Training | None = None) -> str:

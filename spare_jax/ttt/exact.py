@@ -66,8 +66,8 @@ keeps its size and depth only: a state aggregation, whose error on E[Y] is 5e-5 
 enumeration) and the committed work, a continuous quantity whose law decides in which interval the run ends
 (the form keeps its mean rate only). Neither error has a bound here; both are measured (tests and
 docs/validation.md: within 0.1% and 4 standard errors of whole runs at N = 16 and 600, m = 1 and 4). So it
-is ``closed_form_approx``: ``closed_form_answers`` (the router's interval form) lets it choose r* and tau*, and Monte Carlo
-runs at that optimum give the answer where they are made.
+is ``closed_form_approx``: ``closed_form_answers`` (the router's interval form) lets it choose r* and tau*, and
+Monte Carlo runs at that optimum give the answer where they are made.
 
 Cost of ``spare``: the chain once per (N, r, m, clocks, job-wide rate), kept for the process
 (``_law_and_joint``: every tau, C, R and W reuse it): ``spare_form_cells`` = (levels) x N x N x Q x r^2,

@@ -28,7 +28,7 @@ import dataclasses
 from ..model.cluster import Cluster
 from ..model.coverage import COVERED, METHODS, Coverage, widest
 from ..model.training import Training
-from .config import Policy
+from .config import SCHEMES, Policy
 
 EXACT_SCHEMES = ("rep", "none")  # constant work rate: the interval form is exact
 CLOSED_FORM_SCHEMES = ("spare",) + EXACT_SCHEMES
@@ -109,10 +109,12 @@ def interval_form_gap(cluster: Cluster, scheme: str) -> str | None:
 _IMPL: dict = {}  # method name -> role -> the function that computes it (``implement``)
 
 
-def implement(name: str, **roles) -> None:
-    """Give the method ``name`` the functions that compute it (``answer``, ``optimum``, ``screen``): the
-    modules that compute them register them (``ttt.answer``), so that the router imports none of them."""
-    _IMPL.setdefault(name, {}).update(roles)
+def implement(name: str, answer, optimum, screen=None) -> None:
+    """Give the method ``name`` the functions that compute it: ``answer`` (cluster, training, policy, sampling),
+    ``optimum`` (cluster, training, space, progress, methods; for whole runs without ``methods``) and, for whole
+    runs, ``screen`` (cluster, training, space). The modules that compute them register them (``ttt.answer``),
+    so that the router imports none of them."""
+    _IMPL[name] = {"answer": answer, "optimum": optimum, "screen": screen}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,8 +210,6 @@ def merge(names) -> str:
 def optimum(cluster: Cluster, training: Training, space, progress: bool = False):
     """The optimum per scheme (``ttt.optimize``): each scheme's method for its optimum, and the most general
     of them finds it."""
-    from .config import SCHEMES
-
     methods = {s: method(cluster, Policy(scheme=s, redundancy=2, ages=space.ages), True, training) for s in SCHEMES}
     return widest_method(methods.values()).optimum(cluster, training, space, progress, methods)
 
