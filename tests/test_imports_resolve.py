@@ -11,6 +11,8 @@ import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FOLDERS = ("spare_jax", "tests", "experiments")
+# recorders of an older tree's outputs, run at the commit they name (their imports are that tree's)
+OLDER_TREE = {"tests/data/make_router_choices.py": "records the choices of the code before the router"}
 
 
 def _bound(body) -> set:
@@ -54,7 +56,8 @@ def _target(node: ast.ImportFrom, path: pathlib.Path):
 
 def test_every_name_imported_from_the_package_exists():
     defined, missing = {}, []
-    files = [p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))]
+    files = [p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))
+             if str(p.relative_to(ROOT)) not in OLDER_TREE]
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom) or (target := _target(node, path)) is None:
