@@ -305,15 +305,11 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     schemes, runs_hours, ranked = _scheme_rows(inp, base, searched, (methods, whole_set), stages, progress)
     spares = _spare_pool(inp, schemes, stages)
     sens = _sensitivity_rows(inp, base, schemes, stages, progress)
-    # the report's inputs, the limit, the verdict
+    # the report's inputs; the limit, each row's spread against it, and the verdict
     inputs = _report_inputs(inp, schemes, (base, searched, whole_set, ranked), batch)
     preset = _preset_block(options.preset)
     _merge_r_one(schemes, runs_hours, inp.notes)
-    stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({inp.runs} whole runs)")
-    lim = limit(inp.cluster if repair is None else dataclasses.replace(inp.cluster, repair=repair), cfg, inp.runs,
-                inp.seed, progress)
-    if lim.get("ttt_hours") is None:
-        inp.notes.append(f"the limit was {lim['what']}")
+    lim = _the_limit(inp, stages, progress)
     sources = _spread(schemes, runs_hours, lim, inp.deadline_hours)
     inp.notes.extend(_edge_notes(schemes, inputs, n, options.search, batch))
     best_possible = _bound(inp)
@@ -503,6 +499,17 @@ def _merge_r_one(schemes: dict, runs_hours: dict, notes: list) -> None:
             schemes[s] = {**schemes["none"], **keep}
             runs_hours[s] = runs_hours.get("none")
             notes.append(f"{s}: r* = 1 is checkpointing alone; its row is checkpointing alone's")
+
+
+def _the_limit(inp: Resolved, stages, progress) -> dict:
+    """The limit (``verdict.limit``) on the plan's cluster with its repair, from ``runs`` whole runs."""
+    repair = inp.fleet.repair
+    stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({inp.runs} whole runs)")
+    lim = limit(inp.cluster if repair is None else dataclasses.replace(inp.cluster, repair=repair), inp.cfg, inp.runs,
+                inp.seed, progress)
+    if lim.get("ttt_hours") is None:
+        inp.notes.append(f"the limit was {lim['what']}")
+    return lim
 
 
 def _spread(schemes: dict, runs_hours: dict, lim: dict, deadline_hours) -> dict:

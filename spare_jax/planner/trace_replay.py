@@ -106,16 +106,23 @@ def _mean_se(x) -> tuple[float, float]:
 
 def choose_replay_tau(cluster, training, policy, arrays, options, sampling, model: Cluster) -> float:
     """Daly's interval on the computing time between interruptions of the replay (``ttt.runs.pooled_daly``,
-    from a first interval at the fitted ``model``'s failure rate, refined once)."""
+    from a first interval at the fitted ``model``'s failure rate, refined once): the pilot of the candidate
+    search (``ttt.halving.pilot_taus``) on the replay's runs."""
+    from ..ttt.halving import Rules, pilot_taus
     from ..ttt.runs import first_tau, pooled_daly
 
-    tau = first_tau(model, training.ckpt_cost_min, policy.redundancy)
     pilot = dataclasses.replace(sampling, progress=False, out_dir=None)
-    for _ in range(2):
-        out = _replay(cluster, training, policy, arrays, options, pilot, tau)
-        tau = pooled_daly(training.ckpt_cost_min, float(out["compute"].mean()), float(out["restarts"].mean()),
-                          out["ttt"].size)
-    return min(tau, 60.0 * training.work_hours)
+
+    def measure(pol, tau, runs):
+        out = _replay(cluster, training, pol, arrays, options, pilot, tau)
+        return {"compute_mean": float(out["compute"].mean()), "restarts_mean": float(out["restarts"].mean()),
+                "runs": out["ttt"].size}
+
+    rules = Rules(first_tau=lambda pol: first_tau(model, training.ckpt_cost_min, pol.redundancy),
+                  daly=lambda pol, res: pooled_daly(training.ckpt_cost_min, res["compute_mean"], res["restarts_mean"],
+                                                    res["runs"]),
+                  pilot_runs=pilot.count, rounds=2, cap=60.0 * training.work_hours)
+    return pilot_taus([policy], measure, rules)[policy]["tau"]
 
 
 def fitted_model(cluster: Cluster, units, options: TraceOptions, ring_radius: int):

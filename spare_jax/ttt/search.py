@@ -25,6 +25,10 @@ where they decide something:
 5. *Chosen*: the best of all schemes, re-run with ``Budget.final_runs`` runs of W (its reported TTT, 95%
    interval and quantiles).
 
+Stages 1-3 are the candidate search every search over whole runs shares (``ttt.halving.search_candidates``: the
+interval of one configuration, the screen of r, the planner's limit); ``candidate_runs`` runs one candidate, run
+by run, for it and for the planner.
+
 Common random numbers: every candidate's run i uses the same seed and run id, so it starts from the same
 failure clocks and draws its k-th event from the same stream: differences between candidates are not
 swamped by independent noise. The short runs (W/16 by default) are a cheap estimate of TTT/W for ranking
