@@ -151,7 +151,7 @@ def test_edge_notes_of_a_plan_and_of_a_micro_batch_search():
     # a window below --r-max stopped the search (optimize with kept Weibull ages: the renewed r* +- 2): the
     # note names the window, not the flag
     windowed = {"schemes": {"spare": {"r_star": 8, "ckpt_interval_min": 60.0}},
-                "search": {"space": {"r_searched": [4, 5, 6, 7, 8]}}}
+                "search": {"space": {"r_searched": [1, 4, 5, 6, 7, 8]}}}  # r = 1: checkpointing alone's
     (note,) = edge_notes(windowed, 1000, 20)
     assert note.startswith("spare: r* = 8 is the largest r searched (r = 4..8, a window below --r-max 20)"), note
     assert "raise" not in note and "`ttt -r 9`" in note

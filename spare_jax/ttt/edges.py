@@ -42,7 +42,8 @@ def edge_notes(result: dict, groups: int, r_max=None, microbatches=None, flag: s
             higher = _divisors_above(groups, r) if scheme == "rep" else r < groups
             if len(searched) > 1 and r == max(searched) and higher:
                 if r_max is not None and r < int(r_max):  # the search's own window stopped it, not the flag
-                    notes.append(f"{scheme}: r* = {r} is the largest r searched (r = {min(searched)}..{r}, a "
+                    low = min((x for x in searched if x >= 2), default=r)  # (checkpointing alone's r = 1 aside)
+                    notes.append(f"{scheme}: r* = {r} is the largest r searched (r = {low}..{r}, a "
                                  f"window below {flag} {int(r_max)}); a larger r may do better: compare "
                                  f"`ttt -r {r + 1}` on the same settings")
                 else:
