@@ -29,7 +29,8 @@ class RunShape(NamedTuple):
     group clocks are a failure trace's down periods (``kernels.run_trace``; ``repair_law`` ``trace``: a group
     returns at the end of the period that failed it; ``trace_hardware``: with a finite pool, a failed group's
     node set is away until the end of the period that failed it, not for a fixed H); ``log_events``: keep each run's first that many group
-    events (failures, returns, restart ends) in its outputs (for dumping a sampled run as a trace)."""
+    events (failures, returns, restart ends) in its outputs (for dumping a sampled run as a trace). ``parts``:
+    parts a caller adds to a whole run (``kernels.run.run_kernel``; docs/architecture.md#adding-a-mechanism)."""
 
     scheme: str
     groups: int
@@ -46,6 +47,7 @@ class RunShape(NamedTuple):
     trace: bool = False
     log_events: int = 0
     trace_hardware: bool = False
+    parts: tuple = ()
 
 
 class RunParams(NamedTuple):
