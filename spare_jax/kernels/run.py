@@ -414,18 +414,14 @@ def outputs(kx: Kernel, st: RunState) -> dict:
             out.update(work=ph.work, depth_time=st.rate.depth_time)
         return out
     zf = jnp.zeros_like(st.t)
-    spare_wait, spare_wait_max = (zf, zf) if st.pool is None else pool.outputs(st.pool, st.t)
-    out = {"ttt": ph.ttt, "compute": ph.compute, "work": ph.work, "lost": ph.lost, "failures": st.groups.failures,
-           "wipeouts": ph.wipeouts, "job_failures": ph.job_failures, "restarts": ph.restarts,
-           "proactive_restarts": ph.proactive_restarts, "ckpts": ph.ckpts, "spare_wait": spare_wait,
-           "failure_stall": st.stalls.failure_stalled, "rejoin_stall": st.stalls.rejoin_stalled}
+    out = {**phase.outputs(ph), **groups.outputs(st.groups), **stalls.outputs(st.stalls),
+           **({"spare_wait": zf, "spare_wait_max": zf} if st.pool is None else pool.outputs(st.pool, st.t))}
     out = {name: v.astype(jnp.float32) for name, v in out.items()}
     out["events"] = st.k.astype(jnp.float32)
     out["censored"] = (ph.phase != DONE)
     out["work_min"] = jnp.broadcast_to(kx.p.phase.work, st.t.shape)
     if st.log is not None:
         out.update(log.outputs(st.log))
-    out["spare_wait_max"] = spare_wait_max
     for part, x in zip(kx.parts, st.extra):  # what the added parts add
         out.update(part.outputs(kx, x))
     return out

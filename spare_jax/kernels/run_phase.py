@@ -141,3 +141,9 @@ def change(kx, s: State, h: Hit, pick, event, interrupt=None) -> tuple:
         wipeouts=s.wipeouts + wipe, job_failures=s.job_failures + job_hit,
         proactive_restarts=s.proactive_restarts + pro_restart, phase=new_phase)
     return s, to_restart
+
+
+def outputs(s: State) -> dict:
+    """The phase's totals per run (a whole run's)."""
+    return {name: getattr(s, name) for name in ("ttt", "compute", "work", "lost", "ckpts", "restarts",
+                                                "proactive_restarts", "wipeouts", "job_failures")}
