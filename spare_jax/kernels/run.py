@@ -109,7 +109,7 @@ streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
 A replay (``RunShape.trace``; ``kernels.run_trace``): the group clocks are a failure trace's down periods,
 passed as traced arrays (``trace``). A new clock is the first period of the group's unit that starts at or
 after the instant it is up (the run's start at its offset on the circle, its return, a restart's end), with
-its end kept per group (``RunState.fend``) for repair from the trace; at one instant a return goes before a
+its end kept per group (``RunState.trace``) for repair from the trace; at one instant a return goes before a
 failure and failures go in physical group order; no random numbers are drawn unless job-wide failures are
 on. Every other part of a step is the same code. ``RunShape.log_events`` keeps each run's first group events
 (``log_t``, ``log_g``, ``log_kind``), so that a sampled run can be dumped as a trace.
