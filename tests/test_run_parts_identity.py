@@ -14,7 +14,7 @@ The record was written by the tree before the kernel became a composition of par
 the kernel must keep every number. To write it again (only on purpose, for a change of the numbers):
 ``SPARE_JAX_RECORD_RUN_PARTS=1 pytest tests/test_run_parts_identity.py -n 0 -m ''``.
 
-The fast tier runs the two shapes of ``FAST`` (one whole run with every part at once, one epoch); the other
+The fast tier runs the one shape of ``FAST`` (a whole run with every part at once, three sets of numbers); the other
 setups are in the slow tier (each compiles its own shape)."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ TRACE_CASES = {
     "trace_rep": ({"scheme": "rep", "redundancy": 2, "microbatches": 1}, "trace"),
 }
 
-FAST = ("all_parts", "all_parts_depth", "all_parts_stalls", "epoch_depth")
+FAST = ("all_parts", "all_parts_depth", "all_parts_stalls")  # one compiled shape
 
 
 def _words():

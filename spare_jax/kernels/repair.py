@@ -85,7 +85,7 @@ def epoch_setup(placement: Placement, model: FailureModel, scenario, repair: Rep
     the time limit and the event limit included, is traced: only the placement kind, N, r (for the holders'
     shape), the clock law, the domain counts, a job-wide clock or not and the repair law compile."""
     from .depth import bisect_steps
-    from .run_shape import RunParams, RunShape
+    from .run_shape import RunParams, RunShape, domain_tables
 
     n, r = placement.groups, placement.redundancy
     m = int(scenario.microbatches)
@@ -102,7 +102,9 @@ def epoch_setup(placement: Placement, model: FailureModel, scenario, repair: Rep
         domain_counts=tuple(int(level.count(n)) for level in scenario.domains),
         job_wide=scenario.job_rate_per_min(n, model.group_mtbf_min) > 0, repair_law=repair.law, spare_capacity=None,
         elastic_data="rebalance", epoch="depth" if options.track_depth else "wipeout")
-    mean, dom_of_pos, dom_mean = _static_tables(placement, model, scenario)
+    mean = _group_means(placement, model, scenario)
+    dom_of_pos, dom_mean = domain_tables([(level.members(n), level.mtbf_min) for level in scenario.domains],
+                                         scenario.ring_order(n), n)
     if model.distribution == "exponential":
         scale, inv_k = mean, np.float32(1.0)
     else:  # Weibull: the scale of each group's mean (lemons: the model's scale / multiplier)
@@ -112,32 +114,24 @@ def epoch_setup(placement: Placement, model: FailureModel, scenario, repair: Rep
     f32, inf, ident = np.float32, np.float32(np.inf), np.arange(n, dtype=np.int32)
     params = RunParams(
         scale=np.asarray(scale, f32), inv_shape=inv_k,
-        domain_of=(np.stack(dom_of_pos).astype(np.int32) if dom_of_pos else np.zeros((0, n), np.int32)),
-        domain_mean=dom_mean if dom_mean.size else np.ones(1, f32),
+        domain_of=dom_of_pos, domain_mean=dom_mean,
         job_mean=f32(1.0 / job_rate) if job_rate > 0 else f32(1.0),
         repair=repair_numbers(repair.repair_time_min, repair.law, repair.sigma),
         ckpt_cost=f32(0.0), restart=f32(0.0), tau=inf, work=inf, d_max=inf, spares=np.int32(0),
         hardware_repair=f32(0.0), redundancy=np.int32(r), microbatches=np.int32(m),
-        bisect_steps=np.int32(bisect_steps(r, m)), ring=ident, pos_of=ident, failure_stall=f32(0.0),
-        rejoin_stall=f32(0.0), stack=np.asarray(placement.stack, np.int32),
+        bisect_steps=np.int32(bisect_steps(r, m)), ring=ident, pos_of=ident,
+        failure_stall=f32(0.0), rejoin_stall=f32(0.0),  # (not read: an epoch has no stalls)
+        stack=np.asarray(placement.stack, np.int32),
         holders=np.asarray(placement.holders, np.int32),
         max_time=inf if options.max_time is None else f32(options.max_time))
     return shape, params
 
 
-def _static_tables(placement: Placement, model: FailureModel, scenario):
-    """Host constants in ring-position order: group means, domain membership and means."""
+def _group_means(placement: Placement, model: FailureModel, scenario):
+    """Each ring position's group mean (float32)."""
     n = placement.groups
-    ring = scenario.ring_order(n)
-    mult = scenario.rate_multipliers(n, model.group_mtbf_min)[ring]
-    mean = (model.group_mtbf_min / mult).astype(np.float32)
-    dom_of_pos, dom_mean = [], []
-    offset = 0
-    for level in scenario.domains:
-        dom_of_pos.append(level.members(n)[ring] + offset)
-        dom_mean += [level.mtbf_min] * level.count(n)
-        offset += level.count(n)
-    return mean, dom_of_pos, np.asarray(dom_mean, np.float32)
+    mult = scenario.rate_multipliers(n, model.group_mtbf_min)[scenario.ring_order(n)]
+    return (model.group_mtbf_min / mult).astype(np.float32)
 
 
 def _per_epoch(placement, model, scenario, repair, options: EpochOptions, seed: int, count: int):

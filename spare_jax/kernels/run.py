@@ -109,7 +109,7 @@ streams ``INIT_STREAM`` (groups), ``+1`` (domains), ``+2`` (job).
 A replay (``RunShape.trace``; ``kernels.run_trace``): the group clocks are a failure trace's down periods,
 passed as traced arrays (``trace``). A new clock is the first period of the group's unit that starts at or
 after the instant it is up (the run's start at its offset on the circle, its return, a restart's end), with
-its end kept per group (``RunState.fend``) for repair from the trace; at one instant a return goes before a
+its end kept per group (``RunState.trace``) for repair from the trace; at one instant a return goes before a
 failure and failures go in physical group order; no random numbers are drawn unless job-wide failures are
 on. Every other part of a step is the same code. ``RunShape.log_events`` keeps each run's first group events
 (``log_t``, ``log_g``, ``log_kind``), so that a sampled run can be dumped as a trace.
@@ -190,6 +190,7 @@ class RunState(NamedTuple):
     pool: pool.State | None
     trace: trace_part.State | None  # a replay whose period ends are kept
     log: log.State | None
+    extra: tuple = ()  # the states of the parts a caller adds (``RunShape.parts``)
 
 
 class Pick(NamedTuple):
@@ -211,6 +212,7 @@ class Pick(NamedTuple):
     is_d: jax.Array  # a domain
     is_j: jax.Array  # a job-wide failure
     tn: jax.Array  # the event's time
+    is_x: tuple = ()  # each added part's event (``RunShape.parts``)
 
 
 class Draw(NamedTuple):
@@ -236,6 +238,10 @@ def select(kx: Kernel, st: RunState, ids) -> Pick:
     resume = stalls.resume(st.stalls, t)
     t_ph, t_ck, t_w = phase.next_time(kx, st.phase, computing, resume, st.rate.rate)
     t_rand = jnp.minimum(jnp.minimum(gmin, dmin), jt)
+    t_x = [part.next_time(kx, x) for part, x in zip(kx.parts, st.extra)]  # the added parts' next events
+    t_xmin = functools.reduce(jnp.minimum, t_x) if t_x else None
+    if t_x:
+        t_rand = jnp.minimum(t_rand, t_xmin)
     if kx.finite:  # a node set's return from hardware repair goes first at a tie
         t_hw, away = pool.next_time(kx, st.pool)
         is_hw = act & away & (t_hw <= jnp.minimum(t_ph, t_rand))
@@ -248,12 +254,20 @@ def select(kx: Kernel, st: RunState, ids) -> Pick:
         is_j = rand & (jt <= jnp.minimum(gmin, dmin))
         is_d = rand & ~is_j & (dmin < gmin)
         is_g = rand & ~is_j & ~is_d
-    else:  # a whole run takes a group's clock, then a domain, then the job-wide failure
+    elif not t_x:  # a whole run takes a group's clock, then a domain, then the job-wide failure
         is_g = rand & (gmin <= jnp.minimum(dmin, jt))
         is_d = rand & ~is_g & (dmin <= jt)
         is_j = rand & ~is_g & ~is_d
+    else:  # then the added parts, in their order
+        is_g = rand & (gmin <= jnp.minimum(jnp.minimum(dmin, jt), t_xmin))
+        is_d = rand & ~is_g & (dmin <= jnp.minimum(jt, t_xmin))
+        is_j = rand & ~is_g & ~is_d & (jt <= t_xmin)
+    is_x, left = [], rand & ~is_g & ~is_d & ~is_j
+    for tx in t_x:
+        is_x.append(left & (tx <= t_xmin))
+        left = left & ~is_x[-1]
     return Pick(ids, act, ph, computing, working, resume, t_ck, t_w, gi, di, is_hw, is_ph, is_g, is_d, is_j,
-                jnp.where(act, jnp.minimum(t_ph, t_rand), t))
+                jnp.where(act, jnp.minimum(t_ph, t_rand), t), tuple(is_x))
 
 
 def advance(kx: Kernel, st: RunState, pk: Pick):
@@ -322,6 +336,20 @@ def group_events(kx: Kernel, st: RunState, pk: Pick, dr: Draw):
     return st._replace(groups=g, trace=tr, pool=pl, domains=dm, job=jb), h, members, served
 
 
+def added_events(kx: Kernel, st: RunState, pk: Pick, dr: Draw):
+    """The events of the parts a caller adds (``RunShape.parts``): each part's ``event`` gives its new
+    state and where it interrupts the job (a restart, as a job-wide failure does: only while computing or
+    checkpointing). ``(state, interrupt)``, None without added parts."""
+    if not kx.parts:
+        return st, None
+    extra, interrupt = [], jnp.zeros_like(pk.act)
+    for part, x, taken in zip(kx.parts, st.extra, pk.is_x):
+        x, stop = part.event(kx, x, taken, pk.tn, dr.u)
+        extra.append(x)
+        interrupt = interrupt | (stop & taken & pk.working)
+    return st._replace(extra=tuple(extra)), interrupt
+
+
 def body(kx: Kernel, st: RunState, ids) -> RunState:
     """One step of every run: the next event among the parts, the time up to it, and its effects."""
     pk = select(kx, st, ids)
@@ -337,8 +365,10 @@ def body(kx: Kernel, st: RunState, ids) -> RunState:
         survived = ch.changed & ~ch.wiped & ~ph.pro
         downed = h.fail | (jnp.any(members, axis=1) if kx.nd else False)  # a group's failure, or a domain event's
         sl = stalls.update(kx, sl, survived, downed, h.rejoin, pk.tn)
+    st, interrupt = added_events(kx, st, pk, dr)
     ph, to_restart = phase.change(kx, ph, phit, pk, (dr.rs_end, ch.pro_ck, ch.wipe, pk.is_j & pk.working,
-                                                     dr.stall_now, None if served is None else served.last))
+                                                     dr.stall_now, None if served is None else served.last),
+                                  interrupt)
     if sl is not None:
         sl = stalls.restart(sl, to_restart, pk.tn)
     lg = st.log
@@ -369,7 +399,7 @@ def initial(kx: Kernel, ids) -> RunState:
         groups=groups.init(kx, nxt), rate=rate.init(kx, c), stalls=None if kx.epoch else stalls.init(c),
         domains=domains.init(kx, ids) if kx.nd else None, job=job.init(kx, ids) if kx.shape.job_wide else None,
         pool=pool.init(kx, c) if kx.finite else None, trace=trace_part.State(fend) if kx.keep_end else None,
-        log=log.init(kx, c) if kx.n_log else None)
+        log=log.init(kx, c) if kx.n_log else None, extra=tuple(part.init(kx, ids) for part in kx.parts))
 
 
 def outputs(kx: Kernel, st: RunState) -> dict:
@@ -384,18 +414,16 @@ def outputs(kx: Kernel, st: RunState) -> dict:
             out.update(work=ph.work, depth_time=st.rate.depth_time)
         return out
     zf = jnp.zeros_like(st.t)
-    spare_wait, spare_wait_max = (zf, zf) if st.pool is None else pool.outputs(st.pool, st.t)
-    out = {"ttt": ph.ttt, "compute": ph.compute, "work": ph.work, "lost": ph.lost, "failures": st.groups.failures,
-           "wipeouts": ph.wipeouts, "job_failures": ph.job_failures, "restarts": ph.restarts,
-           "proactive_restarts": ph.proactive_restarts, "ckpts": ph.ckpts, "spare_wait": spare_wait,
-           "failure_stall": st.stalls.failure_stalled, "rejoin_stall": st.stalls.rejoin_stalled}
+    out = {**phase.outputs(ph), **groups.outputs(st.groups), **stalls.outputs(st.stalls),
+           **({"spare_wait": zf, "spare_wait_max": zf} if st.pool is None else pool.outputs(st.pool, st.t))}
     out = {name: v.astype(jnp.float32) for name, v in out.items()}
     out["events"] = st.k.astype(jnp.float32)
     out["censored"] = (ph.phase != DONE)
     out["work_min"] = jnp.broadcast_to(kx.p.phase.work, st.t.shape)
     if st.log is not None:
         out.update(log.outputs(st.log))
-    out["spare_wait_max"] = spare_wait_max
+    for part, x in zip(kx.parts, st.extra):  # what the added parts add
+        out.update(part.outputs(kx, x))
     return out
 
 
@@ -429,9 +457,18 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
     ``trace`` (a ``kernels.run_trace.TraceDevice``, traced) with ``shape.trace``: a replay, the group clocks
     are the trace's down periods (``kernels.run_trace``); with ``shape.log_events`` also ``log_t``, ``log_g``
-    and ``log_kind``, each run's first group events."""
+    and ``log_kind``, each run's first group events.
+
+    ``shape.parts``: parts added to the run (whole runs only; static, hashable), each with ``init(kx, ids)`` (its
+    state at the start), ``next_time(kx, state)`` (``float32[C]``: its next event, +inf for none),
+    ``event(kx, state, taken, tn, u)`` (its event, where ``taken``, at ``tn``, ``u`` this step's two
+    uniforms: ``(state, interrupt)``, ``interrupt`` where it stops the job for a restart) and
+    ``outputs(kx, state)`` (a dict of per-run arrays it adds). At a tie they come after the job-wide clock,
+    in their order (docs/architecture.md#adding-a-mechanism)."""
     c_all = run_ids.shape[0]
     epoch = shape.epoch
+    if shape.parts and epoch:
+        raise ValueError("parts added to a run are for whole runs, not epochs")
     if lanes is None and epoch:  # epochs vary in length: lanes that take the next epoch when theirs ends (on
         lanes = 256 if jax.default_backend() == "cpu" else c_all // 4  # CPU the step's cost grows past a few hundred)
     if lanes is not None:
@@ -451,7 +488,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         nd=sum(shape.domain_counts), finite=finite, replay=replay, from_trace=from_trace, hw_trace=hw_trace,
         keep_end=from_trace or hw_trace,  # each group's period end is kept (``RunState.trace``)
         draws=not replay or shape.job_wide,  # a replay draws no random numbers unless job-wide failures are on
-        listed=uses_down_list(shape), n_log=int(shape.log_events))
+        listed=uses_down_list(shape), n_log=int(shape.log_events), parts=tuple(shape.parts))
 
     def running(st):
         return (st.phase.phase != DONE) & (st.k < kx.max_events)

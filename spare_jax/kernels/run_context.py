@@ -45,6 +45,7 @@ class Kernel:
     draws: bool
     listed: bool
     n_log: int
+    parts: tuple = ()  # parts added by the caller (``RunShape.parts``)
 
     @property
     def inf(self):

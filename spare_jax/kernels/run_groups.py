@@ -131,3 +131,7 @@ def reblock(kx, s: State, one, wide, to_restart) -> State:
 
     nxt, bv, bi = on_rows(wide, every_block, (s.nxt, bv, bi), kx.wide_cap)
     return s._replace(nxt=nxt, bv=bv, bi=bi)
+
+
+def outputs(s: State) -> dict:
+    return {"failures": s.failures}

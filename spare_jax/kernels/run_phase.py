@@ -112,9 +112,9 @@ def mark(s: State, hit_max, pro_ck, phase) -> State:
     return s._replace(pro=s.pro | pro_ck | (hit_max & (phase == CKPT) & ~s.final))
 
 
-def change(kx, s: State, h: Hit, pick, event) -> tuple:
-    """The next phase; ``event``: ``(rs_end, pro_ck, wipe, job_hit, stall_now, serve_last)`` of this step.
-    Returns ``(state, to_restart)``."""
+def change(kx, s: State, h: Hit, pick, event, interrupt=None) -> tuple:
+    """The next phase; ``event``: ``(rs_end, pro_ck, wipe, job_hit, stall_now, serve_last)`` of this step;
+    ``interrupt``: where an added part stops the job (None: no added part). Returns ``(state, to_restart)``."""
     tn, phase = pick.tn, pick.phase
     rs_end, pro_ck, wipe, job_hit, stall_now, serve_last = event
     if kx.epoch:  # an epoch ends at a wipe-out, a job-wide failure or its time limit
@@ -122,6 +122,8 @@ def change(kx, s: State, h: Hit, pick, event) -> tuple:
                           job_failures=s.job_failures + job_hit), jnp.zeros_like(wipe)
     start_ck, ck_end, finished, pro_restart = h.start_ck, h.ck_end, h.finished, h.pro_restart
     to_restart = wipe | job_hit | pro_restart
+    if interrupt is not None:
+        to_restart = to_restart | interrupt
     new_phase = phase
     new_phase = jnp.where(start_ck | pro_ck, CKPT, new_phase)
     new_phase = jnp.where(ck_end & ~finished & ~pro_restart, COMPUTE, new_phase)
@@ -139,3 +141,9 @@ def change(kx, s: State, h: Hit, pick, event) -> tuple:
         wipeouts=s.wipeouts + wipe, job_failures=s.job_failures + job_hit,
         proactive_restarts=s.proactive_restarts + pro_restart, phase=new_phase)
     return s, to_restart
+
+
+def outputs(s: State) -> dict:
+    """The phase's totals per run (a whole run's)."""
+    return {name: getattr(s, name) for name in ("ttt", "compute", "work", "lost", "ckpts", "restarts",
+                                                "proactive_restarts", "wipeouts", "job_failures")}

@@ -157,7 +157,7 @@ def serve(kx, s: State, nxt, pick, u0, stall_now, rs_end):
     return s, nxt, Served(serve, ti, last)
 
 
-def outputs(s: State, t) -> tuple:
-    """``(spare_wait, spare_wait_max)``: a wait still going when the run ends counts up to its end."""
+def outputs(s: State, t) -> dict:
+    """``spare_wait`` and ``spare_wait_max`` (a wait still going when the run ends counts up to its end)."""
     going = jnp.where(s.ticket != jnp.int32(WAITING_NONE), t[:, None] - s.wait_from, 0.0)
-    return s.spare_wait, jnp.maximum(s.wait_max, jnp.max(going, axis=1))
+    return {"spare_wait": s.spare_wait, "spare_wait_max": jnp.maximum(s.wait_max, jnp.max(going, axis=1))}

@@ -29,7 +29,8 @@ class RunShape(NamedTuple):
     group clocks are a failure trace's down periods (``kernels.run_trace``; ``repair_law`` ``trace``: a group
     returns at the end of the period that failed it; ``trace_hardware``: with a finite pool, a failed group's
     node set is away until the end of the period that failed it, not for a fixed H); ``log_events``: keep each run's first that many group
-    events (failures, returns, restart ends) in its outputs (for dumping a sampled run as a trace)."""
+    events (failures, returns, restart ends) in its outputs (for dumping a sampled run as a trace). ``parts``:
+    parts a caller adds to a whole run (``kernels.run.run_kernel``; docs/architecture.md#adding-a-mechanism)."""
 
     scheme: str
     groups: int
@@ -46,6 +47,7 @@ class RunShape(NamedTuple):
     trace: bool = False
     log_events: int = 0
     trace_hardware: bool = False
+    parts: tuple = ()
 
 
 class RunParams(NamedTuple):
@@ -97,24 +99,32 @@ def run_shape(setup: RunSetup, capacity: int | None = None) -> RunShape:
         elastic_data=setup.elastic_data)
 
 
+def domain_tables(levels, ring, groups: int) -> tuple:
+    """``(domain_of, domain_mean)`` of the failure domains ``levels`` (per level ``(members, mtbf)``,
+    ``members[g]`` physical group g's domain) in the ring order ``ring``: ``int32[L, N]`` each ring position's
+    global domain index at each level, ``float32[max(1, domains)]`` each domain's mean (one 1.0 without any):
+    the tables of whole runs and of epochs alike."""
+    dom_idx, dom_mean, offset = [], [], 0
+    for members, mtbf in levels:
+        members = np.asarray(members)
+        dom_idx.append(members[ring] + offset)
+        count = int(members.max()) + 1
+        dom_mean += [mtbf] * count
+        offset += count
+    return (np.stack(dom_idx).astype(np.int32) if dom_idx else np.zeros((0, groups), np.int32),
+            np.asarray(dom_mean if dom_mean else [1.0], np.float32))
+
+
 def run_params(setup: RunSetup) -> RunParams:
     """Every number of ``setup`` as host arrays (the kernel's traced input)."""
     from .repair_law import repair_numbers
 
     ring = np.asarray(setup.ring)
     scale = setup.weibull_scale()[ring].astype(np.float32)
-    dom_idx, dom_mean, offset = [], [], 0
-    for members, mtbf in setup.domains:
-        members = np.asarray(members)
-        dom_idx.append(members[ring] + offset)
-        count = int(members.max()) + 1
-        dom_mean += [mtbf] * count
-        offset += count
-    dom_idx = np.stack(dom_idx).astype(np.int32) if dom_idx else np.zeros((0, setup.groups), np.int32)
+    dom_idx, dom_mean = domain_tables(setup.domains, ring, setup.groups)
     f32 = np.float32
     return RunParams(
-        scale=scale, inv_shape=f32(1.0 / setup.weibull_shape), domain_of=dom_idx,
-        domain_mean=np.asarray(dom_mean if dom_mean else [1.0], f32),
+        scale=scale, inv_shape=f32(1.0 / setup.weibull_shape), domain_of=dom_idx, domain_mean=dom_mean,
         job_mean=f32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0),
         repair=repair_numbers(setup.repair_time_min, setup.repair_law, setup.repair_sigma),
         ckpt_cost=f32(setup.ckpt_cost_min), restart=f32(setup.restart_min), tau=f32(setup.ckpt_interval_min),

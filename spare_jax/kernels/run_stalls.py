@@ -69,3 +69,7 @@ def update(kx, s: State, survived, downed, rejoin, tn) -> State:
 def restart(s: State, to_restart, tn) -> State:
     """A restart ends any stall."""
     return s._replace(stall_end=jnp.where(to_restart, jnp.minimum(s.stall_end, tn), s.stall_end))
+
+
+def outputs(s: State) -> dict:
+    return {"failure_stall": s.failure_stalled, "rejoin_stall": s.rejoin_stalled}

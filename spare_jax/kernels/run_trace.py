@@ -14,8 +14,8 @@ it obtains a spare) or None (no repair: down until the next global restart).
   ``floor((t0 + TTT) / P)`` (``replay_each``, on the host in float64).
 * **A group's next failure** (``next_period``): the first period of its unit that *starts* at or after the
   instant it is up (the run's start, its return, the end of a restart); a period in progress then is over for
-  it; one starting at that instant fails it at once. Its end is kept per group (``RunState.fend``) for repair
-  from the trace.
+  it; one starting at that instant fails it at once. Its end is kept per group (``State.fend``, this part's
+  state, ``RunState.trace`` in ``kernels.run``) for repair from the trace.
 * **One instant.** The phase's own event first (as in every run), then groups: a group's return before any
   failure, and failures in physical group order (the kernel scans the groups at the least time: O(N) per step,
   in a replay only).
