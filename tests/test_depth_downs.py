@@ -87,7 +87,9 @@ def test_runs_whose_down_lists_overflow_equal_runs_from_the_down_set(monkeypatch
         bench_setup(n, 4, 2), group_mtbf_min=(150.0,) * n, repair_time_min=30.0, work_min=600.0,
         domains=((tuple(i // 4 for i in range(n)), 900.0),), spares=3, hardware_repair_min=200.0)
     sampling = Sampling(count=64, seed=2, chunk_size=64)
-    monkeypatch.setattr(runmod, "DOWN_LIST", 2)  # the state's list length (run_rate reads it off the state)
+    from spare_jax.kernels import run_rate
+
+    monkeypatch.setattr(run_rate, "DOWN_LIST", 2)  # the state's list length (the rate part's, read off the state)
     runmod.jitted_run_kernel.cache_clear()
     short = run_each(setup, sampling)
     monkeypatch.setattr(runmod, "uses_down_list", lambda shape: False)
