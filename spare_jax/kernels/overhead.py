@@ -135,25 +135,40 @@ def depth_thresholds(bits, t_count, placement: Placement, microbatches: int = 1)
         return jnp.take_along_axis(rows[1], jnp.maximum(k, 1) - 1, axis=1)
 
     if r >= 3:
-        ds = jnp.arange(2, r, dtype=jnp.int32)
-        ub = (n - (n + ds - 1) // ds) + 1  # floor(N - N/d) + 1 in integers
-        lo = jnp.zeros((c, ds.size), jnp.int32)
-        hi = jnp.minimum(t_count[:, None], ub[None, :]).astype(jnp.int32)
-        iters = max(1, math.ceil(math.log2(n + 1)))
-
-        def body(_, lohi):
-            lo, hi = lohi
-            mid = (lo + hi) // 2
-            ok = feasible(at(mid), ds * m)
-            active = hi - lo > 1
-            return jnp.where(active & ok, mid, lo), jnp.where(active & ~ok, mid, hi)
-
-        _, hi = jax.lax.fori_loop(0, iters, body, (lo, hi))
-        parts.append(hi)
+        parts.append(_depth_levels(t_count, n, r, m, feasible, at))
     parts.append(t_count[:, None].astype(jnp.int32))
     integer = jnp.concatenate(parts, axis=1)[:, : r + 1]
     if m == 1 or r == 1:
         return integer
+    return _sublevels(integer, bits, sorted_bits, n, r, m, feasible, at)
+
+
+def _depth_levels(t_count, n, r, m, feasible, at):
+    """``K_2 .. K_{r-1}`` (``int32[C, r - 2]``): for each depth d in 2..r-1 the bisection over the failure
+    count (``depth_thresholds``' docstring), ``ceil(log2(N + 1))`` fixed steps."""
+    c = t_count.shape[0]
+    ds = jnp.arange(2, r, dtype=jnp.int32)
+    ub = (n - (n + ds - 1) // ds) + 1  # floor(N - N/d) + 1 in integers
+    lo = jnp.zeros((c, ds.size), jnp.int32)
+    hi = jnp.minimum(t_count[:, None], ub[None, :]).astype(jnp.int32)
+    iters = max(1, math.ceil(math.log2(n + 1)))
+
+    def body(_, lohi):
+        lo, hi = lohi
+        mid = (lo + hi) // 2
+        ok = feasible(at(mid), ds * m)
+        active = hi - lo > 1
+        return jnp.where(active & ok, mid, lo), jnp.where(active & ~ok, mid, hi)
+
+    _, hi = jax.lax.fori_loop(0, iters, body, (lo, hi))
+    return hi
+
+
+def _sublevels(integer, bits, sorted_bits, n, r, m, feasible, at):
+    """The thresholds of every capacity between the integer depths' (``integer``: ``K_0 .. K_r``), searched
+    inside the brackets those give, the open ones of each trial a few at a time, in phases over fewer trials
+    (``depth_thresholds``' docstring); ``int32[C, L + 1]`` in level order."""
+    c = bits.shape[0]
     # capacities (d-1) m + j, d = 2..r, j = 1..m-1, inside the brackets of the integer depths
     cap = np.array([(d - 1) * m + j for d in range(2, r + 1) for j in range(1, m)], np.int32)
     below = np.array([d - 1 for d in range(2, r + 1) for _ in range(1, m)])
