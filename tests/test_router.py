@@ -208,20 +208,35 @@ ALLOWED = {
 }
 # modules not yet asking the router for every path (a ratchet: the count may fall, never rise)
 NOT_YET = {
-    "cli/args.py": 1, "cli/config.py": 1, "cli/model_from_flags.py": 1, "cli/parser.py": 1, "cli/plan.py": 2,
-    "measure/overhead.py": 4, "measure/wipeout.py": 4, "planner/assumed.py": 6, "planner/fleet.py": 8,
-    "planner/inputs.py": 1, "planner/plan.py": 17, "planner/report.py": 1, "planner/searched_rows.py": 1,
+    "cli/args.py": 1, "cli/config.py": 1, "cli/model_from_flags.py": 1, "cli/plan.py": 2,
+    "measure/overhead.py": 1, "measure/wipeout.py": 1, "planner/assumed.py": 6, "planner/fleet.py": 3,
+    "planner/inputs.py": 1, "planner/plan.py": 10, "planner/report.py": 1, "planner/searched_rows.py": 1,
     "planner/spares.py": 1, "planner/trace_fit.py": 2, "planner/trace_replay.py": 8, "planner/verdict.py": 1,
     "rectlr/place.py": 1, "suite/bench_baselines.py": 2, "suite/bench_compiles.py": 1, "ttt/epochs.py": 1,
-    "ttt/pool.py": 2, "ttt/runs.py": 14, "ttt/search.py": 2,
+    "ttt/pool.py": 1, "ttt/runs.py": 11, "ttt/search.py": 2,
 }
+
+
+# the router's and the parts' questions: what is passed to them is theirs to test, not the caller's
+QUESTIONS = {"choose", "method", "interval_form", "interval_form_gap", "plan_whole_runs", "scenario_pool",
+             "closed_form_guides", "joint_search", "scenario_needs_pool", "stalls_need_runs", "coverage",
+             "why_not", "applies"}
+
+
+def _refusal(node) -> bool:
+    """An ``if`` without ``else`` whose body ends in a ``raise`` and cannot leave before it (no ``return``,
+    ``break`` or ``continue`` in it): its only consequence is the refusal."""
+    if not isinstance(node, ast.If) or node.orelse or not isinstance(node.body[-1], ast.Raise):
+        return False
+    return not any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for stmt in node.body for n in ast.walk(stmt))
 
 
 def capability_checks(source: str) -> list:
     """``(function, name, line)`` of every test of a capability in a condition (``if``, ``while``, a
     conditional expression, a comprehension's filter, an ``and``/``or``) of ``source``: an attribute or a
-    name in ``CAPABILITIES``. A condition whose only consequence is a refusal (an ``if`` whose body is one
-    ``raise``) chooses no path and is not counted."""
+    name in ``CAPABILITIES``. A condition whose only consequence is a refusal (an ``if`` whose body ends in a
+    ``raise``, ``_refusal``) chooses no path and is not counted, nor is what a condition passes to the router's
+    or a part's question (``QUESTIONS``: the router tests it)."""
     tree = ast.parse(source)
     owner, refusals = {}, set()
 
@@ -235,9 +250,12 @@ def capability_checks(source: str) -> list:
 
     walk(tree, "")
     for node in ast.walk(tree):
-        if (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
-                and isinstance(node.body[0], ast.Raise)):
+        if _refusal(node):
             refusals.update(id(n) for n in ast.walk(node.test))
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in QUESTIONS:
+                refusals.update(id(n) for arg in node.args + [k.value for k in node.keywords] for n in ast.walk(arg))
     found, seen = [], set()
     for node in ast.walk(tree):
         tests = []
@@ -312,6 +330,13 @@ def test_the_scan_fails_on_a_planted_check(planted):
     assert bad and bad[0].startswith(rel) and "f:" in bad[0]
     refusal = "def g(cluster):\n    if cluster.repair is None:\n        raise ValueError('no')\n"
     assert capability_checks(refusal) == []
+    ends = "def g(cluster):\n    if cluster.repair is None:\n        why = 'no'\n        raise ValueError(why)\n"
+    assert capability_checks(ends) == []
+    # a body that can leave before its raise chooses a path; so does a test beside a router question
+    leaves = "def g(c, x):\n    if c.repair is None:\n        if x:\n            return 1\n        raise ValueError\n"
+    assert [h[1] for h in capability_checks(leaves)] == ["repair"]
+    beside = "def g(c, r):\n    return 1 if joint_search(r) and c.stalls else 2\n"
+    assert [h[1] for h in capability_checks(beside)] == ["stalls"]
 
 
 def test_the_closed_forms_answer_through_the_router():
