@@ -186,6 +186,21 @@ def test_each_model_part_declares_its_coverage():
         assert part.reason
 
 
+def test_the_questions_the_callers_ask():
+    """The router's and the parts' answers that plan, the measurements and the pools ask instead of testing
+    the parts themselves."""
+    repaired, pooled = Repair(30.0), Repair(30.0, spares=2, hardware_repair_min=100.0)
+    assert router.searches_jointly(repaired) and router.searches_jointly(pooled) and not router.searches_jointly(None)
+    assert router.scenario_needs_pool(Scenario(domains=((4, 1000.0),))) and not router.scenario_needs_pool(None)
+    assert not router.scenario_needs_pool(Scenario(job_mtbf_min=5000.0))
+    assert router.stalls_need_runs(Training(rejoin_stall_min=1.0)) and not router.stalls_need_runs(Training())
+    assert Cluster(16).epoch_kernel == "scenario" and Cluster(16, repair=repaired).epoch_kernel == "repair"
+    assert Cluster(16, repair=repaired).stationary_downs and not Cluster(16, repair=pooled).stationary_downs
+    lemons = Scenario(lemon_fraction=0.25, lemon_factor=3.0)
+    assert not Cluster(16).stationary_downs and not Cluster(16, scenario=lemons, repair=repaired).stationary_downs
+    assert Scenario(ring="interleaved").iid and not lemons.iid and not Scenario(domains=((4, 1000.0),)).iid
+
+
 # -- no capability check outside the model and the router ------------------------------------------------
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "spare_jax"
@@ -287,7 +302,7 @@ NOT_YET: dict = {}
 
 # the router's and the parts' questions: what is passed to them is theirs to test, not the caller's
 QUESTIONS = {"choose", "method", "interval_form", "interval_form_gap", "plan_whole_runs", "scenario_pool",
-             "closed_form_guides", "joint_search", "scenario_needs_pool", "stalls_need_runs", "coverage",
+             "closed_form_guides", "searches_jointly", "scenario_needs_pool", "stalls_need_runs", "coverage",
              "why_not", "applies"}
 
 
@@ -403,7 +418,7 @@ def test_the_scan_fails_on_a_planted_check(planted):
     # a body that can leave before its raise chooses a path; so does a test beside a router question
     leaves = "def g(c, x):\n    if c.repair is None:\n        if x:\n            return 1\n        raise ValueError\n"
     assert [h[1] for h in capability_checks(leaves)] == ["repair"]
-    beside = "def g(c, r):\n    return 1 if joint_search(r) and c.stalls else 2\n"
+    beside = "def g(c, r):\n    return 1 if searches_jointly(r) and c.stalls else 2\n"
     assert [h[1] for h in capability_checks(beside)] == ["stalls"]
 
 

@@ -15,7 +15,7 @@ import dataclasses
 
 from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE
 from ..model.failures import FailureModel
-from ..ttt.router import joint_search, scenario_needs_pool, stalls_need_runs
+from ..ttt.router import scenario_needs_pool, searches_jointly, stalls_need_runs
 from .assumed import check_number as _check
 
 SCHEMES = ("spare", "rep", "none")
@@ -285,7 +285,7 @@ def resolve(fleet: Fleet, costs: Costs, options: PlanOptions) -> Resolved:
         raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
                          "runs: it needs repair (a repair time, or a finite spare pool)")
     sensitivity = options.sensitivity
-    if sensitivity and joint_search(repair):  # one joint search per scaled input: not run
+    if sensitivity and searches_jointly(repair):  # one joint search per scaled input: not run
         sensitivity = False
         notes.append("no sensitivity table with repair: each row would need its own joint search on whole training "
                      "runs; run plan again with the input changed (e.g. --gpu-mtbf-hours, --restart)")

@@ -49,7 +49,7 @@ from .fleet import (ALL_SCHEMES, DEFAULT_GPU_MTBF_HOURS, DEFAULT_GPUS, DEFAULT_G
                     per_gpu_mtbf_hours as _per_gpu_mtbf_hours,
                     plan_cluster as _cluster, resolve as _resolve)
 from .verdict import HANDFUL, bound, limit, verdict
-from ..ttt.router import joint_search
+from ..ttt.router import searches_jointly
 from .assumed import assumptions, batch_assumed as _batch, check_number as _check, trade_lines
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
@@ -208,7 +208,7 @@ def policy_search(microbatches, restart_depths, repair, repair_times=None):
     repair one value of each, a list refused."""
     from ..ttt.search import DEFAULT_RESTART_DEPTHS, SearchSpace
 
-    if joint_search(repair):  # microbatches None: the default grid (a grid given is said at its edge)
+    if searches_jointly(repair):  # microbatches None: the default grid (a grid given is said at its edge)
         return SearchSpace(microbatches=tuple(microbatches) if microbatches else None,
                            restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS),
                            repair_times=repair_times), None, None
@@ -291,7 +291,7 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     # repair at the optimiser's r* and tau*)
     methods = _methods(chosen, n, model, scenario, repair, cfg)
     whole_set = _whole_set(chosen, n, model, scenario, repair, cfg, restart_depth)
-    joint = joint_search(repair)  # the router: the joint search on whole runs, or the optimiser per scheme
+    joint = searches_jointly(repair)  # the router: the joint search on whole runs, or the optimiser per scheme
     rest = [x for x in chosen if not joint or x not in whole_set]
     searching = joint and len(rest) < len(chosen)
     from ..ttt.search import SearchSpace as _Space
@@ -329,7 +329,7 @@ def _optima(inp: Resolved, whole_set: set, rest: list, batch: dict, stages, prog
     closed form; without, the optimiser (``_optimize``) for every scheme (``searched`` None)."""
     n, model, scenario, repair = inp.n, inp.model, inp.fleet.scenario, inp.fleet.repair
     search, restart_depth = inp.options.search, inp.options.restart_depth
-    if not joint_search(repair):
+    if not searches_jointly(repair):
         stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{inp.r_max})")
         return _optimize(n, inp.r_max, model, inp.cfg, scenario, inp.epochs, inp.seed, progress), None
     from ..model.cluster import Cluster

@@ -226,7 +226,7 @@ def scenario_needs_pool(scenario) -> bool:
     return scenario is not None and scenario.coverage().method == "epoch_pool"
 
 
-def joint_search(repair) -> bool:
+def searches_jointly(repair) -> bool:
     """Whether a plan's optimum comes from the joint search on whole training runs (repair time, micro-batches,
     restart depth, r and tau: ``ttt.search``) rather than the optimiser per scheme: a cluster with ``repair``
     (a repair time or a finite spare pool; None: no repair)."""
@@ -256,5 +256,5 @@ def plan_whole_runs(cluster: Cluster, training: Training, chosen, restart_depth)
 
 
 __all__ = ["ALL", "CLOSED_FORM", "CLOSED_FORM_APPROX", "EPOCH_POOL", "METHODS", "Method", "Problem", "WHOLE_RUNS",
-           "choose", "interval_form", "interval_form_gap", "joint_search", "merge", "method", "optimum",
-           "plan_whole_runs", "scenario_needs_pool", "stalls_need_runs"]
+           "choose", "interval_form", "interval_form_gap", "merge", "method", "optimum",
+           "plan_whole_runs", "scenario_needs_pool", "searches_jointly", "stalls_need_runs"]
