@@ -246,8 +246,6 @@ ALLOWED = {
     ("planner/plan.py", "PlanResult.to_json", "spares"):
         "formatting: the spare-pool section is printed where it was asked",
     ("planner/plan.py", "_optima", "restart_depth"): "maps the depth given to the search space's one depth (an input)",
-    ("planner/plan.py", "_report_inputs", "needs_kernel"):
-        "formatting: the report lists the pool size where pools were sampled",
     ("planner/plan.py", "_report_inputs", "repair"):
         "formatting: the report's inputs and method detail describe the repair",
     ("planner/plan.py", "_report_inputs", "restart_depth"): "formatting: the report lists the depth given",

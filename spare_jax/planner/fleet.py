@@ -208,7 +208,7 @@ class Resolved:
     seed: int
     r_max: int
     epochs: int | None
-    needs_kernel: bool
+    pooled: bool  # each r samples a pool of epochs (``ttt.router.scenario_needs_pool``)
     chosen: tuple
     sensitivity: bool
     notes: list

@@ -458,7 +458,7 @@ def _report_inputs(inp: Resolved, schemes: dict, found: tuple, batch: dict) -> d
         "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
         else scenario.describe(),
     }
-    if inp.epochs is not None and inp.needs_kernel:
+    if inp.epochs is not None and inp.pooled:
         inputs["pool_epochs"] = inp.epochs
     if cfg.stalls:
         inputs.update(failure_stall_min=cfg.failure_stall_min, rejoin_stall_min=cfg.rejoin_stall_min)
