@@ -186,6 +186,21 @@ def test_each_model_part_declares_its_coverage():
         assert part.reason
 
 
+def test_the_questions_the_callers_ask():
+    """The router's and the parts' answers that plan, the measurements and the pools ask instead of testing
+    the parts themselves."""
+    repaired, pooled = Repair(30.0), Repair(30.0, spares=2, hardware_repair_min=100.0)
+    assert router.searches_jointly(repaired) and router.searches_jointly(pooled) and not router.searches_jointly(None)
+    assert router.scenario_needs_pool(Scenario(domains=((4, 1000.0),))) and not router.scenario_needs_pool(None)
+    assert not router.scenario_needs_pool(Scenario(job_mtbf_min=5000.0))
+    assert router.stalls_need_runs(Training(rejoin_stall_min=1.0)) and not router.stalls_need_runs(Training())
+    assert Cluster(16).epoch_kernel == "scenario" and Cluster(16, repair=repaired).epoch_kernel == "repair"
+    assert Cluster(16, repair=repaired).stationary_downs and not Cluster(16, repair=pooled).stationary_downs
+    lemons = Scenario(lemon_fraction=0.25, lemon_factor=3.0)
+    assert not Cluster(16).stationary_downs and not Cluster(16, scenario=lemons, repair=repaired).stationary_downs
+    assert Scenario(ring="interleaved").iid and not lemons.iid and not Scenario(domains=((4, 1000.0),)).iid
+
+
 # -- no capability check outside the model and the router ------------------------------------------------
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "spare_jax"
@@ -205,23 +220,104 @@ ALLOWED = {
     ("ttt/answer.py", "_epoch_pool_ttt", "stalls"): "formatting: the report lists the stalls (none happen)",
     ("ttt/answer.py", "_optimize_searched", "repair"): "formatting: the report describes the repair",
     ("ttt/config.py", "Policy.coverage", "restart_depth"): "the policy's own declaration of its coverage",
+    ("cli/args.py", "repair_args", "spares"): "defines the --spares flag where the command takes it",
+    ("cli/config.py", "_apply_preset", "domains"): "maps a preset's domains to the flags' defaults",
+    ("cli/model_from_flags.py", "repair_from_flags", "spares"):
+        "maps the flags to the model's repair part (none given: no repair)",
+    ("cli/plan.py", "cmd_plan", "spares"): "formatting: prints the spare-pool section where it was asked",
+    ("cli/plan.py", "spares_auto_from_flags", "spares"): "maps --spares auto and its flags to the search's options",
+    ("rectlr/place.py", "search_ring", "domains"):
+        "a start of the ring search (the interleaved order where there are domains)",
+    ("suite/bench_baselines.py", "repair_events_numpy", "repair"):
+        "a numpy baseline simulating the repair law it is given",
+    ("suite/bench_compiles.py", "runs_compiles", "spares"): "the benchmark's setup: a finite pool where none is given",
+    ("planner/assumed.py", "assumptions", "repair"): "formatting: the report's assumption lines describe the repair",
+    ("planner/assumed.py", "assumptions", "stalls"): "formatting: the report's assumption lines describe the stalls",
+    ("planner/assumed.py", "trade_lines", "repair"):
+        "formatting: the limit's trade-off text (the stationary share where it exists)",
+    ("planner/assumed.py", "trade_lines", "spares"):
+        "formatting: the limit's trade-off text (the stationary share where it exists)",
+    ("planner/fleet.py", "check_schemes", "has_repair"):
+        "which strategies are compared (elastic needs a repair time), not how",
+    ("planner/fleet.py", "check_schemes", "repair"):
+        "which strategies are compared (elastic needs a repair time), not how",
+    ("planner/inputs.py", "input_sources", "spares"):
+        "formatting: the inputs table says where the spare pool came from",
+    ("planner/plan.py", "PlanResult.to_json", "spares"):
+        "formatting: the spare-pool section is printed where it was asked",
+    ("planner/plan.py", "_optima", "restart_depth"): "maps the depth given to the search space's one depth (an input)",
+    ("planner/plan.py", "_report_inputs", "repair"):
+        "formatting: the report's inputs and method detail describe the repair",
+    ("planner/plan.py", "_report_inputs", "restart_depth"): "formatting: the report lists the depth given",
+    ("planner/plan.py", "_report_inputs", "stalls"):
+        "formatting: the report's inputs and method detail list the stalls",
+    ("planner/plan.py", "_scheme_rows", "repair"):
+        "formatting: with repair the no-repair theory's failures field is blank",
+    ("planner/report.py", "render_html", "spares"):
+        "formatting: the HTML report's spare-pool section, where it was asked",
+    ("planner/searched_rows.py", "row_candidate", "repair"):
+        "reads the row's or the cluster's repair time into a candidate (a value)",
+    ("planner/spares.py", "_pool_cluster", "spares"):
+        "builds the repair part of a pool size (None: unlimited, no hardware repair)",
+    ("planner/trace_fit.py", "fitted_cluster", "uneven"):
+        "builds the model part the log's fit found (lemons where it found them)",
+    ("planner/trace_replay.py", "_limit", "repair"):
+        "the replay's repair option (\"none\"): the limit is not computed, the note says why",
+    ("planner/trace_replay.py", "fitted_model", "repair"):
+        "maps the replay's repair option to the fitted model's repair part",
+    ("planner/trace_replay.py", "fitted_model", "spares"):
+        "maps the replay's repair option to the fitted model's repair part",
+    ("planner/trace_replay.py", "model_parts", "repair"):
+        "the replay's repair option: which fitted variants are listed",
+    ("planner/trace_replay.py", "trace_policies", "repair"):
+        "which strategies are replayed (elastic needs repair), not how",
+    ("planner/verdict.py", "_limit", "repair"): "reads the ideal cluster's repair time (a value, no path)",
+    ("ttt/epochs.py", "apply_restart_depth", "restart_depth"):
+        "applies the proactive-restart policy itself to a pool it is given (None: the identity)",
+    ("ttt/pool.py", "optimize_pool", "repair"): "formatting: the report describes the repair it sampled",
+    ("ttt/runs.py", "replay_runs", "repair"):
+        "a string mode of the replay (\"trace\": the log's repairs), not the model's repair",
+    ("ttt/runs.py", "screen_whole_runs", "repair"): "formatting: the report describes the repair",
+    ("ttt/runs.py", "whole_run_ttt", "repair"):
+        "formatting: the report describes the repair; the spare waits count only with a pool",
+    ("ttt/runs.py", "whole_run_ttt", "restart_depth"): "formatting: the report lists the depth it ran",
+    ("ttt/runs.py", "whole_run_ttt", "spares"):
+        "accounting and formatting: the waits for a finite spare pool, where there is one",
+    ("ttt/runs.py", "whole_run_ttt", "stalls"):
+        "formatting: the report lists the stalls and says why whole runs answer",
+    ("ttt/search.py", "_search", "restart_depth"): "formatting: the search log lists the depths it searched",
+    ("ttt/search.py", "candidates", "repair"):
+        "reads the cluster's repair time as the grid's default (a value, no path)",
+    ("measure/overhead.py", "check_repair_epoch_work", "repair"):
+        "a cross-check against the first-order theory, run where it exists",
+    ("measure/wipeout.py", "_with_repair", "repair"):
+        "the exact CTMC beside the runs where it exists (exponential repair, small N)",
 }
-# modules not yet asking the router for every path (a ratchet: the count may fall, never rise)
-NOT_YET = {
-    "cli/args.py": 1, "cli/config.py": 1, "cli/model_from_flags.py": 1, "cli/parser.py": 1, "cli/plan.py": 2,
-    "measure/overhead.py": 4, "measure/wipeout.py": 4, "planner/assumed.py": 6, "planner/fleet.py": 8,
-    "planner/inputs.py": 1, "planner/plan.py": 17, "planner/report.py": 1, "planner/searched_rows.py": 1,
-    "planner/spares.py": 1, "planner/trace_fit.py": 2, "planner/trace_replay.py": 8, "planner/verdict.py": 1,
-    "rectlr/place.py": 1, "suite/bench_baselines.py": 2, "suite/bench_compiles.py": 1, "ttt/epochs.py": 1,
-    "ttt/pool.py": 2, "ttt/runs.py": 14, "ttt/search.py": 2,
-}
+# modules not yet asking the router for every path (a ratchet, empty now: a new check asks the router or is
+# listed in ALLOWED with its reason)
+NOT_YET: dict = {}
+
+
+# the router's and the parts' questions: what is passed to them is theirs to test, not the caller's
+QUESTIONS = {"choose", "method", "interval_form", "interval_form_gap", "plan_whole_runs", "scenario_pool",
+             "closed_form_guides", "searches_jointly", "scenario_needs_pool", "stalls_need_runs", "coverage",
+             "why_not", "applies"}
+
+
+def _refusal(node) -> bool:
+    """An ``if`` without ``else`` whose body ends in a ``raise`` and cannot leave before it (no ``return``,
+    ``break`` or ``continue`` in it): its only consequence is the refusal."""
+    if not isinstance(node, ast.If) or node.orelse or not isinstance(node.body[-1], ast.Raise):
+        return False
+    return not any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for stmt in node.body for n in ast.walk(stmt))
 
 
 def capability_checks(source: str) -> list:
     """``(function, name, line)`` of every test of a capability in a condition (``if``, ``while``, a
     conditional expression, a comprehension's filter, an ``and``/``or``) of ``source``: an attribute or a
-    name in ``CAPABILITIES``. A condition whose only consequence is a refusal (an ``if`` whose body is one
-    ``raise``) chooses no path and is not counted."""
+    name in ``CAPABILITIES``. A condition whose only consequence is a refusal (an ``if`` whose body ends in a
+    ``raise``, ``_refusal``) chooses no path and is not counted, nor is what a condition passes to the router's
+    or a part's question (``QUESTIONS``: the router tests it)."""
     tree = ast.parse(source)
     owner, refusals = {}, set()
 
@@ -235,9 +331,12 @@ def capability_checks(source: str) -> list:
 
     walk(tree, "")
     for node in ast.walk(tree):
-        if (isinstance(node, ast.If) and not node.orelse and len(node.body) == 1
-                and isinstance(node.body[0], ast.Raise)):
+        if _refusal(node):
             refusals.update(id(n) for n in ast.walk(node.test))
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in QUESTIONS:
+                refusals.update(id(n) for arg in node.args + [k.value for k in node.keywords] for n in ast.walk(arg))
     found, seen = [], set()
     for node in ast.walk(tree):
         tests = []
@@ -312,6 +411,13 @@ def test_the_scan_fails_on_a_planted_check(planted):
     assert bad and bad[0].startswith(rel) and "f:" in bad[0]
     refusal = "def g(cluster):\n    if cluster.repair is None:\n        raise ValueError('no')\n"
     assert capability_checks(refusal) == []
+    ends = "def g(cluster):\n    if cluster.repair is None:\n        why = 'no'\n        raise ValueError(why)\n"
+    assert capability_checks(ends) == []
+    # a body that can leave before its raise chooses a path; so does a test beside a router question
+    leaves = "def g(c, x):\n    if c.repair is None:\n        if x:\n            return 1\n        raise ValueError\n"
+    assert [h[1] for h in capability_checks(leaves)] == ["repair"]
+    beside = "def g(c, r):\n    return 1 if searches_jointly(r) and c.stalls else 2\n"
+    assert [h[1] for h in capability_checks(beside)] == ["stalls"]
 
 
 def test_the_closed_forms_answer_through_the_router():

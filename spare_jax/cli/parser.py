@@ -241,12 +241,11 @@ def refuse_unused(args) -> None:
         if (repair or getattr(args, "spares", None) is not None) and named("epochs"):
             raise ValueError("--epochs: with repair or --spares optimize screens r and tau on whole training runs, "
                              "not on epoch pools; drop the flag")
-        if not repair and not policy and named("epochs", "pool_seed"):
-            scenario = scenario_from_flags(args, args.groups)
-            if not scenario.needs_kernel:
-                raise ValueError(f"{flags(named('epochs', 'pool_seed'))}: used only where there is no closed "
-                                 "form (domains, a ring order, lemons, a micro-batch or restart-depth "
-                                 "search); this run uses the closed form, drop the flag")
+        if (not repair and not policy and named("epochs", "pool_seed")
+                and not scenario_from_flags(args, args.groups).needs_kernel):
+            raise ValueError(f"{flags(named('epochs', 'pool_seed'))}: used only where there is no closed "
+                             "form (domains, a ring order, lemons, a micro-batch or restart-depth "
+                             "search); this run uses the closed form, drop the flag")
     if cmd == "reorder" and named("gpus_per_group") and getattr(args, "gpus", None) is None:
         raise ValueError("--gpus-per-group: reorder uses it only to count the groups of --gpus (N = GPUs / "
                          "--gpus-per-group); drop it or give --gpus")

@@ -15,7 +15,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
              sampling: Sampling = Sampling(count=20_000)) -> Report:
     """Measure the overhead of SPARe on ``cluster`` at redundancy ``redundancy`` over ``sampling.count``
     epochs (restart to wipe-out; with ``cluster.repair``, failed groups rejoin during the epoch)."""
-    if cluster.repair is not None:
+    if cluster.epoch_kernel == "repair":
         cluster.repair.check_epochs("overhead")
         return _with_repair(cluster, redundancy, placement, sampling)
     from .. import theory
@@ -30,7 +30,7 @@ def overhead(cluster: Cluster, redundancy: int, placement: str = "stacked",
     t0 = time.perf_counter()
     res = simulate_overhead(placement, sampling, model=model, scenario=scenario)
     elapsed = time.perf_counter() - t0
-    paper = not scenario.domains and not scenario.uneven and not scenario.job_rate_per_min(
+    paper = scenario.iid and not scenario.job_rate_per_min(
         placement.groups, model.group_mtbf_min)
     th = None
     if placement.kind in ("stacked", "block") and model.distribution == "exponential" and paper:

@@ -21,7 +21,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
     epochs in which failed groups rejoin; when the theory puts the wipe-out beyond 10 W (``work_hours``), the
     epochs stop at W and the report gives P(a wipe-out within W) with its exact interval.
     """
-    if cluster.repair is not None:
+    if cluster.epoch_kernel == "repair":
         cluster.repair.check_epochs("wipeout")
         return _with_repair(cluster, redundancy, placement, sampling, work_hours)
     from .. import theory
@@ -39,7 +39,7 @@ def wipeout(cluster: Cluster, redundancy: int, placement: str = "stacked", sampl
     elapsed = time.perf_counter() - t0
     # the i.i.d. theory holds where the scenario changes nothing but the ring order (no domains, even groups);
     # job-wide failures compose exactly with it for E[uptime]
-    iid = not scenario.domains and not scenario.uneven
+    iid = scenario.iid
     paper = iid and scenario.job_rate_per_min(placement.groups, model.group_mtbf_min) == 0
     surv = theory.survival_exact(placement.kind, placement.groups, placement.redundancy)
     exact_mean, exact_var = (None, None) if surv is None or not paper else theory.moments_from_survival(surv)

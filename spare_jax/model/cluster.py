@@ -31,6 +31,19 @@ class Cluster:
     def gpus(self) -> float:
         return self.groups * self.model.gpus_per_group
 
+    @property
+    def epoch_kernel(self) -> str:
+        """The kernel that samples this cluster's epochs: ``"repair"`` with a repair (failed groups rejoin during
+        the epoch), else ``"scenario"`` (the base model's kernels, or the scenario's where it has parts)."""
+        return "scenario" if self.repair is None else "repair"
+
+    @property
+    def stationary_downs(self) -> bool:
+        """Whether in the long run each group is down independently with p = D / (MTBF + D): a repair time, no
+        finite spare pool (its restarts would couple the groups) and groups alike (``Scenario.iid``)."""
+        rep = self.repair
+        return rep is not None and rep.repair_time_min is not None and rep.spares is None and self.scenario.iid
+
     def coverage(self, scheme: str, ages: str = "kept") -> Coverage:
         """What follows a run of ``scheme`` on this cluster: the widest of its parts (the clocks at ``ages``,
         the scenario, the repair), and whole runs for clocks other than exponential under a scenario with no

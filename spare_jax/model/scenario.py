@@ -146,6 +146,12 @@ class Scenario:
                 and self.ring == "contiguous" and not self.uneven)
 
     @property
+    def iid(self) -> bool:
+        """True when the groups fail alike and independently (no domains, groups alike): the i.i.d. theory of
+        wipe-outs holds (a ring order changes nothing there; job-wide failures compose with it)."""
+        return not self.domains and not self.uneven
+
+    @property
     def needs_kernel(self) -> bool:
         """True when a part beyond job-wide failures is on (domains, a ring order other than contiguous,
         uneven groups): no closed form, the scenario kernels simulate it. Job-wide failures alone compose

@@ -15,6 +15,7 @@ import dataclasses
 
 from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE
 from ..model.failures import FailureModel
+from ..ttt.router import scenario_needs_pool, searches_jointly, stalls_need_runs
 from .assumed import check_number as _check
 
 SCHEMES = ("spare", "rep", "none")
@@ -207,7 +208,7 @@ class Resolved:
     seed: int
     r_max: int
     epochs: int | None
-    needs_kernel: bool
+    pooled: bool  # each r samples a pool of epochs (``ttt.router.scenario_needs_pool``)
     chosen: tuple
     sensitivity: bool
     notes: list
@@ -247,16 +248,16 @@ def resolve(fleet: Fleet, costs: Costs, options: PlanOptions) -> Resolved:
         deadline_hours = _check("deadline_hours", deadline_hours, 1e-9)
     runs = _check("runs", options.runs, 2, True, 10_000)
     seed = _check("seed", options.seed, 0, True, 2**63 - 1)
-    needs_kernel = scenario is not None and scenario.needs_kernel
-    r_max = (DEFAULT_R_MAX_POOL if needs_kernel else DEFAULT_R_MAX) if options.r_max is None else options.r_max
+    pooled = scenario_needs_pool(scenario)  # each r samples a pool of epochs (the router's answer)
+    r_max = (DEFAULT_R_MAX_POOL if pooled else DEFAULT_R_MAX) if options.r_max is None else options.r_max
     r_max = _check("r_max", r_max, 1, True, 64)
     epochs = options.epochs
     if epochs is not None:
         epochs = _check("epochs", epochs, 100, True, 10_000_000)
-        if not needs_kernel:  # no pool of epochs is sampled: the count would be ignored
+        if not pooled:  # no pool of epochs is sampled: the count would be ignored
             raise ValueError(f"`epochs` {epochs}: used only under a scenario with no closed form (domains, a ring "
                              "order, lemons), where each r samples a pool of epochs; this plan samples none, drop it")
-    epochs = epochs or (PLAN_POOL_EPOCHS if needs_kernel else None)
+    epochs = epochs or (PLAN_POOL_EPOCHS if pooled else None)
     if scenario is not None:
         scenario.check(n)
         scenario.ring_order(n)
@@ -284,16 +285,16 @@ def resolve(fleet: Fleet, costs: Costs, options: PlanOptions) -> Resolved:
         raise ValueError("a search over micro-batch counts, restart depths or repair times runs on whole training "
                          "runs: it needs repair (a repair time, or a finite spare pool)")
     sensitivity = options.sensitivity
-    if sensitivity and repair is not None:  # one joint search per scaled input: not run
+    if sensitivity and searches_jointly(repair):  # one joint search per scaled input: not run
         sensitivity = False
         notes.append("no sensitivity table with repair: each row would need its own joint search on whole training "
                      "runs; run plan again with the input changed (e.g. --gpu-mtbf-hours, --restart)")
-    if sensitivity and cfg.stalls:  # the optimiser behind each row has no stall
+    if sensitivity and stalls_need_runs(cfg):  # the optimiser behind each row has no stall
         sensitivity = False
         notes.append("no sensitivity table with a stall per failure or rejoin: its rows come from the closed-form "
                      "optimiser, which has no stall; run plan again with the input changed")
     return Resolved(fleet, costs, options, gpus, n, per_gpu, how, model, cfg, price, deadline_hours, runs, seed,
-                    r_max, epochs, needs_kernel, chosen, sensitivity, notes, seen)
+                    r_max, epochs, pooled, chosen, sensitivity, notes, seen)
 
 
 def preset_law_note(preset) -> str | None:

@@ -49,6 +49,7 @@ from .fleet import (ALL_SCHEMES, DEFAULT_GPU_MTBF_HOURS, DEFAULT_GPUS, DEFAULT_G
                     per_gpu_mtbf_hours as _per_gpu_mtbf_hours,
                     plan_cluster as _cluster, resolve as _resolve)
 from .verdict import HANDFUL, bound, limit, verdict
+from ..ttt.router import searches_jointly
 from .assumed import assumptions, batch_assumed as _batch, check_number as _check, trade_lines
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
@@ -207,7 +208,7 @@ def policy_search(microbatches, restart_depths, repair, repair_times=None):
     repair one value of each, a list refused."""
     from ..ttt.search import DEFAULT_RESTART_DEPTHS, SearchSpace
 
-    if repair is not None:  # microbatches None: the default grid (a grid given is said at its edge)
+    if searches_jointly(repair):  # microbatches None: the default grid (a grid given is said at its edge)
         return SearchSpace(microbatches=tuple(microbatches) if microbatches else None,
                            restart_depths=tuple(restart_depths or DEFAULT_RESTART_DEPTHS),
                            repair_times=repair_times), None, None
@@ -290,15 +291,16 @@ def plan(fleet: Fleet = Fleet(), costs: Costs = Costs(), options: PlanOptions = 
     # repair at the optimiser's r* and tau*)
     methods = _methods(chosen, n, model, scenario, repair, cfg)
     whole_set = _whole_set(chosen, n, model, scenario, repair, cfg, restart_depth)
-    rest = [x for x in chosen if repair is None or x not in whole_set]
-    searching = repair is not None and len(rest) < len(chosen)
+    joint = searches_jointly(repair)  # the router: the joint search on whole runs, or the optimiser per scheme
+    rest = [x for x in chosen if not joint or x not in whole_set]
+    searching = joint and len(rest) < len(chosen)
     from ..ttt.search import SearchSpace as _Space
 
     batch = _batch(options.global_batch_seqs, options.max_microbatches, n, repair,
-                   None if repair is None else (options.search or _Space()),
+                   (options.search or _Space()) if joint else None,
                    1 if scenario is None else scenario.microbatches)
     n_sens = sum(1 for what, _, _ in SENSITIVITY if what != "job_rate" or _has_job(scenario)) if inp.sensitivity else 0
-    stages = Stages("plan", (6 * searching + 2 * len(rest) if repair is not None else 1 + len(rest)) + n_sens + 1,
+    stages = Stages("plan", (6 * searching + 2 * len(rest) if joint else 1 + len(rest)) + n_sens + 1,
                     progress)
     # each scheme's optimum, then its runs (the spread), the spare pool and the sensitivity
     base, searched = _optima(inp, whole_set, rest, batch, stages, progress)
@@ -327,7 +329,7 @@ def _optima(inp: Resolved, whole_set: set, rest: list, batch: dict, stages, prog
     closed form; without, the optimiser (``_optimize``) for every scheme (``searched`` None)."""
     n, model, scenario, repair = inp.n, inp.model, inp.fleet.scenario, inp.fleet.repair
     search, restart_depth = inp.options.search, inp.options.restart_depth
-    if repair is None:
+    if not searches_jointly(repair):
         stages.stage(f"optimise r and tau per scheme (N = {n:,}, r = 1..{inp.r_max})")
         return _optimize(n, inp.r_max, model, inp.cfg, scenario, inp.epochs, inp.seed, progress), None
     from ..model.cluster import Cluster
@@ -456,7 +458,7 @@ def _report_inputs(inp: Resolved, schemes: dict, found: tuple, batch: dict) -> d
         "scenario": None if scenario is None or (scenario.is_default and scenario.microbatches == 1)
         else scenario.describe(),
     }
-    if inp.epochs is not None and inp.needs_kernel:
+    if inp.epochs is not None and inp.pooled:
         inputs["pool_epochs"] = inp.epochs
     if cfg.stalls:
         inputs.update(failure_stall_min=cfg.failure_stall_min, rejoin_stall_min=cfg.rejoin_stall_min)
@@ -505,7 +507,7 @@ def _the_limit(inp: Resolved, stages, progress) -> dict:
     """The limit (``verdict.limit``) on the plan's cluster with its repair, from ``runs`` whole runs."""
     repair = inp.fleet.repair
     stages.stage(f"the limit: an ideal scheme at alive/N, its own best tau ({inp.runs} whole runs)")
-    lim = limit(inp.cluster if repair is None else dataclasses.replace(inp.cluster, repair=repair), inp.cfg, inp.runs,
+    lim = limit(dataclasses.replace(inp.cluster, repair=repair), inp.cfg, inp.runs,
                 inp.seed, progress)
     if lim.get("ttt_hours") is None:
         inp.notes.append(f"the limit was {lim['what']}")

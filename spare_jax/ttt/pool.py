@@ -210,7 +210,7 @@ def optimize_pool(cluster: Cluster, cfg: Training, space: Space = Space(), schem
     for scheme in schemes:
         best, curves[scheme] = None, []
         for r in searched[scheme]:
-            if repair is None:
+            if cluster.epoch_kernel == "scenario":
                 pool = sample_scenario_epochs(scheme, n, r, epochs, seed, model, scenario)
             else:
                 pool = sample_repair_epochs(cluster, scheme, r, Sampling(epochs, seed), max_time)

@@ -217,7 +217,26 @@ def optimum(cluster: Cluster, training: Training, space, progress: bool = False)
 def scenario_pool(cluster: Cluster) -> bool:
     """Whether the cluster's scenario has no closed form, so that its optimum comes from pools of epochs of
     the scenario kernels (``ttt.pool.optimize_pool``)."""
-    return cluster.scenario.coverage().method == "epoch_pool"
+    return scenario_needs_pool(cluster.scenario)
+
+
+def scenario_needs_pool(scenario) -> bool:
+    """Whether ``scenario`` (None: the default) has no closed form, so that each r samples a pool of epochs of
+    the scenario kernels (the plan's pool size and its r bound follow)."""
+    return scenario is not None and scenario.coverage().method == "epoch_pool"
+
+
+def searches_jointly(repair) -> bool:
+    """Whether a plan's optimum comes from the joint search on whole training runs (repair time, micro-batches,
+    restart depth, r and tau: ``ttt.search``) rather than the optimiser per scheme: a cluster with ``repair``
+    (a repair time or a finite spare pool; None: no repair)."""
+    return repair is not None
+
+
+def stalls_need_runs(training: Training) -> bool:
+    """Whether the training's stalls (a pause per failure or rejoin) change the runs of a scheme that can stall,
+    so that whole runs answer it (no closed form or epoch pool models a stall)."""
+    return training.coverage("spare").rank() > 0
 
 
 def closed_form_guides(cluster: Cluster) -> bool:
@@ -232,9 +251,10 @@ def plan_whole_runs(cluster: Cluster, training: Training, chosen, restart_depth)
     or a stall changes the run (checkpointing alone ignores both: every failure is a global restart)."""
     if cluster.repair is not None:
         return {s for s in chosen if method(cluster, Policy(scheme=s, redundancy=2), True, training) == "whole_runs"}
-    changed = restart_depth is not None or training.coverage("spare").rank() > 0
+    changed = restart_depth is not None or stalls_need_runs(training)
     return {s for s in chosen if s != "none"} if changed else set()
 
 
 __all__ = ["ALL", "CLOSED_FORM", "CLOSED_FORM_APPROX", "EPOCH_POOL", "METHODS", "Method", "Problem", "WHOLE_RUNS",
-           "choose", "interval_form", "interval_form_gap", "merge", "method", "optimum", "plan_whole_runs"]
+           "choose", "interval_form", "interval_form_gap", "merge", "method", "optimum",
+           "plan_whole_runs", "scenario_needs_pool", "searches_jointly", "stalls_need_runs"]

@@ -120,9 +120,9 @@ def theory_slowdown(cluster: Cluster, scheme: str, redundancy: int, elastic_data
     spare pool is finite."""
     from ..theory.depth import depth_cdf_bernoulli, level_depths
 
-    rep, scen = cluster.repair, cluster.scenario
-    if rep is None or rep.repair_time_min is None or rep.spares is not None or scen.uneven or scen.domains:
+    if not cluster.stationary_downs:
         return None  # (a finite spare pool: groups are not down independently)
+    rep, scen = cluster.repair, cluster.scenario
     m = scen.microbatches
     if scheme == "rep":
         return float(redundancy)
