@@ -299,7 +299,7 @@ NOT_YET: dict = {}
 
 
 # the router's and the parts' questions: what is passed to them is theirs to test, not the caller's
-QUESTIONS = {"choose", "method", "interval_form", "interval_form_gap", "plan_whole_runs", "scenario_pool",
+QUESTIONS = {"choose", "interval_form", "interval_form_gap", "plan_whole_runs", "scenario_pool",
              "closed_form_guides", "searches_jointly", "scenario_needs_pool", "stalls_need_runs", "coverage",
              "why_not", "applies"}
 
