@@ -15,7 +15,6 @@ import dataclasses
 
 from ..model.bounds import BOUNDS, GROUP_MTBF_RANGE
 from ..model.failures import FailureModel
-from ..ttt.router import scenario_needs_pool, searches_jointly, stalls_need_runs
 from .assumed import check_number as _check
 
 SCHEMES = ("spare", "rep", "none")
@@ -231,6 +230,7 @@ def resolve(fleet: Fleet, costs: Costs, options: PlanOptions) -> Resolved:
     """Every input checked (a ValueError naming the first bad one), in the order ``plan`` documents, with the
     defaults filled in; the notes the inputs alone give."""
     from ..ttt import Training
+    from ..ttt.router import scenario_needs_pool, searches_jointly, stalls_need_runs
 
     fit, fit_law, scenario, repair = fleet.fit, fleet.fit_law, fleet.scenario, fleet.repair
     gpus = _check("gpus", fleet.gpus, 1, True)

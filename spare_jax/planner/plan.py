@@ -49,7 +49,6 @@ from .fleet import (ALL_SCHEMES, DEFAULT_GPU_MTBF_HOURS, DEFAULT_GPUS, DEFAULT_G
                     per_gpu_mtbf_hours as _per_gpu_mtbf_hours,
                     plan_cluster as _cluster, resolve as _resolve)
 from .verdict import HANDFUL, bound, limit, verdict
-from ..ttt.router import searches_jointly
 from .assumed import assumptions, batch_assumed as _batch, check_number as _check, trade_lines
 from .table import (cost_head, describe_scenario, format_table, model_text,  # noqa: F401
                     price_text, ttt_text)
@@ -87,6 +86,14 @@ class PlanResult(Result):
             out["spare_pool"] = self.spares
         out["notes"] = self.notes
         return out
+
+
+def searches_jointly(repair) -> bool:
+    """The router's answer (``ttt.router.searches_jointly``), imported when asked: the command line's help
+    loads this module and must not load JAX."""
+    from ..ttt.router import searches_jointly as ask
+
+    return ask(repair)
 
 
 def _scaled_scenario(scenario, mtbf_factor: float = 1.0, job_rate_factor: float = 1.0):
