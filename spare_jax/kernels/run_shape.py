@@ -85,18 +85,22 @@ def spare_capacity(spares: int) -> int:
 
 
 def run_shape(setup: RunSetup, capacity: int | None = None) -> RunShape:
-    """The static part of ``setup``; ``capacity``: a spare pool's static size at least this (a sweep over K
-    up to it then shares one compiled program)."""
-    r = int(setup.redundancy)
-    static_r = r if setup.scheme == "rep" else int(setup.scheme in ("spare", "none") and r == 1)
+    """The static part of ``setup`` (a whole run, or an epoch: ``setup.epoch``); ``capacity``: a spare pool's
+    static size at least this (a sweep over K up to it then shares one compiled program)."""
+    r, ep = int(setup.redundancy), setup.epoch
+    if setup.scheme in ("rep", "block") or (ep is not None and ep.kind == "wipeout"):
+        static_r = r  # rep's blocks, and an epoch's wipe-out test on the holders, are shapes
+    else:
+        static_r = int(setup.scheme in ("spare", "none") and r == 1)
+    law = setup.repair_law if ep is not None or setup.repair_time_min is not None else None
     return RunShape(
         scheme=setup.scheme, groups=int(setup.groups), redundancy=static_r,
-        wide_capacity=int(setup.groups) * int(setup.microbatches) >= 2 ** 24, weibull=setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
+        wide_capacity=int(setup.groups) * int(setup.microbatches) >= 2 ** 24,
+        weibull=ep.weibull if ep is not None else setup.weibull_shape != 1.0, renewed=setup.ages == "renewed",
         domain_counts=tuple(int(np.asarray(members).max()) + 1 for members, _ in setup.domains),
-        job_wide=setup.job_mtbf_min is not None,
-        repair_law=None if setup.repair_time_min is None else setup.repair_law,
+        job_wide=setup.job_mtbf_min is not None, repair_law=law,
         spare_capacity=None if setup.spares is None else spare_capacity(max(setup.spares, capacity or 0)),
-        elastic_data=setup.elastic_data)
+        elastic_data=setup.elastic_data, epoch=None if ep is None else ep.kind)
 
 
 def domain_tables(levels, ring, groups: int) -> tuple:
@@ -116,15 +120,16 @@ def domain_tables(levels, ring, groups: int) -> tuple:
 
 
 def run_params(setup: RunSetup) -> RunParams:
-    """Every number of ``setup`` as host arrays (the kernel's traced input)."""
+    """Every number of ``setup`` (a whole run, or an epoch: ``setup.epoch``) as host arrays (the kernel's
+    traced input)."""
     from .repair_law import repair_numbers
 
-    ring = np.asarray(setup.ring)
-    scale = setup.weibull_scale()[ring].astype(np.float32)
+    ring, ep = np.asarray(setup.ring), setup.epoch
     dom_idx, dom_mean = domain_tables(setup.domains, ring, setup.groups)
     f32 = np.float32
+    none = np.zeros((setup.groups, 0), np.int32)  # a whole run's shards: none (its depth comes from the scheme)
     return RunParams(
-        scale=scale, inv_shape=f32(1.0 / setup.weibull_shape), domain_of=dom_idx, domain_mean=dom_mean,
+        scale=setup.clock_scale(), inv_shape=f32(1.0 / setup.weibull_shape), domain_of=dom_idx, domain_mean=dom_mean,
         job_mean=f32(setup.job_mtbf_min if setup.job_mtbf_min is not None else 1.0),
         repair=repair_numbers(setup.repair_time_min, setup.repair_law, setup.repair_sigma),
         ckpt_cost=f32(setup.ckpt_cost_min), restart=f32(setup.restart_min), tau=f32(setup.ckpt_interval_min),
@@ -135,5 +140,12 @@ def run_params(setup: RunSetup) -> RunParams:
         bisect_steps=np.int32(bisect_steps(setup.redundancy, setup.microbatches)),
         ring=ring.astype(np.int32), pos_of=np.argsort(ring).astype(np.int32),
         failure_stall=f32(setup.failure_stall_min), rejoin_stall=f32(setup.rejoin_stall_min),
-        stack=np.zeros((setup.groups, 0), np.int32), holders=np.zeros((setup.groups, 0), np.int32),
-        max_time=f32(np.inf))
+        stack=none if ep is None else np.asarray(ep.stack, np.int32),
+        holders=none if ep is None else np.asarray(ep.holders, np.int32),
+        max_time=f32(np.inf if ep is None or ep.max_time_min is None else ep.max_time_min))
+
+
+def lower(setup: RunSetup, capacity: int | None = None) -> tuple:
+    """``(RunShape, RunParams)`` of ``setup``: the one lowering of whole runs and epochs alike (an epoch is a
+    setup too, ``RunSetup.for_epoch``); ``capacity`` as for ``run_shape``."""
+    return run_shape(setup, capacity), run_params(setup)
