@@ -78,13 +78,13 @@ class EpochOptions:
 
 
 def epoch_setup(placement: Placement, model: FailureModel, scenario, repair: Repair, options: EpochOptions):
-    """``(RunShape, RunParams)`` of the event kernel (``kernels.run``) in its epoch mode for epochs with repair
+    """``(RunShape, Params)`` of the event kernel (``kernels.run``) in its epoch mode for epochs with repair
     of ``placement``: ``wipeout`` (a lost shard ends the epoch; any placement), or with
     ``options.track_depth`` ``depth`` (the depth's time integrals too; stacked or block). Every number,
     the time limit and the event limit included, is traced: only the placement kind, N, r (for the holders'
     shape), the clock law, the domain counts, a job-wide clock or not and the repair law compile."""
     from ..model.runsetup import RunSetup
-    from .run_shape import lower
+    from .lower import lower
 
     return lower(RunSetup.for_epoch(placement, model, scenario, repair, "depth" if options.track_depth else "wipeout",
                                     options.max_time))

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..model.runsetup import RunSetup
 from .run import DEFAULT_MAX_EVENTS, OUTPUTS, jitted_run_kernel
-from .run_shape import RunShape, run_params, run_shape
+from .lower import lower
+from .run_shape import RunShape, run_shape
 
 
 def _reduce(out, valid):
@@ -104,7 +105,7 @@ def _per_run(shape: RunShape, setup: RunSetup, sampling, max_events: int):
     from .driver import as_uint32_key_words
 
     fn = jitted_run_kernel(shape)
-    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(int(sampling.count)), run_params(setup),
+    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(int(sampling.count)), lower(setup)[1],
            np.int32(max_events))
     return (lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])), aux
 
@@ -204,7 +205,7 @@ def replay_each(setup: RunSetup, arrays, repair: str, sampling, max_events: int 
 
     runs = int(sampling.count)
     shape = replay_shape(setup, repair)
-    params = run_params(replay_setup(setup, repair))
+    _, params = lower(replay_setup(setup, repair))
     dev = trace_device(arrays, setup.ring)
     fn = jitted_run_kernel(shape)
     aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(runs), params,
