@@ -138,8 +138,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ..model.prng import INIT_STREAM, EPOCH_STREAM, EPOCH_WIDE_STREAM, RUN_STREAM, WIDE_STREAM, bits_to_uniform, \
-    trial_bits
+from ..model.prng import (
+    EPOCH_STREAM, EPOCH_WIDE_STREAM, INIT_STREAM, RUN_STREAM, WIDE_STREAM, WIPEOUT_STREAM, bits_to_uniform, trial_bits)
 from .events import block_width, in_lanes, row_bits
 from . import run_clocks as clocks
 from . import run_domains as domains
@@ -376,7 +376,7 @@ def initial(kx: Kernel, ids) -> RunState:
     c, n = ids.shape[0], kx.n
     fend = None
     if kx.epoch:  # the streams of the static wipe-out kernels: groups 0, domain level l 1 + l, job-wide 1 + L
-        nxt, _ = clocks.clock(kx, bits_to_uniform(trial_bits(kx.words, ids, n, stream=0)), 0.0,
+        nxt, _ = clocks.clock(kx, bits_to_uniform(trial_bits(kx.words, ids, n, stream=WIPEOUT_STREAM)), 0.0,
                               jnp.arange(n)[None, :], ids)
     else:
         u0 = bits_to_uniform(trial_bits(kx.words, ids, n, stream=INIT_STREAM)) if kx.draws else None

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.prng import INIT_STREAM, exponential_from_bits, trial_bits
+from ..model.prng import INIT_STREAM, WIPEOUT_STREAM, exponential_from_bits, trial_bits
 from .events import min_first
 from .run_clocks import repair_end
 
@@ -46,12 +46,13 @@ class State(NamedTuple):
 
 
 def init(kx, ids) -> State:
-    """The first events: a whole run's from stream ``INIT_STREAM + 1``, an epoch's level l from stream 1 + l
-    (the static wipe-out kernels')."""
+    """The first events: a whole run's from stream ``INIT_STREAM + 1``, an epoch's level l from stream
+    ``WIPEOUT_STREAM + 1 + l`` (the static wipe-out kernels')."""
     mean = kx.p.domains.domain_mtbf_min
     if kx.epoch:
         offsets = np.cumsum((0,) + kx.shape.domain_counts)
-        return State(jnp.concatenate([exponential_from_bits(trial_bits(kx.words, ids, count, stream=1 + i))
+        return State(jnp.concatenate([exponential_from_bits(trial_bits(kx.words, ids, count,
+                                                                       stream=WIPEOUT_STREAM + 1 + i))
                                       * mean[None, offsets[i]:offsets[i] + count]
                                       for i, count in enumerate(kx.shape.domain_counts)], axis=1))
     return State(exponential_from_bits(trial_bits(kx.words, ids, kx.nd, stream=INIT_STREAM + 1)) * mean[None, :])

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..model.prng import INIT_STREAM, exponential_from_bits, trial_bits
+from ..model.prng import INIT_STREAM, WIPEOUT_STREAM, exponential_from_bits, trial_bits
 
 
 class Params(NamedTuple):
@@ -26,8 +26,9 @@ class State(NamedTuple):
 
 
 def init(kx, ids) -> State:
-    """The first event: a whole run's from stream ``INIT_STREAM + 2``, an epoch's from stream 1 + L."""
-    stream = 1 + len(kx.shape.domain_counts) if kx.epoch else INIT_STREAM + 2
+    """The first event: a whole run's from stream ``INIT_STREAM + 2``, an epoch's from stream
+    ``WIPEOUT_STREAM + 1 + L`` (the static wipe-out kernels')."""
+    stream = WIPEOUT_STREAM + 1 + len(kx.shape.domain_counts) if kx.epoch else INIT_STREAM + 2
     return State(exponential_from_bits(trial_bits(kx.words, ids, 1, stream=stream)[:, 0]) * kx.p.job.job_mtbf_min)
 
 

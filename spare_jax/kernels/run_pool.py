@@ -33,8 +33,9 @@ class Params(NamedTuple):
 
 def lower(setup) -> Params:
     ring = np.asarray(setup.ring)
-    return Params(np.int32(setup.spares), np.float32(0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min),
-                  ring.astype(np.int32), np.argsort(ring).astype(np.int32))
+    hardware = 0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min
+    return Params(np.int32(setup.spares), np.float32(hardware), ring.astype(np.int32),
+                  np.argsort(ring).astype(np.int32))
 
 
 class State(NamedTuple):

@@ -22,8 +22,8 @@ import numpy as np
 
 from .run_shape import RunShape
 from .depth import (
-    DOWN_LIST_PAD, bisect_steps, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
-    least_capacity_stacked)
+    DOWN_LIST_PAD, bisect_steps, capacity_block, down_list_insert, down_list_of, down_list_remove,
+    least_capacity_from_downs, least_capacity_stacked)
 
 
 def rate(down, shape: RunShape, rm, alive=None):
