@@ -93,12 +93,12 @@ def epoch_setup(placement: Placement, model: FailureModel, scenario, repair: Rep
 def _per_epoch(placement, model, scenario, repair, options: EpochOptions, seed: int, count: int):
     """The driver's ``per_trial(aux, ids)`` for epochs with repair and its ``aux`` (the seed words, the epoch
     count, the numbers, the event limit: all traced), and the kernel's shape (the driver's cache key)."""
-    from .run import jitted_run_kernel
+    from .run import Inputs, jitted_run_kernel, per_trial
 
     shape, params = epoch_setup(placement, model, scenario, repair, options)
     fn = jitted_run_kernel(shape)
-    aux = (as_uint32_key_words(seed), np.uint32(count), params, np.int32(options.max_events))
-    return (lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])), aux, shape
+    aux = Inputs(as_uint32_key_words(seed), np.uint32(count), params, np.int32(options.max_events))
+    return per_trial(fn), aux, shape
 
 
 @dataclasses.dataclass

@@ -488,6 +488,26 @@ def _ready(params: Params, shape: RunShape) -> Params:
     return p._replace(rate=rate.ready(p.rate, shape))
 
 
+class Inputs(NamedTuple):
+    """A run kernel call's inputs, every one traced (the driver's ``aux``): the seed's key words, the run count
+    (ids past it are padding), the numbers (``kernels.lower.lower``), the event limit and a replay's trace."""
+
+    words: object
+    total: object
+    params: Params
+    max_events: object
+    trace: object = None
+
+
+def per_trial(fn):
+    """The driver's ``per_trial(inputs, ids)`` of a compiled run kernel ``fn`` (``jitted_run_kernel``)."""
+    def call(x: Inputs, ids):
+        kw = {} if x.trace is None else {"trace": x.trace}
+        return fn(x.words, ids, x.total, x.params, max_events=x.max_events, **kw)
+
+    return call
+
+
 @functools.lru_cache(maxsize=128)
 def jitted_run_kernel(shape: RunShape):
     """``run_kernel`` compiled for one shape: ``fn(words, run_ids, total, params, max_events=...)``, every
