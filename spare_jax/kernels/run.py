@@ -117,7 +117,8 @@ on. Every other part of a step is the same code. ``RunShape.log_events`` keeps e
 A run that has not finished after ``max_events`` events is returned *censored* and counted; the caller
 refuses to print a mean over censored runs.
 
-Epochs (``RunShape.epoch``; ``kernels.repair.epoch_setup``). The same kernel runs epochs with repair: from
+Epochs (``RunShape.epoch``; a setup of its own, ``RunSetup.for_epoch``, lowered by ``kernels.lower.lower`` as a
+whole run is; ``kernels.repair.epoch_setup``). The same kernel runs epochs with repair: from
 every group up to the first wipe-out or job-wide failure, with no checkpoint and no restart (``tau`` and W
 infinite; the phase's own event is the time limit ``max_time_min``, where the epoch ends censored; an
 event at the limit itself is still taken). ``wipeout`` tests only for a lost shard, through the placement's
