@@ -18,7 +18,7 @@ import pytest
 from spare_jax.kernels.driver import as_uint32_key_words
 from spare_jax.kernels.repair import EpochOptions, epoch_setup
 from spare_jax.kernels.run import run_kernel
-from spare_jax.kernels.run_shape import run_params, run_shape
+from spare_jax.kernels.lower import lower
 from spare_jax.model.cluster import Cluster
 from spare_jax.model.failures import FailureModel
 from spare_jax.model.placement import make_placement
@@ -62,7 +62,7 @@ def _whole_run():
 
 def check_whole_runs(exact):
     setup = _whole_run()
-    shape, params = run_shape(setup), run_params(setup)
+    shape, params = lower(setup)
     lockstep = _outputs(shape, params, None)
     assert lockstep["failures"].sum() > 0 and lockstep["spare_wait"].sum() > 0 and lockstep["censored"].sum() == 0
     _same(_outputs(shape, params, 7), lockstep, exact)

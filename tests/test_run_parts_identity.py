@@ -117,15 +117,15 @@ def _call(shape, params, trace=None):
 
 def run_case(name):
     """Every output array of the setup ``name``."""
-    from spare_jax.kernels.run_shape import run_params, run_shape
+    from spare_jax.kernels.lower import lower
 
     if name in RUNS_CASES:
         changes, extra = RUNS_CASES[name]
         setup = base(**changes)
-        shape = run_shape(setup, extra.get("capacity"))
+        shape, params = lower(setup, extra.get("capacity"))
         if extra.get("log"):
             shape = shape._replace(log_events=extra["log"])
-        return _call(shape, run_params(setup))
+        return _call(shape, params)
     if name in EPOCH_CASES:
         from spare_jax.kernels.repair import EpochOptions, epoch_setup
         from spare_jax.model.failures import FailureModel
@@ -153,7 +153,7 @@ def run_case(name):
     rec = TraceRecords.build(N, 1000.0 / 60.0, list(node), [x / 60.0 for x in a], [x / 60.0 for x in b])
     arrays = trace_units(rec.merged(), N).arrays(8)
     shape = replay_shape(setup, repair)
-    return _call(shape, run_params(replay_setup(setup, repair)), trace_device(arrays, setup.ring))
+    return _call(shape, lower(replay_setup(setup, repair))[1], trace_device(arrays, setup.ring))
 
 
 CASES = (*RUNS_CASES, *EPOCH_CASES, *TRACE_CASES)

@@ -75,10 +75,10 @@ def setup(**changes):
 def run(s, parts=(), runs=4):
     from spare_jax.kernels.driver import as_uint32_key_words
     from spare_jax.kernels.run import run_kernel
-    from spare_jax.kernels.run_shape import run_params, run_shape
+    from spare_jax.kernels.lower import lower
 
-    fn = jax.jit(functools.partial(run_kernel, shape=run_shape(s)._replace(parts=parts)))
-    out = fn(as_uint32_key_words(1), jnp.arange(runs, dtype=jnp.uint32), np.uint32(runs), run_params(s),
+    fn = jax.jit(functools.partial(run_kernel, shape=lower(s)[0]._replace(parts=parts)))
+    out = fn(as_uint32_key_words(1), jnp.arange(runs, dtype=jnp.uint32), np.uint32(runs), lower(s)[1],
              max_events=np.int32(1 << 16))
     return {k: np.asarray(v) for k, v in out.items()}
 

@@ -221,10 +221,10 @@ def _sampled(setup, runs=3, seed=5, log=1024):
     """``runs`` sampled runs of the whole-run kernel with their event logs (``RunShape.log_events``)."""
     from spare_jax.kernels.driver import as_uint32_key_words
     from spare_jax.kernels.run import jitted_run_kernel
-    from spare_jax.kernels.run_shape import run_params, run_shape
+    from spare_jax.kernels.lower import lower
 
-    fn = jitted_run_kernel(run_shape(setup)._replace(log_events=log))
-    out = fn(as_uint32_key_words(seed), np.arange(runs, dtype=np.uint32), np.uint32(runs), run_params(setup),
+    fn = jitted_run_kernel(lower(setup)[0]._replace(log_events=log))
+    out = fn(as_uint32_key_words(seed), np.arange(runs, dtype=np.uint32), np.uint32(runs), lower(setup)[1],
              max_events=np.int32(1 << 20))
     out = {k: np.asarray(v) for k, v in out.items()}
     assert (out["events"] < log).all() and not out["censored"].any()

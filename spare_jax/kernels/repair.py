@@ -58,7 +58,6 @@ from ..model.failures import FailureModel, check_positive
 from ..model.cluster import Sampling
 from ..model.placement import Placement
 from ..model.repair import REPAIR_LAWS, Repair  # noqa: F401  (part of this module's API)
-from .repair_law import repair_numbers
 from ..model.prng import EPOCH_STREAM
 from ..results import Result
 
@@ -79,70 +78,27 @@ class EpochOptions:
 
 
 def epoch_setup(placement: Placement, model: FailureModel, scenario, repair: Repair, options: EpochOptions):
-    """``(RunShape, RunParams)`` of the event kernel (``kernels.run``) in its epoch mode for epochs with repair
+    """``(RunShape, Params)`` of the event kernel (``kernels.run``) in its epoch mode for epochs with repair
     of ``placement``: ``wipeout`` (a lost shard ends the epoch; any placement), or with
     ``options.track_depth`` ``depth`` (the depth's time integrals too; stacked or block). Every number,
     the time limit and the event limit included, is traced: only the placement kind, N, r (for the holders'
     shape), the clock law, the domain counts, a job-wide clock or not and the repair law compile."""
-    from .depth import bisect_steps
-    from .run_shape import RunParams, RunShape, domain_tables
+    from ..model.runsetup import RunSetup
+    from .lower import lower
 
-    n, r = placement.groups, placement.redundancy
-    m = int(scenario.microbatches)
-    if options.track_depth:
-        if placement.kind not in ("stacked", "block"):
-            raise ValueError("depth with repair needs the stacked or block placement")
-        scheme = "spare" if placement.kind == "stacked" else "block"
-        static_r = r if placement.kind == "block" else int(r == 1)
-    else:
-        scheme, static_r = placement.kind, r
-    shape = RunShape(
-        scheme=scheme, groups=n, redundancy=static_r, wide_capacity=n * m >= 2 ** 24,
-        weibull=model.distribution != "exponential", renewed=False,
-        domain_counts=tuple(int(level.count(n)) for level in scenario.domains),
-        job_wide=scenario.job_rate_per_min(n, model.group_mtbf_min) > 0, repair_law=repair.law, spare_capacity=None,
-        elastic_data="rebalance", epoch="depth" if options.track_depth else "wipeout")
-    mean = _group_means(placement, model, scenario)
-    dom_of_pos, dom_mean = domain_tables([(level.members(n), level.mtbf_min) for level in scenario.domains],
-                                         scenario.ring_order(n), n)
-    if model.distribution == "exponential":
-        scale, inv_k = mean, np.float32(1.0)
-    else:  # Weibull: the scale of each group's mean (lemons: the model's scale / multiplier)
-        scale = mean * np.float32(model.weibull_scale_min / model.group_mtbf_min)
-        inv_k = np.float32(1.0 / model.weibull_shape)
-    job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
-    f32, inf, ident = np.float32, np.float32(np.inf), np.arange(n, dtype=np.int32)
-    params = RunParams(
-        scale=np.asarray(scale, f32), inv_shape=inv_k,
-        domain_of=dom_of_pos, domain_mean=dom_mean,
-        job_mean=f32(1.0 / job_rate) if job_rate > 0 else f32(1.0),
-        repair=repair_numbers(repair.repair_time_min, repair.law, repair.sigma),
-        ckpt_cost=f32(0.0), restart=f32(0.0), tau=inf, work=inf, d_max=inf, spares=np.int32(0),
-        hardware_repair=f32(0.0), redundancy=np.int32(r), microbatches=np.int32(m),
-        bisect_steps=np.int32(bisect_steps(r, m)), ring=ident, pos_of=ident,
-        failure_stall=f32(0.0), rejoin_stall=f32(0.0),  # (not read: an epoch has no stalls)
-        stack=np.asarray(placement.stack, np.int32),
-        holders=np.asarray(placement.holders, np.int32),
-        max_time=inf if options.max_time is None else f32(options.max_time))
-    return shape, params
-
-
-def _group_means(placement: Placement, model: FailureModel, scenario):
-    """Each ring position's group mean (float32)."""
-    n = placement.groups
-    mult = scenario.rate_multipliers(n, model.group_mtbf_min)[scenario.ring_order(n)]
-    return (model.group_mtbf_min / mult).astype(np.float32)
+    return lower(RunSetup.for_epoch(placement, model, scenario, repair, "depth" if options.track_depth else "wipeout",
+                                    options.max_time))
 
 
 def _per_epoch(placement, model, scenario, repair, options: EpochOptions, seed: int, count: int):
     """The driver's ``per_trial(aux, ids)`` for epochs with repair and its ``aux`` (the seed words, the epoch
     count, the numbers, the event limit: all traced), and the kernel's shape (the driver's cache key)."""
-    from .run import jitted_run_kernel
+    from .run import Inputs, jitted_run_kernel, per_trial
 
     shape, params = epoch_setup(placement, model, scenario, repair, options)
     fn = jitted_run_kernel(shape)
-    aux = (as_uint32_key_words(seed), np.uint32(count), params, np.int32(options.max_events))
-    return (lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])), aux, shape
+    aux = Inputs(as_uint32_key_words(seed), np.uint32(count), params, np.int32(options.max_events))
+    return per_trial(fn), aux, shape
 
 
 @dataclasses.dataclass

@@ -55,7 +55,7 @@ sets, and a group that waits holds none), so N + K slots never overflow (the ker
 capacity, ``spare_capacity(K)`` >= K, so that any K within it shares one compiled program). The state per run is O(N + K),
 K bounded like N (``model.bounds``); K <= N is no cap: a group can use up several spares within H.
 
-Stalls (docs/runs.md#stalls; ``params.failure_stall`` S and ``params.rejoin_stall`` S_j, runtime numbers: a new
+Stalls (docs/runs.md#stalls; ``failure_stall_min`` S and ``rejoin_stall_min`` S_j, runtime numbers: a new
 value compiles nothing). A group failure or a domain event that downs a group while computing or
 checkpointing, with no wipe-out and no proactive checkpoint started, marked or in progress, sets the stall's
 end to the later of its end and ``t + S``; a rejoin to the later of its end and ``t + S_j``; the cause of the
@@ -117,11 +117,12 @@ on. Every other part of a step is the same code. ``RunShape.log_events`` keeps e
 A run that has not finished after ``max_events`` events is returned *censored* and counted; the caller
 refuses to print a mean over censored runs.
 
-Epochs (``RunShape.epoch``; ``kernels.repair.epoch_setup``). The same kernel runs epochs with repair: from
+Epochs (``RunShape.epoch``; a setup of its own, ``RunSetup.for_epoch``, lowered by ``kernels.lower.lower`` as a
+whole run is; ``kernels.repair.epoch_setup``). The same kernel runs epochs with repair: from
 every group up to the first wipe-out or job-wide failure, with no checkpoint and no restart (``tau`` and W
-infinite; the phase's own event is the time limit ``params.max_time``, where the epoch ends censored; an
+infinite; the phase's own event is the time limit ``max_time_min``, where the epoch ends censored; an
 event at the limit itself is still taken). ``wipeout`` tests only for a lost shard, through the placement's
-``params.holders`` (after a group's failure its r shards, after a domain event every shard: any placement);
+``holders`` (``run_rate.Params``) (after a group's failure its r shards, after a domain event every shard: any placement);
 ``depth`` keeps the depth as a whole run does (``stacked`` or ``block``) and its time integrals (``work``,
 ``depth_time``). An epoch draws from the streams of the static wipe-out kernels (``EPOCH_STREAM``,
 ``EPOCH_WIDE_STREAM``; the initial clocks stream 0, a domain level 1 + l, the job-wide clock 1 + L), so that
@@ -138,8 +139,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ..model.prng import INIT_STREAM, EPOCH_STREAM, EPOCH_WIDE_STREAM, RUN_STREAM, WIDE_STREAM, bits_to_uniform, \
-    trial_bits
+from ..model.prng import (
+    EPOCH_STREAM, EPOCH_WIDE_STREAM, INIT_STREAM, RUN_STREAM, WIDE_STREAM, WIPEOUT_STREAM, bits_to_uniform, trial_bits)
 from .events import block_width, in_lanes, row_bits
 from . import run_clocks as clocks
 from . import run_domains as domains
@@ -156,23 +157,12 @@ from .run_context import Kernel
 from .run_phase import CKPT, COMPUTE, DONE, RESTART
 from .run_pool import WAITING_NONE  # noqa: F401  (part of this module's API)
 from .run_rate import uses_down_list
-from .run_shape import RunParams, RunShape
+from .lower import Params
+from .run_shape import RunShape
 
 DEFAULT_MAX_EVENTS = 1 << 24
 OUTPUTS = ("ttt", "compute", "work", "lost", "failures", "wipeouts", "job_failures", "restarts",
            "proactive_restarts", "ckpts", "events", "spare_wait", "failure_stall", "rejoin_stall")
-
-
-class Params(NamedTuple):
-    """Every part's numbers, each lowered from ``RunParams`` by its part (None: the part is off)."""
-
-    clocks: clocks.Params
-    domains: domains.Params | None
-    job: job.Params | None
-    pool: pool.Params | None
-    stalls: stalls.Params | None
-    phase: phase.Params
-    rate: rate.Params
 
 
 class RunState(NamedTuple):
@@ -387,7 +377,7 @@ def initial(kx: Kernel, ids) -> RunState:
     c, n = ids.shape[0], kx.n
     fend = None
     if kx.epoch:  # the streams of the static wipe-out kernels: groups 0, domain level l 1 + l, job-wide 1 + L
-        nxt, _ = clocks.clock(kx, bits_to_uniform(trial_bits(kx.words, ids, n, stream=0)), 0.0,
+        nxt, _ = clocks.clock(kx, bits_to_uniform(trial_bits(kx.words, ids, n, stream=WIPEOUT_STREAM)), 0.0,
                               jnp.arange(n)[None, :], ids)
     else:
         u0 = bits_to_uniform(trial_bits(kx.words, ids, n, stream=INIT_STREAM)) if kx.draws else None
@@ -419,7 +409,7 @@ def outputs(kx: Kernel, st: RunState) -> dict:
     out = {name: v.astype(jnp.float32) for name, v in out.items()}
     out["events"] = st.k.astype(jnp.float32)
     out["censored"] = (ph.phase != DONE)
-    out["work_min"] = jnp.broadcast_to(kx.p.phase.work, st.t.shape)
+    out["work_min"] = jnp.broadcast_to(kx.p.phase.work_min, st.t.shape)
     if st.log is not None:
         out.update(log.outputs(st.log))
     for part, x in zip(kx.parts, st.extra):  # what the added parts add
@@ -427,17 +417,7 @@ def outputs(kx: Kernel, st: RunState) -> dict:
     return out
 
 
-def lower(params: RunParams, shape: RunShape) -> Params:
-    """Each part's numbers from ``params`` (None for a part that is off)."""
-    nd = sum(shape.domain_counts)
-    return Params(clocks=clocks.lower(params), domains=domains.lower(params) if nd else None,
-                  job=job.lower(params) if shape.job_wide else None,
-                  pool=pool.lower(params) if shape.spare_capacity is not None else None,
-                  stalls=None if shape.epoch else stalls.lower(params), phase=phase.lower(params),
-                  rate=rate.lower(params, shape))
-
-
-def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_events=DEFAULT_MAX_EVENTS,
+def run_kernel(words, run_ids, total, params: Params, shape: RunShape, max_events=DEFAULT_MAX_EVENTS,
                lanes: int | None = None, trace=None):
     """The runs ``run_ids`` (ids ``>= total`` are padding: done at once) of the run ``shape`` with the numbers
     ``params`` (traced: one compile serves every cost, rate, interval, work and D_max). Returns a dict of
@@ -484,7 +464,7 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
         # an epoch draws from the streams of the static wipe-out kernels (see ``kernels.repair``)
         streams=(EPOCH_STREAM, EPOCH_WIDE_STREAM) if epoch else (RUN_STREAM, WIDE_STREAM), trace=trace,
         # traced (a number of the call): a new limit compiles nothing
-        max_events=jnp.asarray(max_events, jnp.int32), p=lower(params, shape), epoch=epoch,
+        max_events=jnp.asarray(max_events, jnp.int32), p=_ready(params, shape), epoch=epoch,
         nd=sum(shape.domain_counts), finite=finite, replay=replay, from_trace=from_trace, hw_trace=hw_trace,
         keep_end=from_trace or hw_trace,  # each group's period end is kept (``RunState.trace``)
         draws=not replay or shape.job_wide,  # a replay draws no random numbers unless job-wide failures are on
@@ -501,6 +481,32 @@ def run_kernel(words, run_ids, total, params: RunParams, shape: RunShape, max_ev
 
         return results(jax.lax.while_loop(cond, lambda st: step(st, ids), start(ids)))
     return in_lanes(ids, c, start, step, running, results)
+
+
+def _ready(params: Params, shape: RunShape) -> Params:
+    """The numbers as the kernel reads them: arrays (traced under ``jit``), the rate's at full health added."""
+    p = jax.tree_util.tree_map(jnp.asarray, params)
+    return p._replace(rate=rate.ready(p.rate, shape))
+
+
+class Inputs(NamedTuple):
+    """A run kernel call's inputs, every one traced (the driver's ``aux``): the seed's key words, the run count
+    (ids past it are padding), the numbers (``kernels.lower.lower``), the event limit and a replay's trace."""
+
+    words: object
+    total: object
+    params: Params
+    max_events: object
+    trace: object = None
+
+
+def per_trial(fn):
+    """The driver's ``per_trial(inputs, ids)`` of a compiled run kernel ``fn`` (``jitted_run_kernel``)."""
+    def call(x: Inputs, ids):
+        kw = {} if x.trace is None else {"trace": x.trace}
+        return fn(x.words, ids, x.total, x.params, max_events=x.max_events, **kw)
+
+    return call
 
 
 @functools.lru_cache(maxsize=128)

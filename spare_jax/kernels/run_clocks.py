@@ -19,10 +19,12 @@ class Params(NamedTuple):
     repair: np.ndarray  # float32[3]: the repair law's numbers (``kernels.repair_law.repair_numbers``)
 
 
-def lower(rp) -> Params:
-    """The clocks' numbers of a ``RunParams``."""
-    return Params(jnp.asarray(rp.scale, jnp.float32), jnp.asarray(rp.inv_shape, jnp.float32),
-                  jnp.asarray(rp.repair, jnp.float32))
+def lower(setup) -> Params:
+    """The clocks' numbers of a ``model.runsetup.RunSetup`` (host arrays)."""
+    from .repair_law import repair_numbers
+
+    return Params(setup.clock_scale(), np.float32(1.0 / setup.weibull_shape),
+                  repair_numbers(setup.repair_time_min, setup.repair_law, setup.repair_sigma))
 
 
 def clock(kx, u, start, cols, ids):

@@ -1,6 +1,6 @@
 """What every part of a run's step reads and nothing changes (``Kernel``): the run's shape and its static
 switches, the runs a step takes at once, the random streams of the run, and the numbers each part lowers
-from ``RunParams`` (its own ``Params``)."""
+from the setup (its own ``Params``, ``kernels.lower``)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..model.runsetup import RunSetup
-from .run import DEFAULT_MAX_EVENTS, OUTPUTS, jitted_run_kernel
-from .run_shape import RunShape, run_params, run_shape
+from .run import DEFAULT_MAX_EVENTS, OUTPUTS, Inputs, jitted_run_kernel, per_trial
+from .lower import lower
+from .run_shape import RunShape, run_shape
 
 
 def _reduce(out, valid):
@@ -104,9 +105,9 @@ def _per_run(shape: RunShape, setup: RunSetup, sampling, max_events: int):
     from .driver import as_uint32_key_words
 
     fn = jitted_run_kernel(shape)
-    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(int(sampling.count)), run_params(setup),
-           np.int32(max_events))
-    return (lambda aux, ids: fn(aux[0], ids, aux[1], aux[2], max_events=aux[3])), aux
+    aux = Inputs(as_uint32_key_words(int(sampling.seed)), np.uint32(int(sampling.count)), lower(setup)[1],
+                 np.int32(max_events))
+    return per_trial(fn), aux
 
 
 def simulate_runs(setup: RunSetup, sampling, max_events: int = DEFAULT_MAX_EVENTS) -> dict:
@@ -204,18 +205,18 @@ def replay_each(setup: RunSetup, arrays, repair: str, sampling, max_events: int 
 
     runs = int(sampling.count)
     shape = replay_shape(setup, repair)
-    params = run_params(replay_setup(setup, repair))
+    _, params = lower(replay_setup(setup, repair))
     dev = trace_device(arrays, setup.ring)
     fn = jitted_run_kernel(shape)
-    aux = (as_uint32_key_words(int(sampling.seed)), np.uint32(runs), params,
-           np.int32(DEFAULT_MAX_EVENTS if max_events is None else max_events), dev)
+    aux = Inputs(as_uint32_key_words(int(sampling.seed)), np.uint32(runs), params,
+                 np.int32(DEFAULT_MAX_EVENTS if max_events is None else max_events), dev)
     parts = []
 
     def consume(index, host, saved=None):
         parts.append(host)
         return {}
 
-    run_chunked(lambda a, ids: fn(a[0], ids, a[1], a[2], max_events=a[3], trace=a[4]), runs, consume,
+    run_chunked(per_trial(fn), runs, consume,
                 Execution(_width(shape) * 4 + 2 * device_width(arrays), sampling.chunk_size, sampling.devices,
                           f"replay {setup.scheme} N={setup.groups}", sampling.progress, bytes_per_item=RUN_BYTES),
                 aux=aux, cache_key=("replay", shape, device_width(arrays)))

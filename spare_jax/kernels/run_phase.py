@@ -24,15 +24,18 @@ COMPUTE, CKPT, RESTART, DONE = 0, 1, 2, 3
 
 
 class Params(NamedTuple):
-    ckpt_cost: np.ndarray  # float32[]: C
-    restart: np.ndarray  # float32[]: R
-    tau: np.ndarray  # float32[]: the checkpoint interval in computing time
-    work: np.ndarray  # float32[]: W
-    max_time: np.ndarray  # float32[]: an epoch's time limit (+inf: none)
+    ckpt_cost_min: np.ndarray  # float32[]: C
+    restart_min: np.ndarray  # float32[]: R
+    ckpt_interval_min: np.ndarray  # float32[]: tau, the checkpoint interval in computing time
+    work_min: np.ndarray  # float32[]: W
+    max_time_min: np.ndarray  # float32[]: an epoch's time limit (+inf: none)
 
 
-def lower(rp) -> Params:
-    return Params(*(jnp.asarray(x, jnp.float32) for x in (rp.ckpt_cost, rp.restart, rp.tau, rp.work, rp.max_time)))
+def lower(setup) -> Params:
+    ep = setup.epoch
+    max_time = np.inf if ep is None or ep.max_time_min is None else ep.max_time_min
+    return Params(*(np.float32(x) for x in (setup.ckpt_cost_min, setup.restart_min, setup.ckpt_interval_min,
+                                            setup.work_min, max_time)))
 
 
 class State(NamedTuple):
@@ -75,9 +78,9 @@ def next_time(kx, s: State, computing, resume, rate):
     moment the work reaches W (counted from ``resume``, the stall's end)."""
     p = kx.p.phase
     if kx.epoch:  # an epoch's own event: its time limit (an event at the limit itself is still taken)
-        return jnp.broadcast_to(p.max_time, resume.shape), None, None
-    t_ck = resume + jnp.maximum(p.tau - s.comp, 0.0)
-    t_w = resume + jnp.maximum(p.work - s.wc - s.wu, 0.0) / rate
+        return jnp.broadcast_to(p.max_time_min, resume.shape), None, None
+    t_ck = resume + jnp.maximum(p.ckpt_interval_min - s.comp, 0.0)
+    t_w = resume + jnp.maximum(p.work_min - s.wc - s.wu, 0.0) / rate
     return jnp.where(computing, jnp.minimum(t_ck, t_w), s.pend), t_ck, t_w
 
 
@@ -96,7 +99,7 @@ def event(kx, s: State, pick) -> tuple:
         return s, Hit(no, no, no, no, is_ph)
     start_ck = is_ph & computing
     final_now = start_ck & (pick.t_w <= pick.t_ck)
-    wu = jnp.where(final_now, kx.p.phase.work - s.wc, s.wu)
+    wu = jnp.where(final_now, kx.p.phase.work_min - s.wc, s.wu)
     final = s.final | final_now
     ck_end = is_ph & (pick.phase == CKPT)
     wc = jnp.where(ck_end, s.wc + wu, s.wc)
@@ -131,7 +134,7 @@ def change(kx, s: State, h: Hit, pick, event, interrupt=None) -> tuple:
     new_phase = jnp.where(rs_end, COMPUTE, new_phase)
     new_phase = jnp.where(to_restart, RESTART, new_phase)
     p = kx.p.phase
-    pend = jnp.where(start_ck | pro_ck, tn + p.ckpt_cost, jnp.where(to_restart, tn + p.restart, s.pend))
+    pend = jnp.where(start_ck | pro_ck, tn + p.ckpt_cost_min, jnp.where(to_restart, tn + p.restart_min, s.pend))
     if kx.finite:
         pend = jnp.where(stall_now, kx.inf, jnp.where(serve_last, tn, pend))
     s = s._replace(

@@ -26,14 +26,16 @@ WAITING_NONE = np.iinfo(np.int32).max  # the ticket of a group that does not wai
 
 class Params(NamedTuple):
     spares: np.ndarray  # int32[]: K
-    hardware_repair: np.ndarray  # float32[]: H
+    hardware_repair_min: np.ndarray  # float32[]: H
     ring: np.ndarray  # int32[N]: ring position -> physical group
     pos_of: np.ndarray  # int32[N]: physical group -> ring position
 
 
-def lower(rp) -> Params:
-    return Params(jnp.asarray(rp.spares, jnp.int32), jnp.asarray(rp.hardware_repair, jnp.float32),
-                  jnp.asarray(rp.ring, jnp.int32), jnp.asarray(rp.pos_of, jnp.int32))
+def lower(setup) -> Params:
+    ring = np.asarray(setup.ring)
+    hardware = 0.0 if setup.hardware_repair_min is None else setup.hardware_repair_min
+    return Params(np.int32(setup.spares), np.float32(hardware), ring.astype(np.int32),
+                  np.argsort(ring).astype(np.int32))
 
 
 class State(NamedTuple):
@@ -116,7 +118,7 @@ def take_domain(kx, s: State, members, nxt, u_wide, tn):
 def away(kx, s: State, tn, is_hw, pushed, hw_end) -> State:
     """The node sets sent away this step (``pushed``) go in, the one returning (``is_hw``) comes out."""
     head, count, n_slots = s.ret_head, s.ret_count, slots(kx)
-    hw = kx.p.pool.hardware_repair
+    hw = kx.p.pool.hardware_repair_min
     if kx.hw_trace:  # a set of return times: the earliest returns (taken out), a new one goes in a free slot
         ret = s.ret
         out_at = jnp.argmin(ret, axis=1)

@@ -22,8 +22,8 @@ import numpy as np
 
 from .run_shape import RunShape
 from .depth import (
-    DOWN_LIST_PAD, capacity_block, down_list_insert, down_list_of, down_list_remove, least_capacity_from_downs,
-    least_capacity_stacked)
+    DOWN_LIST_PAD, bisect_steps, capacity_block, down_list_insert, down_list_of, down_list_remove,
+    least_capacity_from_downs, least_capacity_stacked)
 
 
 def rate(down, shape: RunShape, rm, alive=None):
@@ -119,22 +119,34 @@ def listed_rate(dl, dok, down, changed, event, members, shape: RunShape, rm):
 # The rate as a part of the kernel's step (``kernels.run``): its state, numbers and event.
 class Params(NamedTuple):
     rm: tuple  # int32[] x 3: r, m and ``depth.bisect_steps(r, m)``
-    d_max: np.ndarray  # float32[]: the proactive restart depth (+inf: never)
+    restart_depth: np.ndarray  # float32[]: D_max, the proactive restart depth (+inf: never)
     stack: np.ndarray  # int32[N, r]: an epoch's shards of each ring position (``[N, 0]`` for a whole run)
     holders: np.ndarray  # int32[N, r]: an epoch's ring positions holding each shard
-    rate0: jax.Array  # float32[]: the rate at full health (rep: 1/r; the others: 1)
-    depth0: jax.Array  # float32[]: and the depth
+    rate0: jax.Array | None = None  # float32[]: the rate at full health (rep: 1/r; the others: 1; ``ready``)
+    depth0: jax.Array | None = None  # float32[]: and the depth
 
 
-def lower(rp, shape) -> Params:
-    rm = tuple(jnp.asarray(x, jnp.int32) for x in (rp.redundancy, rp.microbatches, rp.bisect_steps))
+def lower(setup) -> Params:
+    """The rate's numbers of a ``RunSetup`` (host arrays; ``rate0`` and ``depth0`` come in the kernel, ``ready``)."""
+    r, m, ep = setup.redundancy, setup.microbatches, setup.epoch
+    none = np.zeros((setup.groups, 0), np.int32)  # a whole run's shards: none (its depth comes from the scheme)
+    return Params(tuple(np.int32(x) for x in (r, m, bisect_steps(r, m))),
+                  np.float32(np.inf if setup.restart_depth is None else setup.restart_depth),
+                  none if ep is None else np.asarray(ep.stack, np.int32),
+                  none if ep is None else np.asarray(ep.holders, np.int32))
+
+
+def ready(p: Params, shape) -> Params:
+    """``p`` with the rate and the depth at full health (in the kernel: traced r and m)."""
+    rm = tuple(jnp.asarray(x, jnp.int32) for x in p.rm)
     if shape.epoch == "wipeout":  # only a lost shard matters: the rate and the depth stay 1
         rate0 = depth0 = jnp.float32(1.0)
     else:
         _, rate0, depth0 = rate(jnp.zeros((1, shape.groups), bool), shape, rm)
         rate0, depth0 = rate0[0], depth0[0]
-    return Params(rm, jnp.asarray(rp.d_max, jnp.float32), jnp.asarray(rp.stack, jnp.int32),
-                  jnp.asarray(rp.holders, jnp.int32), rate0, depth0)
+    return p._replace(rm=rm, restart_depth=jnp.asarray(p.restart_depth, jnp.float32),
+                      stack=jnp.asarray(p.stack, jnp.int32), holders=jnp.asarray(p.holders, jnp.int32),
+                      rate0=rate0, depth0=depth0)
 
 
 class State(NamedTuple):
@@ -207,5 +219,5 @@ def change(kx, s: State, down, ev, members) -> tuple:
         wiped, new_rate, new_depth = counted_rate(down, dk, gi, jnp.any(dom_hit) if kx.nd else None, kx.shape, p.rm)
     s = s._replace(rate=jnp.where(changed & ~wiped, new_rate, jnp.where(rs_end, p.rate0, s.rate)),
                    depth=jnp.where(changed & ~wiped, new_depth, jnp.where(rs_end, p.depth0, s.depth)))
-    hit_max = changed & ~wiped & (new_depth >= p.d_max)
+    hit_max = changed & ~wiped & (new_depth >= p.restart_depth)
     return s, Change(changed, wiped, changed & wiped, hit_max & computing, hit_max)

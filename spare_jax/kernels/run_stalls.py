@@ -6,7 +6,9 @@ the moment the work reaches W are counted from the stall's end. The stall's end 
 = 0 it is never after t and every step is what it was without stalls, bit for bit. Whole runs only (an epoch
 has none: the part is absent there).
 
-``Params.failure_stall`` and ``Params.rejoin_stall`` are the pauses per event (minutes, traced);
+``Params.failure_stall_min`` and ``Params.rejoin_stall_min`` are the pauses per event (minutes, traced; the
+names of ``model.runsetup.RunSetup`` and ``model.training.Training``, from ``--failure-stall`` and
+``--rejoin-stall``);
 ``State.failure_stalled`` and ``State.rejoin_stalled`` the stalled time summed per run, the outputs
 ``failure_stall`` and ``rejoin_stall``."""
 
@@ -20,12 +22,12 @@ import numpy as np
 
 
 class Params(NamedTuple):
-    failure_stall: np.ndarray  # float32[]: S, the job's pause after a group failure survived without a restart
-    rejoin_stall: np.ndarray  # float32[]: S_j, the job's pause after a group's return from repair
+    failure_stall_min: np.ndarray  # float32[]: S, the job's pause after a group failure survived without a restart
+    rejoin_stall_min: np.ndarray  # float32[]: S_j, the job's pause after a group's return from repair
 
 
-def lower(rp) -> Params:
-    return Params(jnp.asarray(rp.failure_stall, jnp.float32), jnp.asarray(rp.rejoin_stall, jnp.float32))
+def lower(setup) -> Params:
+    return Params(np.float32(setup.failure_stall_min), np.float32(setup.rejoin_stall_min))
 
 
 class State(NamedTuple):
@@ -58,8 +60,8 @@ def update(kx, s: State, survived, downed, rejoin, tn) -> State:
     fail_stall = survived & downed
     rejoin_stall = survived & rejoin
     inf = kx.inf
-    end_f = jnp.where(fail_stall, tn + kx.p.stalls.failure_stall, -inf)
-    end_j = jnp.where(rejoin_stall, tn + kx.p.stalls.rejoin_stall, -inf)
+    end_f = jnp.where(fail_stall, tn + kx.p.stalls.failure_stall_min, -inf)
+    end_j = jnp.where(rejoin_stall, tn + kx.p.stalls.rejoin_stall_min, -inf)
     later_j = end_j > jnp.maximum(s.stall_end, end_f)
     later_f = (end_f >= s.stall_end) & fail_stall
     return s._replace(stall_rejoin=jnp.where(later_j, True, jnp.where(later_f, False, s.stall_rejoin)),

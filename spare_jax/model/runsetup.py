@@ -47,6 +47,9 @@ class RunSetup:
       elastic_data: ``rebalance`` or ``shrink`` (``elastic`` only).
       failure_stall_min, rejoin_stall_min: the wall time the whole job pauses after a group failure that does
         not end in a global restart, and after a group's return from repair (docs/runs.md#stalls).
+      epoch: None for a whole run; an ``Epoch`` for an epoch with repair (``RunSetup.for_epoch``): the same
+        setup, run from every group up to the first wipe-out (left out of the repr, so a whole run's repr,
+        its resumable state's key, is what it was).
     """
 
     scheme: str
@@ -72,6 +75,7 @@ class RunSetup:
     elastic_data: str = "rebalance"
     failure_stall_min: float = 0.0
     rejoin_stall_min: float = 0.0
+    epoch: "Epoch | None" = dataclasses.field(default=None, repr=False)
 
     @property
     def placement(self) -> str:
@@ -113,7 +117,66 @@ class RunSetup:
                    failure_stall_min=float(training.failure_stall_min),
                    rejoin_stall_min=float(training.rejoin_stall_min))
 
+    @classmethod
+    def for_epoch(cls, placement, model, scenario, repair, kind: str = "wipeout",
+                  max_time_min: float | None = None) -> "RunSetup":
+        """The epochs with repair of ``placement`` (``model.placement.Placement``) under ``model``
+        (``model.failures.FailureModel``), ``scenario`` and ``repair`` (``model.repair.Repair``) as a setup
+        (docs/repair.md#repair-without-a-global-restart): ``kind`` ``wipeout`` (a lost shard ends the epoch;
+        any placement) or ``depth`` (the depth's time integrals too; stacked or block), up to ``max_time_min``
+        (None: none). No checkpoint, no restart, no stall: C = R = 0, tau = W = +inf. The groups are listed
+        in ring order (``ring`` the identity), their shards by ``placement``."""
+        n, r, m = placement.groups, placement.redundancy, int(scenario.microbatches)
+        if kind == "depth":
+            if placement.kind not in ("stacked", "block"):
+                raise ValueError("depth with repair needs the stacked or block placement")
+            scheme = "spare" if placement.kind == "stacked" else "block"
+        else:
+            scheme = placement.kind
+        order = scenario.ring_order(n)
+        mean = model.group_mtbf_min / scenario.rate_multipliers(n, model.group_mtbf_min)[order]
+        weibull = model.distribution != "exponential"
+        scale = mean.astype(np.float32)  # Weibull: the scale of each group's mean (lemons: the model's / multiplier)
+        if weibull:
+            scale = scale * np.float32(model.weibull_scale_min / model.group_mtbf_min)
+        job_rate = scenario.job_rate_per_min(n, model.group_mtbf_min)
+        as_rows = lambda table: tuple(tuple(int(x) for x in row) for row in np.asarray(table))  # noqa: E731
+        return cls(scheme=scheme, groups=n, redundancy=r, microbatches=m, ring=tuple(range(n)),
+                   group_mtbf_min=tuple(float(x) for x in mean),
+                   weibull_shape=float(model.weibull_shape) if weibull else 1.0, ages="kept",
+                   domains=tuple((tuple(int(x) for x in level.members(n)[order]), level.mtbf_min)
+                                 for level in scenario.domains),
+                   job_mtbf_min=1.0 / job_rate if job_rate > 0 else None,
+                   repair_time_min=repair.repair_time_min, repair_law=repair.law, repair_sigma=repair.sigma,
+                   spares=None, hardware_repair_min=None, work_min=math.inf, ckpt_cost_min=0.0, restart_min=0.0,
+                   ckpt_interval_min=math.inf, restart_depth=None,
+                   epoch=Epoch(kind, max_time_min, as_rows(placement.stack), as_rows(placement.holders), weibull,
+                               tuple(float(x) for x in scale)))
+
+    def clock_scale(self) -> np.ndarray:
+        """``float32[N]``: each ring position's clock scale (the mean when exponential): a whole run's from
+        ``weibull_scale`` (float64, then float32), an epoch's its own (``Epoch.scale_min``, in float32)."""
+        if self.epoch is not None:
+            return np.asarray(self.epoch.scale_min, np.float32)
+        return self.weibull_scale()[np.asarray(self.ring)].astype(np.float32)
+
     def weibull_scale(self) -> np.ndarray:
         """Per physical group: the Weibull scale with the group's mean (the mean itself when k = 1)."""
         mean = np.asarray(self.group_mtbf_min, float)
         return mean / math.gamma(1.0 + 1.0 / self.weibull_shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class Epoch:
+    """What makes a ``RunSetup`` an epoch with repair (``RunSetup.for_epoch``): ``kind`` ``wipeout`` or
+    ``depth``; ``max_time_min``, its time limit (None: none); ``stack`` and ``holders``, each ring position's
+    shards and each shard's ring positions (``model.placement.Placement``, as tuples of rows); ``weibull``,
+    the clocks' law is Weibull (also with k = 1); ``scale_min``, each ring position's clock scale, computed
+    in float32 (the mean times the model's scale over its mean)."""
+
+    kind: str
+    max_time_min: float | None
+    stack: tuple
+    holders: tuple
+    weibull: bool
+    scale_min: tuple
