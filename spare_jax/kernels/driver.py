@@ -31,8 +31,6 @@ from .progress import Progress
 from .state_files import SAVED, STATE_FILE, ChunkStore, ResumeState, check_totals, params_digest, say_resuming, unit_word
 
 # kernels.repair still reads these three from here (its imports move with its own refactor):
-from .devices import select_devices  # noqa: F401
-from .host_sums import ExactSum, exact_mean_var  # noqa: F401
 
 DEFAULT_CHUNK = 8192
 RNG_VERSION = "threefry2x32-20"  # prng.trial_bits

@@ -52,8 +52,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import exact_sums as devsum
-from .driver import (
-    Execution, ExactSum, Reduction, as_uint32_key_words, exact_mean_var, run_chunked, run_reduced)
+from .driver import Execution, Reduction, as_uint32_key_words, run_chunked, run_reduced
+from .host_sums import ExactSum, exact_mean_var
 from ..model.failures import FailureModel, check_positive
 from ..model.cluster import Sampling
 from ..model.placement import Placement
@@ -178,7 +178,7 @@ def simulate_repair(placement: Placement, sampling: Sampling = Sampling(count=10
         raise ValueError("depth with repair needs the stacked or block placement")
     opts = EpochOptions(max_events, track_depth, max_time)
     per_trial, aux, shape = _per_epoch(placement, model, scenario, repair, opts, seed, trials)
-    from .driver import select_devices
+    from .devices import select_devices
 
     chunk_size = sampling.chunk_size
     if chunk_size is None:  # lockstep trials: a smaller chunk wastes fewer steps on the longest epoch; chunks
