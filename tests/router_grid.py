@@ -18,6 +18,17 @@ from spare_jax.model.training import Training
 
 CHOICES = pathlib.Path(__file__).resolve().parent / "data" / "router_choices.json"
 
+
+class Marker(Exception):
+    """Raised by a function ``marker`` stands in for: the path a call took, named by ``code``."""
+
+
+def marker(code):
+    """A stand-in that raises ``Marker(code)``: patched over the function each path calls first."""
+    def raise_(*args, **kw):
+        raise Marker(code)
+    return raise_
+
 MODELS = {"exp": FailureModel(), "weibull": FailureModel(distribution="weibull", weibull_shape=0.7)}
 SCENARIOS = {"plain": Scenario(), "job": Scenario(job_mtbf_min=5000.0), "domains": Scenario(domains=((4, 1000.0),)),
              "lemons": Scenario(lemon_fraction=0.25, lemon_factor=3.0), "m2": Scenario(microbatches=2)}

@@ -67,31 +67,21 @@ def test_the_interval_form_answers_where_closed_form_answers_did():
     assert "".join(CODES[router.interval_form(Problem(c, p))] for _, c, p in grid.size_cases()) == OLD["sizes"]
 
 
-class _Marker(Exception):
-    pass
-
-
-def _marker(code):
-    def raise_(*args, **kw):
-        raise _Marker(code)
-    return raise_
-
-
 def test_optimize_takes_the_path_it_took(monkeypatch):
     import spare_jax.ttt.answer as answer
     import spare_jax.ttt.closed_form as closed_form
     import spare_jax.ttt.policy as policy
 
     # the whole-run optimisers as the router holds them (``router.implement``)
-    monkeypatch.setitem(router._IMPL["whole_runs"], "optimum", _marker("s"))
-    monkeypatch.setitem(router._IMPL["whole_runs"], "screen", _marker("b"))
-    monkeypatch.setattr(policy, "optimize_policy", _marker("o"))
-    monkeypatch.setattr(closed_form, "optimize_r_tau", _marker("r"))
+    monkeypatch.setitem(router._IMPL["whole_runs"], "optimum", grid.marker("s"))
+    monkeypatch.setitem(router._IMPL["whole_runs"], "screen", grid.marker("b"))
+    monkeypatch.setattr(policy, "optimize_policy", grid.marker("o"))
+    monkeypatch.setattr(closed_form, "optimize_r_tau", grid.marker("r"))
 
     def path(c, t, s):
         try:
             answer._optimize(c, t, s, False)
-        except _Marker as m:
+        except grid.Marker as m:
             return str(m)
         except ValueError:
             return "x"
@@ -105,13 +95,13 @@ def test_optimize_r_tau_takes_the_path_it_took(monkeypatch):
     import spare_jax.ttt.closed_form as closed_form
     import spare_jax.ttt.pool as pool
 
-    monkeypatch.setattr(pool, "optimize_pool", _marker("P"))
-    monkeypatch.setattr(closed_form, "epoch_profile", _marker("C"))
+    monkeypatch.setattr(pool, "optimize_pool", grid.marker("P"))
+    monkeypatch.setattr(closed_form, "epoch_profile", grid.marker("C"))
 
     def path(c, t, s):
         try:
             closed_form.optimize_r_tau(c, t, s)
-        except _Marker as m:
+        except grid.Marker as m:
             return str(m)
         except ValueError:
             return "x"

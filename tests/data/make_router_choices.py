@@ -18,16 +18,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import router_grid as grid  # noqa: E402
 
 
-class Marker(Exception):
-    pass
-
-
-def _marker(code):
-    def raise_(*args, **kw):
-        raise Marker(code)
-    return raise_
-
-
 def optimize_path(cluster, training, space) -> str:
     """``ttt.answer._optimize``'s path: s (joint search), b (screen of whole runs), o (the policy search on
     epoch pools), r (``optimize_r_tau``), x (refused)."""
@@ -36,11 +26,11 @@ def optimize_path(cluster, training, space) -> str:
     import spare_jax.ttt.policy as policy
 
     saved = answer._optimize_searched, answer._optimize_weibull, policy.optimize_policy, closed_form.optimize_r_tau
-    answer._optimize_searched, answer._optimize_weibull = _marker("s"), _marker("b")
-    policy.optimize_policy, closed_form.optimize_r_tau = _marker("o"), _marker("r")
+    answer._optimize_searched, answer._optimize_weibull = grid.marker("s"), grid.marker("b")
+    policy.optimize_policy, closed_form.optimize_r_tau = grid.marker("o"), grid.marker("r")
     try:
         answer._optimize(cluster, training, space, False)
-    except Marker as m:
+    except grid.Marker as m:
         return str(m)
     except ValueError:
         return "x"
@@ -55,10 +45,10 @@ def r_tau_path(cluster, training, space) -> str:
     import spare_jax.ttt.pool as pool
 
     saved = pool.optimize_pool, closed_form.epoch_profile
-    pool.optimize_pool, closed_form.epoch_profile = _marker("P"), _marker("C")
+    pool.optimize_pool, closed_form.epoch_profile = grid.marker("P"), grid.marker("C")
     try:
         closed_form.optimize_r_tau(cluster, training, space)
-    except Marker as m:
+    except grid.Marker as m:
         return str(m)
     except ValueError:
         return "x"
